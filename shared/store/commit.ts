@@ -1,0 +1,77 @@
+import { deepEqual } from '../json.ts';
+import type { ChangeNotice, ReplacePlan } from './types.ts';
+
+/**
+ * What both stores do around one `replace` commit (SPEC §3): the compare, the notice, and the
+ * listeners that receive it.
+ */
+
+/**
+ * Whether a row read inside the transaction still equals what the planner observed: structural
+ * equality of the raw value, so that a legacy writer who changes a field without bumping anything
+ * is still detected. `null` (or `undefined`, what `get` returns for a missing row) means the row
+ * must be absent.
+ */
+export function matchesObservation(current: unknown, observed: unknown): boolean {
+  if (observed === null || observed === undefined) return current === undefined;
+  return current !== undefined && deepEqual(current, observed);
+}
+
+/** The notice for a committed plan: the ids of rows it put or deleted (SPEC §3). */
+export function changeNoticeFor(plan: ReplacePlan): ChangeNotice {
+  const ids = new Set<string>();
+  for (const row of plan.put ?? []) {
+    const id = (row as { id?: unknown } | null)?.id;
+    if (typeof id === 'string') ids.add(id);
+  }
+  for (const id of plan.delete ?? []) ids.add(id);
+  return { ids: [...ids], reason: plan.reason, owner: plan.owner };
+}
+
+/** Whether a message received from another connection has the shape of a {@link ChangeNotice}. */
+export function isChangeNotice(value: unknown): value is ChangeNotice {
+  const notice = value as Partial<ChangeNotice> | null;
+  return (
+    typeof notice === 'object' &&
+    notice !== null &&
+    Array.isArray(notice.ids) &&
+    notice.ids.every((id) => typeof id === 'string') &&
+    typeof notice.reason === 'string' &&
+    typeof notice.owner === 'string'
+  );
+}
+
+/** The `onChange` listeners of one connection. */
+export class ChangeListeners {
+  readonly #listeners = new Set<(notice: ChangeNotice) => void>();
+
+  /** Adds a listener; the returned function removes it. */
+  add(listener: (notice: ChangeNotice) => void): () => void {
+    const entry = (notice: ChangeNotice) => listener(notice);
+    this.#listeners.add(entry);
+    return () => {
+      this.#listeners.delete(entry);
+    };
+  }
+
+  /**
+   * Calls every listener once. A throwing listener must not turn a committed `replace` into a
+   * rejected one (the caller would treat its commit as failed), so its error is rethrown on its
+   * own, as an event listener's would be.
+   */
+  emit(notice: ChangeNotice): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(notice);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+
+  clear(): void {
+    this.#listeners.clear();
+  }
+}

@@ -1,0 +1,345 @@
+import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
+import { OutboxError } from '../errors.ts';
+import type { Json } from '../json.ts';
+import { ChangeListeners, changeNoticeFor, isChangeNotice, matchesObservation } from './commit.ts';
+import {
+  changeChannelName,
+  DEFAULT_DB_NAME,
+  INDEX,
+  OUTBOX_SCHEMA,
+  type OutboxDbSchema,
+  STORE,
+  type StoreName,
+} from './schema.ts';
+import type { OutboxStore, ReplacePlan } from './types.ts';
+
+/** Options of {@link openIdbStore}. */
+export interface IdbStoreOptions {
+  /** The database name (SPEC §2); default `sw-outbox`. */
+  name?: string;
+  /** The IndexedDB factory; default the global `indexedDB`. */
+  indexedDB?: IDBFactory;
+  /** Exchange change notices on BroadcastChannel `sw-outbox:<name>`; default true where it exists. */
+  broadcast?: boolean;
+  /**
+   * Called when a schema upgrade this connection needs waits on an older connection that does not
+   * close (SPEC §17). The open keeps waiting; without this callback it waits silently.
+   */
+  onUpgradeBlocked?: () => void;
+}
+
+type OutboxDb = IDBPDatabase<OutboxDbSchema>;
+type WriteTx = IDBPTransaction<OutboxDbSchema, StoreName[], 'readwrite'>;
+type Track = <T>(request: Promise<T>) => Promise<T>;
+
+const PRUNE_BATCH = 100;
+const noop = () => {};
+
+/**
+ * Opens the IndexedDB {@link OutboxStore} (SPEC §2, §3) — the only code that opens IndexedDB.
+ * Missing stores and indexes are created on open. On `versionchange` the connection closes at
+ * once so the upgrade can proceed, and the next call reopens it (SPEC §17). After `close()` every
+ * call rejects with `OutboxError('closed')`.
+ */
+export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxStore> {
+  const name = opts.name ?? DEFAULT_DB_NAME;
+  const factory = opts.indexedDB ?? globalThis.indexedDB;
+  const listeners = new ChangeListeners();
+  const channel =
+    opts.broadcast !== false && typeof BroadcastChannel === 'function'
+      ? new BroadcastChannel(changeChannelName(name))
+      : undefined;
+  let closed = false;
+  let current: Promise<OutboxDb> | undefined;
+
+  const database = (): Promise<OutboxDb> => {
+    if (closed) return Promise.reject(new OutboxError('closed'));
+    if (current) return current;
+    const opening = openOutboxDb(factory, name, opts.onUpgradeBlocked, () => {
+      if (current === opening) current = undefined;
+    });
+    opening.catch(() => {
+      if (current === opening) current = undefined;
+    });
+    current = opening;
+    return opening;
+  };
+
+  try {
+    await database();
+  } catch (error) {
+    channel?.close();
+    throw error;
+  }
+  if (channel) {
+    channel.onmessage = (event: MessageEvent) => {
+      if (isChangeNotice(event.data)) listeners.emit(event.data);
+    };
+  }
+
+  return {
+    async get(id) {
+      return (await database()).get(STORE.rows, id);
+    },
+
+    async scan(owner, { after, limit }) {
+      const db = await database();
+      if (limit <= 0) return [];
+      // Start strictly after the last row seen: re-opening at the index start would walk the
+      // tombstones of every row already drained (SPEC §7, TOOLING).
+      const lower = after ? [owner, after.savedAt, after.id] : [owner];
+      const range = IDBKeyRange.bound(lower, [owner, []], after !== undefined, false);
+      return db.getAllFromIndex(STORE.rows, INDEX.rowsByOwnerSavedAt, range, limit);
+    },
+
+    async byTarget(owner, collection, targetId) {
+      const db = await database();
+      return db.getAllFromIndex(STORE.rows, INDEX.rowsByOwnerTarget, [owner, collection, targetId]);
+    },
+
+    async replace(plan) {
+      const db = await database();
+      const durability = plan.durability === 'strict' ? 'strict' : 'default';
+      const committed = await write(db, storesFor(plan), durability, (tx, track) =>
+        applyPlan(tx, track, plan),
+      );
+      if (!committed) return 'stale';
+      const notice = changeNoticeFor(plan);
+      if (!closed) channel?.postMessage(notice);
+      // BroadcastChannel does not deliver to its sender: this connection's listeners hear of
+      // its own commits here, exactly once.
+      listeners.emit(notice);
+      return 'committed';
+    },
+
+    async getReceipt(requestId) {
+      return (await database()).get(STORE.receipts, requestId);
+    },
+
+    async listReceipts(owner, limit) {
+      return newestFirst(await database(), STORE.receipts, owner, limit);
+    },
+
+    async listConflicts(owner, limit) {
+      return newestFirst(await database(), STORE.conflicts, owner, limit);
+    },
+
+    async getTombstone(id) {
+      return (await database()).get(STORE.tombstones, id);
+    },
+
+    async prune(owner, { maxReceipts, olderThan, maxLedger }) {
+      const db = await database();
+      await dropOldest(db, STORE.receipts, ownerRange(owner, olderThan), 0);
+      await dropOldest(db, STORE.receipts, ownerRange(owner), maxReceipts);
+      await dropOldest(db, STORE.conflicts, ownerRange(owner), maxLedger);
+    },
+
+    async getMeta(key) {
+      return (await database()).get(STORE.meta, key);
+    },
+
+    async setMeta(key: string, value: Json | undefined) {
+      const db = await database();
+      if (value === undefined) await db.delete(STORE.meta, key);
+      else await db.put(STORE.meta, value, key);
+    },
+
+    onChange(listener) {
+      return listeners.add(listener);
+    },
+
+    close() {
+      if (closed) return;
+      closed = true;
+      channel?.close();
+      listeners.clear();
+      current?.then((db) => db.close(), noop);
+      current = undefined;
+    },
+  };
+}
+
+function storesFor(plan: ReplacePlan): StoreName[] {
+  const stores: StoreName[] = [STORE.rows];
+  if (plan.receipts?.length) stores.push(STORE.receipts);
+  if (plan.ledger?.length) stores.push(STORE.conflicts);
+  if (plan.tombstones?.length) stores.push(STORE.tombstones);
+  return stores;
+}
+
+/** The body of `replace`: the compare, then every write (SPEC §3). False = stale. */
+async function applyPlan(tx: WriteTx, track: Track, plan: ReplacePlan): Promise<boolean> {
+  const rows = tx.objectStore(STORE.rows);
+  const current = await Promise.all(plan.expected.map(({ id }) => track(rows.get(id))));
+  if (!plan.expected.every(({ row }, i) => matchesObservation(current[i], row))) return false;
+  // Deletes before puts: a plan that deletes and puts one id leaves the put row.
+  for (const id of plan.delete ?? []) track(rows.delete(id));
+  for (const row of plan.put ?? []) track(rows.put(row));
+  for (const receipt of plan.receipts ?? []) track(tx.objectStore(STORE.receipts).put(receipt));
+  for (const entry of plan.ledger ?? []) track(tx.objectStore(STORE.conflicts).put(entry));
+  for (const tombstone of plan.tombstones ?? []) {
+    track(tx.objectStore(STORE.tombstones).put(tombstone));
+  }
+  return true;
+}
+
+/**
+ * Runs `body` in one readwrite transaction and resolves once it committed (true) or, when `body`
+ * returns false, after aborting it (nothing written). Every request goes through `track`: after
+ * an abort idb rejects each pending request with `AbortError`, and an unobserved one would be an
+ * unhandled rejection (TOOLING). A storage fault rejects with the transaction's own error
+ * (e.g. `QuotaExceededError`), which the core maps to `storage`.
+ */
+async function write(
+  db: OutboxDb,
+  stores: StoreName[],
+  durability: IDBTransactionDurability,
+  body: (tx: WriteTx, track: Track) => Promise<boolean>,
+): Promise<boolean> {
+  const tx = db.transaction(stores, 'readwrite', { durability });
+  const pending: Promise<unknown>[] = [tx.done];
+  tx.done.catch(noop);
+  const track: Track = (request) => {
+    request.catch(noop);
+    pending.push(request);
+    return request;
+  };
+  try {
+    if (!(await body(tx, track))) {
+      abort(tx);
+      return false;
+    }
+    await Promise.all(pending);
+    return true;
+  } catch (error) {
+    abort(tx);
+    throw tx.error ?? error;
+  }
+}
+
+function abort(tx: WriteTx): void {
+  try {
+    tx.abort();
+  } catch {
+    // Already finished or aborted: nothing left to undo.
+  }
+}
+
+/** Every entry of one owner in an index led by `owner` (`[]` sorts after any other key). */
+function ownerRange(owner: string, below?: number): IDBKeyRange {
+  return below === undefined
+    ? IDBKeyRange.bound([owner], [owner, []])
+    : IDBKeyRange.bound([owner], [owner, below], false, true);
+}
+
+async function newestFirst<S extends 'receipts' | 'conflicts'>(
+  db: OutboxDb,
+  store: S,
+  owner: string,
+  limit: number,
+): Promise<OutboxDbSchema[S]['value'][]> {
+  if (limit <= 0) return [];
+  const index = db.transaction(store).store.index(INDEX.byOwnerSettledAt);
+  const found: OutboxDbSchema[S]['value'][] = [];
+  let cursor = await index.openCursor(ownerRange(owner), 'prev');
+  while (cursor) {
+    found.push(cursor.value);
+    if (found.length >= limit) break;
+    cursor = await cursor.continue();
+  }
+  return found;
+}
+
+/** Deletes the oldest entries of `range` beyond `keep`, a small transaction per batch. */
+async function dropOldest(
+  db: OutboxDb,
+  store: 'receipts' | 'conflicts',
+  range: IDBKeyRange,
+  keep: number,
+): Promise<void> {
+  let more = true;
+  while (more) {
+    await write(db, [store], 'default', async (tx, track) => {
+      const index = tx.objectStore(store).index(INDEX.byOwnerSettledAt);
+      const excess = (await track(index.count(range))) - Math.max(0, keep);
+      more = excess > PRUNE_BATCH;
+      if (excess <= 0) return true;
+      const keys = await track(index.getAllKeys(range, Math.min(excess, PRUNE_BATCH)));
+      for (const key of keys) track(tx.objectStore(store).delete(key));
+      return true;
+    });
+  }
+}
+
+/**
+ * Opens the database and makes sure every declared store and index exists: a database created by
+ * an older bundle gets the missing ones in an upgrade at its version + 1 (additive, SPEC §17).
+ */
+async function openOutboxDb(
+  factory: IDBFactory,
+  name: string,
+  onBlocked: (() => void) | undefined,
+  onLost: () => void,
+): Promise<OutboxDb> {
+  let raw = await openRaw(factory, name, undefined, onBlocked);
+  if (lacksSchema(raw)) {
+    const version = raw.version + 1;
+    raw.close();
+    raw = await openRaw(factory, name, version, onBlocked);
+    if (lacksSchema(raw)) {
+      raw.close();
+      throw new OutboxError('storage', `Database ${name} lacks the outbox schema after upgrading.`);
+    }
+  }
+  const db = raw;
+  // Never block another connection's upgrade (SPEC §17): close now, reopen on the next call.
+  db.addEventListener('versionchange', () => {
+    db.close();
+    onLost();
+  });
+  db.addEventListener('close', onLost);
+  return wrap(db) as unknown as OutboxDb;
+}
+
+function openRaw(
+  factory: IDBFactory,
+  name: string,
+  version: number | undefined,
+  onBlocked: (() => void) | undefined,
+): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const request = factory.open(name, version);
+    request.onupgradeneeded = () => {
+      if (request.transaction) createMissing(request.result, request.transaction);
+    };
+    request.onblocked = () => onBlocked?.();
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () =>
+      reject(request.error ?? new DOMException('open failed', 'UnknownError'));
+  });
+}
+
+function createMissing(db: IDBDatabase, upgrade: IDBTransaction): void {
+  for (const [name, declaration] of Object.entries(OUTBOX_SCHEMA)) {
+    const store = db.objectStoreNames.contains(name)
+      ? upgrade.objectStore(name)
+      : db.createObjectStore(
+          name,
+          declaration.keyPath === null ? {} : { keyPath: declaration.keyPath },
+        );
+    for (const [index, keyPath] of Object.entries(declaration.indexes)) {
+      if (!store.indexNames.contains(index)) store.createIndex(index, [...keyPath]);
+    }
+  }
+}
+
+function lacksSchema(db: IDBDatabase): boolean {
+  const names = Object.keys(OUTBOX_SCHEMA) as StoreName[];
+  if (names.some((name) => !db.objectStoreNames.contains(name))) return true;
+  const inspect = db.transaction(names, 'readonly');
+  return names.some((name) => {
+    const present = inspect.objectStore(name).indexNames;
+    return Object.keys(OUTBOX_SCHEMA[name].indexes).some((index) => !present.contains(index));
+  });
+}

@@ -1,0 +1,278 @@
+import { OutboxError } from '../errors.ts';
+import type { Json } from '../json.ts';
+import { ChangeListeners, changeNoticeFor, matchesObservation } from './commit.ts';
+import {
+  encodeKey,
+  evaluateKeyPath,
+  isValidKey,
+  type Key,
+  type KeyRangeBounds,
+  SortedIndex,
+} from './keys.ts';
+import {
+  DEFAULT_DB_NAME,
+  INDEX,
+  OUTBOX_SCHEMA,
+  STORE,
+  type StoreDeclaration,
+  type StoreName,
+} from './schema.ts';
+import type {
+  ChangeNotice,
+  ConflictLedgerEntry,
+  OutboxStore,
+  Receipt,
+  RowCursor,
+  Tombstone,
+} from './types.ts';
+
+/** Options of {@link createMemoryStore}. */
+export interface MemoryStoreOptions {
+  /** Connections with the same name share one database, like IndexedDB on one origin. */
+  name?: string;
+}
+
+/**
+ * An in-memory {@link OutboxStore} with the semantics of the IndexedDB one (SPEC §3): the same
+ * schema, key order and index membership, structured clones in and out, one change notice per
+ * commit to every connection of the same name (this one included). For tests, simulations and
+ * environments without IndexedDB; nothing survives the process.
+ */
+export function createMemoryStore(opts: MemoryStoreOptions = {}): OutboxStore {
+  const name = opts.name ?? DEFAULT_DB_NAME;
+  let database = databases.get(name);
+  if (!database) {
+    database = new MemoryDatabase();
+    databases.set(name, database);
+  }
+  return new MemoryConnection(database);
+}
+
+/** Drops every named memory database and closes their connections (between tests). */
+export function resetMemoryStores(): void {
+  for (const database of databases.values()) {
+    for (const connection of [...database.connections]) connection.close();
+  }
+  databases.clear();
+}
+
+class MemoryObjectStore {
+  readonly #declaration: StoreDeclaration;
+  readonly #records = new Map<string, { primaryKey: Key; value: unknown }>();
+  readonly #indexes = new Map<string, { keyPath: readonly string[]; entries: SortedIndex }>();
+
+  constructor(declaration: StoreDeclaration) {
+    this.#declaration = declaration;
+    for (const [index, keyPath] of Object.entries(declaration.indexes)) {
+      this.#indexes.set(index, { keyPath, entries: new SortedIndex() });
+    }
+  }
+
+  /** The primary key a put would use; throws `DataError` where IndexedDB's `put` would. */
+  keyOf(value: unknown, key?: Key): Key {
+    const found =
+      this.#declaration.keyPath === null ? key : evaluateKeyPath(value, this.#declaration.keyPath);
+    if (found === undefined || !isValidKey(found)) throw dataError('no valid primary key');
+    return found;
+  }
+
+  get(key: Key): unknown {
+    return this.#records.get(encodeKey(key))?.value;
+  }
+
+  /** Stores a value already cloned, under a key from {@link keyOf}. */
+  put(primaryKey: Key, value: unknown): void {
+    this.delete(primaryKey);
+    this.#records.set(encodeKey(primaryKey), { primaryKey, value });
+    for (const { keyPath, entries } of this.#indexes.values()) {
+      const key = evaluateKeyPath(value, keyPath);
+      if (key !== undefined) entries.insert({ key, primaryKey });
+    }
+  }
+
+  delete(primaryKey: Key): void {
+    const encoded = encodeKey(primaryKey);
+    const record = this.#records.get(encoded);
+    if (!record) return;
+    this.#records.delete(encoded);
+    for (const { keyPath, entries } of this.#indexes.values()) {
+      const key = evaluateKeyPath(record.value, keyPath);
+      if (key !== undefined) entries.remove({ key, primaryKey });
+    }
+  }
+
+  /** Primary keys of an index range, in index order. */
+  indexKeys(index: string, bounds: KeyRangeBounds, limit: number, direction?: 'prev'): Key[] {
+    const entries = this.#indexes.get(index)?.entries;
+    if (!entries) throw new DOMException(`no index ${index}`, 'NotFoundError');
+    return entries.range(bounds, limit, direction).map((entry) => entry.primaryKey);
+  }
+
+  /** Cloned values of an index range, in index order. */
+  indexValues(index: string, bounds: KeyRangeBounds, limit: number, direction?: 'prev'): unknown[] {
+    return this.indexKeys(index, bounds, limit, direction).map((key) =>
+      structuredClone(this.get(key)),
+    );
+  }
+}
+
+class MemoryDatabase {
+  readonly stores = Object.fromEntries(
+    Object.entries(OUTBOX_SCHEMA).map(([name, declaration]) => [
+      name,
+      new MemoryObjectStore(declaration),
+    ]),
+  ) as Record<StoreName, MemoryObjectStore>;
+  readonly connections = new Set<MemoryConnection>();
+}
+
+const databases = new Map<string, MemoryDatabase>();
+
+/** Every entry of one owner in an index led by `owner` (`[]` sorts after any other key). */
+function ownerBounds(owner: string, below?: number): KeyRangeBounds {
+  return below === undefined
+    ? { lower: [owner], upper: [owner, []] }
+    : { lower: [owner], upper: [owner, below], upperOpen: true };
+}
+
+function dataError(message: string): DOMException {
+  return new DOMException(message, 'DataError');
+}
+
+class MemoryConnection implements OutboxStore {
+  readonly #listeners = new ChangeListeners();
+  #database: MemoryDatabase | undefined;
+
+  constructor(database: MemoryDatabase) {
+    this.#database = database;
+    database.connections.add(this);
+  }
+
+  #stores(): Record<StoreName, MemoryObjectStore> {
+    if (!this.#database) throw new OutboxError('closed');
+    return this.#database.stores;
+  }
+
+  async get(id: string): Promise<unknown> {
+    return structuredClone(this.#stores().rows.get(id));
+  }
+
+  async scan(owner: string, opts: { after?: RowCursor; limit: number }): Promise<unknown[]> {
+    const rows = this.#stores().rows;
+    if (opts.limit <= 0) return [];
+    const { after } = opts;
+    const lower: Key = after ? [owner, after.savedAt, after.id] : [owner];
+    if (!isValidKey(lower)) throw dataError('invalid scan cursor');
+    const bounds = { lower, lowerOpen: after !== undefined, upper: [owner, []] };
+    return rows.indexValues(INDEX.rowsByOwnerSavedAt, bounds, opts.limit);
+  }
+
+  async byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]> {
+    const key = [owner, collection, targetId];
+    const bounds = { lower: key, upper: key };
+    return this.#stores().rows.indexValues(
+      INDEX.rowsByOwnerTarget,
+      bounds,
+      Number.POSITIVE_INFINITY,
+    );
+  }
+
+  async replace(plan: Parameters<OutboxStore['replace']>[0]): Promise<'committed' | 'stale'> {
+    const stores = this.#stores();
+    // No await from here to the end: the compare and the writes are one atomic step, as one
+    // IndexedDB readwrite transaction is (SPEC §3).
+    for (const { id, row } of plan.expected) {
+      if (!matchesObservation(stores.rows.get(id), row)) return 'stale';
+    }
+    // Every write is checked and cloned before any is applied, so a value IndexedDB would
+    // refuse fails the whole plan and writes nothing.
+    const deletes = (plan.delete ?? []).map((id) => {
+      if (!isValidKey(id)) throw dataError('invalid row id to delete');
+      return id;
+    });
+    const writes: Array<[MemoryObjectStore, Key, unknown]> = [];
+    const stage = (store: MemoryObjectStore, values: readonly unknown[] | undefined) => {
+      for (const value of values ?? []) {
+        const copy = structuredClone(value);
+        writes.push([store, store.keyOf(copy), copy]);
+      }
+    };
+    stage(stores.rows, plan.put);
+    stage(stores.receipts, plan.receipts);
+    stage(stores.conflicts, plan.ledger);
+    stage(stores.tombstones, plan.tombstones);
+    // Deletes before puts: a plan that deletes and puts one id leaves the put row.
+    for (const id of deletes) stores.rows.delete(id);
+    for (const [store, key, value] of writes) store.put(key, value);
+    const notice = changeNoticeFor(plan);
+    for (const connection of [...(this.#database?.connections ?? [])]) connection.#notify(notice);
+    return 'committed';
+  }
+
+  async getReceipt(requestId: string): Promise<Receipt | undefined> {
+    return structuredClone(this.#stores().receipts.get(requestId)) as Receipt | undefined;
+  }
+
+  async listReceipts(owner: string, limit: number): Promise<Receipt[]> {
+    return this.#newestFirst(STORE.receipts, owner, limit) as Receipt[];
+  }
+
+  async listConflicts(owner: string, limit: number): Promise<ConflictLedgerEntry[]> {
+    return this.#newestFirst(STORE.conflicts, owner, limit) as ConflictLedgerEntry[];
+  }
+
+  async getTombstone(id: string): Promise<Tombstone | undefined> {
+    return structuredClone(this.#stores().tombstones.get(id)) as Tombstone | undefined;
+  }
+
+  async prune(
+    owner: string,
+    limits: { maxReceipts: number; olderThan: number; maxLedger: number },
+  ): Promise<void> {
+    const { receipts, conflicts } = this.#stores();
+    const all = Number.POSITIVE_INFINITY;
+    const index = INDEX.byOwnerSettledAt;
+    for (const key of receipts.indexKeys(index, ownerBounds(owner, limits.olderThan), all)) {
+      receipts.delete(key);
+    }
+    for (const [store, max] of [
+      [receipts, limits.maxReceipts],
+      [conflicts, limits.maxLedger],
+    ] as const) {
+      const oldestFirst = store.indexKeys(index, ownerBounds(owner), all);
+      for (const key of oldestFirst.slice(0, Math.max(0, oldestFirst.length - max))) {
+        store.delete(key);
+      }
+    }
+  }
+
+  async getMeta(key: string): Promise<Json | undefined> {
+    return structuredClone(this.#stores().meta.get(key)) as Json | undefined;
+  }
+
+  async setMeta(key: string, value: Json | undefined): Promise<void> {
+    const { meta } = this.#stores();
+    if (value === undefined) meta.delete(meta.keyOf(undefined, key));
+    else meta.put(meta.keyOf(value, key), structuredClone(value));
+  }
+
+  onChange(listener: (notice: ChangeNotice) => void): () => void {
+    return this.#listeners.add(listener);
+  }
+
+  close(): void {
+    this.#database?.connections.delete(this);
+    this.#database = undefined;
+    this.#listeners.clear();
+  }
+
+  #newestFirst(store: 'receipts' | 'conflicts', owner: string, limit: number): unknown[] {
+    const values = this.#stores()[store];
+    if (limit <= 0) return [];
+    return values.indexValues(INDEX.byOwnerSettledAt, ownerBounds(owner), limit, 'prev');
+  }
+
+  #notify(notice: ChangeNotice): void {
+    this.#listeners.emit(structuredClone(notice));
+  }
+}

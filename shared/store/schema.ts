@@ -1,0 +1,89 @@
+import type { DBSchema } from 'idb';
+import type { Json } from '../json.ts';
+import type { ConflictLedgerEntry, Receipt, Tombstone } from './types.ts';
+
+/** The database name when the app configures none (SPEC §2). */
+export const DEFAULT_DB_NAME = 'sw-outbox';
+
+/**
+ * The version a new database is created at. Later schema additions do not bump a constant: a
+ * connection that finds a declared store or index missing reopens at the current version + 1 and
+ * creates only what is missing (SPEC §17, additive), so bundles of different ages share one
+ * database without a `VersionError`.
+ */
+export const INITIAL_DB_VERSION = 1;
+
+/** The BroadcastChannel on which every committed `replace` is announced (SPEC §3). */
+export function changeChannelName(dbName: string): string {
+  return `sw-outbox:${dbName}`;
+}
+
+/** Object store names. */
+export const STORE = {
+  rows: 'rows',
+  receipts: 'receipts',
+  conflicts: 'conflicts',
+  tombstones: 'tombstones',
+  meta: 'meta',
+} as const;
+
+/** A store name of {@link STORE}. */
+export type StoreName = (typeof STORE)[keyof typeof STORE];
+
+/** Index names. Receipts and conflicts share one name, each on its own store. */
+export const INDEX = {
+  rowsByOwnerSavedAt: 'by_owner_savedAt',
+  rowsByOwnerTarget: 'by_owner_target',
+  byOwnerSettledAt: 'by_owner_settledAt',
+} as const;
+
+/** One object store: its key path (null = out-of-line keys) and its indexes' key paths. */
+export interface StoreDeclaration {
+  readonly keyPath: string | null;
+  readonly indexes: Readonly<Record<string, readonly string[]>>;
+}
+
+/**
+ * The whole schema as data, read by the IndexedDB upgrade and mirrored by the memory store.
+ *
+ * `by_owner_savedAt` carries `id` as a third component (SPEC §2 names `[owner, savedAt]`): the
+ * order is the same, since IndexedDB breaks index ties by primary key, but a plain key range can
+ * then continue strictly after the last row seen (SPEC §7; re-opening at the index start walks
+ * every tombstone of the rows already drained).
+ */
+export const OUTBOX_SCHEMA: Readonly<Record<StoreName, StoreDeclaration>> = {
+  rows: {
+    keyPath: 'id',
+    indexes: {
+      [INDEX.rowsByOwnerSavedAt]: ['owner', 'savedAt', 'id'],
+      [INDEX.rowsByOwnerTarget]: ['owner', 'collection', 'targetId'],
+    },
+  },
+  receipts: { keyPath: 'requestId', indexes: { [INDEX.byOwnerSettledAt]: ['owner', 'settledAt'] } },
+  conflicts: {
+    keyPath: 'successorId',
+    indexes: { [INDEX.byOwnerSettledAt]: ['owner', 'settledAt'] },
+  },
+  tombstones: { keyPath: 'id', indexes: {} },
+  meta: { keyPath: null, indexes: {} },
+};
+
+/** The typed view of the schema for `idb`. Rows stay `unknown`: they are parsed by the core. */
+export interface OutboxDbSchema extends DBSchema {
+  rows: {
+    key: string;
+    value: unknown;
+    indexes: {
+      by_owner_savedAt: [string, number, string];
+      by_owner_target: [string, string, string];
+    };
+  };
+  receipts: { key: string; value: Receipt; indexes: { by_owner_settledAt: [string, number] } };
+  conflicts: {
+    key: string;
+    value: ConflictLedgerEntry;
+    indexes: { by_owner_settledAt: [string, number] };
+  };
+  tombstones: { key: string; value: Tombstone };
+  meta: { key: string; value: Json };
+}
