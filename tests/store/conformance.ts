@@ -1,0 +1,631 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type {
+  ChangeNotice,
+  ConflictLedgerEntry,
+  OutboxStore,
+  Receipt,
+  ReplacePlan,
+  Tombstone,
+} from '../../shared/store/types.ts';
+
+/** Connections to one fresh database; every `connect` in one test reaches the same data. */
+export interface StoreHarness {
+  connect(): Promise<OutboxStore>;
+}
+
+const OWNER = 'u1';
+
+type RawRow = Record<string, unknown>;
+
+function row(id: string, savedAt: number, extra: RawRow = {}): RawRow {
+  return {
+    v: 1,
+    id,
+    owner: OWNER,
+    collection: 'notes',
+    kind: 'update',
+    targetId: `n_${id}`,
+    savedAt,
+    state: 'queued',
+    payload: { title: id },
+    ...extra,
+  };
+}
+
+function plan(fields: Partial<ReplacePlan>): ReplacePlan {
+  return { owner: OWNER, expected: [], reason: 'test', ...fields };
+}
+
+function receipt(requestId: string, settledAt: number, owner = OWNER): Receipt {
+  return {
+    requestId,
+    owner,
+    rowId: requestId,
+    collection: 'notes',
+    kind: 'update',
+    targetId: 'n_1',
+    status: 200,
+    body: { id: 'n_1', revision: 2 },
+    settledAt,
+  };
+}
+
+function ledgerEntry(successorId: string, settledAt: number, owner = OWNER): ConflictLedgerEntry {
+  return {
+    successorId,
+    originalId: `orig-${successorId}`,
+    owner,
+    collection: 'notes',
+    targetId: 'n_1',
+    overwrittenRevision: 3,
+    finalRevision: 5,
+    lineageLength: 1,
+    copy: { remote: { revisionOnly: 4 } },
+    recordedAt: settledAt - 1,
+    settledAt,
+  };
+}
+
+function tombstone(id: string): Tombstone {
+  return { id, owner: OWNER, reason: 'coalesced', into: 'merged-1', at: 5 };
+}
+
+const ids = (rows: unknown[]) => rows.map((r) => (r as RawRow).id);
+
+/** Resolves with the next notice a connection hears, or rejects after `ms`. */
+function nextNotice(store: OutboxStore, ms = 2_000): Promise<ChangeNotice> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error('no change notice arrived'));
+    }, ms);
+    const stop = store.onChange((notice) => {
+      clearTimeout(timer);
+      stop();
+      resolve(notice);
+    });
+  });
+}
+
+/**
+ * The contract of {@link OutboxStore} (SPEC §2, §3, §7), run against every implementation.
+ * `newHarness` is called once per test and must give an empty database.
+ */
+export function describeStoreConformance(label: string, newHarness: () => StoreHarness): void {
+  describe(`${label} store conformance`, () => {
+    let harness: StoreHarness;
+    let opened: OutboxStore[];
+    let store: OutboxStore;
+
+    const connect = async () => {
+      const connection = await harness.connect();
+      opened.push(connection);
+      return connection;
+    };
+    const seed = async (rows: RawRow[], target = store) => {
+      expect(await target.replace(plan({ put: rows, reason: 'seed' }))).toBe('committed');
+    };
+
+    beforeEach(async () => {
+      harness = newHarness();
+      opened = [];
+      store = await connect();
+    });
+
+    afterEach(() => {
+      for (const connection of opened) connection.close();
+    });
+
+    describe('replace and get', () => {
+      it('returns undefined for a row that was never written', async () => {
+        expect(await store.get('missing')).toBeUndefined();
+      });
+
+      it('reads back a committed row equal to what was written, unknown fields included', async () => {
+        const written = row('r1', 10, {
+          futureField: { nested: [1, 'two', null, { deeper: true }] },
+          meta: { tags: ['a'], note: 'ünïcødé' },
+          baseRevision: null,
+        });
+        await seed([written]);
+        expect(await store.get('r1')).toEqual(written);
+        expect(await store.scan(OWNER, { limit: 10 })).toEqual([written]);
+      });
+
+      it('stores and returns untouched a raw value that would not parse as a row', async () => {
+        const unindexable = { id: 'x', owner: OWNER, garbage: true };
+        const corrupt = { id: 'y', owner: OWNER, savedAt: 2, state: 42, garbage: { deep: [1] } };
+        await seed([row('a', 1), unindexable, corrupt, row('b', 3)]);
+        expect(await store.get('x')).toEqual(unindexable);
+        expect(await store.get('y')).toEqual(corrupt);
+        // Without a savedAt the value has no key in by_owner_savedAt, so no scan can see it
+        // (IndexedDB semantics, mirrored by the memory store); a corrupt row that has one is
+        // returned in place and as stored.
+        expect(await store.scan(OWNER, { limit: 10 })).toEqual([row('a', 1), corrupt, row('b', 3)]);
+        const quarantined = {
+          ...row('y', 2, { state: 'blocked', blockedCode: 'row_corrupt' }),
+          raw: corrupt,
+        };
+        expect(
+          await store.replace(plan({ expected: [{ id: 'y', row: corrupt }], put: [quarantined] })),
+        ).toBe('committed');
+        expect(await store.get('y')).toEqual(quarantined);
+      });
+
+      it('keeps stored values apart from the objects callers put and read', async () => {
+        const written = row('r1', 1);
+        await seed([written]);
+        (written.payload as RawRow).title = 'changed after put';
+        const read = (await store.get('r1')) as RawRow;
+        (read.payload as RawRow).title = 'changed after get';
+        expect(await store.get('r1')).toEqual(row('r1', 1));
+      });
+
+      it('commits when every expected row still equals its observation', async () => {
+        await seed([row('r1', 1), row('r2', 2)]);
+        const observed = await store.get('r1');
+        const result = await store.replace(
+          plan({
+            expected: [
+              { id: 'r1', row: observed },
+              { id: 'r3', row: null },
+            ],
+            put: [row('r1', 1, { state: 'sending' }), row('r3', 3)],
+            delete: ['r2'],
+          }),
+        );
+        expect(result).toBe('committed');
+        expect(ids(await store.scan(OWNER, { limit: 10 }))).toEqual(['r1', 'r3']);
+        expect((await store.get('r1')) as RawRow).toMatchObject({ state: 'sending' });
+      });
+
+      it('treats an undefined observation like null: the row must be absent', async () => {
+        const observed = await store.get('r1');
+        expect(
+          await store.replace(
+            plan({ expected: [{ id: 'r1', row: observed }], put: [row('r1', 1)] }),
+          ),
+        ).toBe('committed');
+        expect(
+          await store.replace(
+            plan({ expected: [{ id: 'r1', row: observed }], put: [row('r1', 2)] }),
+          ),
+        ).toBe('stale');
+      });
+
+      const base = row('r1', 1, { claim: { holderId: 'A', expiresAt: 100, fence: 1 } });
+      const { payload: _dropped, ...withoutPayload } = base;
+      it.each<{ change: string; before: RawRow | null; after: RawRow | null }>([
+        { change: 'a field changed', before: base, after: { ...base, state: 'sending' } },
+        { change: 'an unknown field was added', before: base, after: { ...base, legacyFlag: 1 } },
+        { change: 'a field was removed', before: base, after: withoutPayload },
+        {
+          change: 'a nested value changed',
+          before: base,
+          after: { ...base, claim: { holderId: 'A', expiresAt: 100, fence: 2 } },
+        },
+        { change: 'a number changed type', before: base, after: { ...base, savedAt: '1' } },
+        { change: 'the row was deleted', before: base, after: null },
+        { change: 'a row appeared where none was expected', before: null, after: base },
+      ])('is stale and writes nothing when $change', async ({ before, after }) => {
+        if (before) await seed([before]);
+        const observed = before ? await store.get('r1') : null;
+        const other = await connect();
+        await other.replace(
+          after
+            ? plan({ put: [after], reason: 'legacy' })
+            : plan({ delete: ['r1'], reason: 'legacy' }),
+        );
+
+        const result = await store.replace(
+          plan({
+            expected: [{ id: 'r1', row: observed }],
+            put: [row('r1', 1, { state: 'sending' }), row('r2', 2)],
+            delete: ['r1'],
+            receipts: [receipt('req-1', 5)],
+            ledger: [ledgerEntry('succ-1', 5)],
+            tombstones: [tombstone('old-1')],
+          }),
+        );
+        expect(result).toBe('stale');
+        expect(await store.get('r1')).toEqual(after ?? undefined);
+        expect(await store.get('r2')).toBeUndefined();
+        expect(await store.getReceipt('req-1')).toBeUndefined();
+        expect(await store.listConflicts(OWNER, 10)).toEqual([]);
+        expect(await store.getTombstone('old-1')).toBeUndefined();
+      });
+
+      it('is stale when one of several expected rows changed', async () => {
+        await seed([row('r1', 1), row('r2', 2)]);
+        const [r1, r2] = [await store.get('r1'), await store.get('r2')];
+        await seed([row('r2', 2, { state: 'held' })]);
+        const result = await store.replace(
+          plan({
+            expected: [
+              { id: 'r1', row: r1 },
+              { id: 'r2', row: r2 },
+            ],
+            put: [row('r1', 1, { state: 'sending' })],
+          }),
+        );
+        expect(result).toBe('stale');
+        expect(await store.get('r1')).toEqual(row('r1', 1));
+      });
+
+      it('lets exactly one of two connections racing to claim one row commit', async () => {
+        await seed([row('c1', 1, { kind: 'create' })]);
+        const a = await connect();
+        const b = await connect();
+        const [seenA, seenB] = [await a.get('c1'), await b.get('c1')];
+        const claimBy = (holderId: string, seen: unknown) =>
+          plan({
+            expected: [{ id: 'c1', row: seen }],
+            put: [
+              row('c1', 1, {
+                kind: 'create',
+                state: 'sending',
+                claim: { holderId, expiresAt: 9, fence: 1 },
+              }),
+            ],
+            reason: 'claim',
+          });
+        const results = await Promise.all([
+          a.replace(claimBy('A', seenA)),
+          b.replace(claimBy('B', seenB)),
+        ]);
+        expect([...results].sort()).toEqual(['committed', 'stale']);
+        const winner = results[0] === 'committed' ? 'A' : 'B';
+        expect(((await store.get('c1')) as RawRow).claim).toEqual({
+          holderId: winner,
+          expiresAt: 9,
+          fence: 1,
+        });
+      });
+
+      it('loses no update when two connections compare-and-swap one counter concurrently', async () => {
+        await seed([row('counter', 1, { count: 0 })]);
+        const increment = async (connection: OutboxStore, times: number) => {
+          for (let done = 0; done < times; ) {
+            const seen = (await connection.get('counter')) as RawRow;
+            const next = { ...seen, count: (seen.count as number) + 1 };
+            const result = await connection.replace(
+              plan({ expected: [{ id: 'counter', row: seen }], put: [next] }),
+            );
+            if (result === 'committed') done++;
+          }
+        };
+        await Promise.all([increment(await connect(), 8), increment(await connect(), 8)]);
+        expect(((await store.get('counter')) as RawRow).count).toBe(16);
+      });
+
+      it('applies puts, deletes, receipts, ledger entries and tombstones together', async () => {
+        await seed([row('old', 1)]);
+        const result = await store.replace(
+          plan({
+            expected: [{ id: 'old', row: row('old', 1) }],
+            put: [row('new', 1)],
+            delete: ['old'],
+            receipts: [receipt('req-1', 5)],
+            ledger: [ledgerEntry('succ-1', 5)],
+            tombstones: [tombstone('old')],
+          }),
+        );
+        expect(result).toBe('committed');
+        expect(await store.get('old')).toBeUndefined();
+        expect(await store.get('new')).toEqual(row('new', 1));
+        expect(await store.getReceipt('req-1')).toEqual(receipt('req-1', 5));
+        expect(await store.listConflicts(OWNER, 10)).toEqual([ledgerEntry('succ-1', 5)]);
+        expect(await store.getTombstone('old')).toEqual(tombstone('old'));
+      });
+
+      it('throws and applies nothing when one write of a plan cannot be stored', async () => {
+        await seed([row('old', 1)]);
+        const failing = plan({
+          expected: [{ id: 'old', row: row('old', 1) }],
+          put: [row('new', 1), { owner: OWNER, note: 'no id: no primary key' }],
+          delete: ['old'],
+          receipts: [receipt('req-1', 5)],
+          ledger: [ledgerEntry('succ-1', 5)],
+          tombstones: [tombstone('old')],
+        });
+        await expect(store.replace(failing)).rejects.toThrow();
+        expect(await store.get('old')).toEqual(row('old', 1));
+        expect(await store.get('new')).toBeUndefined();
+        expect(await store.getReceipt('req-1')).toBeUndefined();
+        expect(await store.listConflicts(OWNER, 10)).toEqual([]);
+        expect(await store.getTombstone('old')).toBeUndefined();
+      });
+
+      it('leaves the put row when a plan deletes and puts the same id', async () => {
+        await seed([row('r1', 1)]);
+        await store.replace(plan({ delete: ['r1'], put: [row('r1', 1, { state: 'held' })] }));
+        expect(await store.get('r1')).toEqual(row('r1', 1, { state: 'held' }));
+      });
+
+      it.each(['strict', 'default', undefined] as const)(
+        'commits with durability %s',
+        async (durability) => {
+          const result = await store.replace(
+            plan({ expected: [{ id: 'r1', row: null }], put: [row('r1', 1)], durability }),
+          );
+          expect(result).toBe('committed');
+          expect(await store.get('r1')).toEqual(row('r1', 1));
+        },
+      );
+    });
+
+    describe('scan and byTarget', () => {
+      const scrambled = [
+        row('d', 2),
+        row('b', 1),
+        row('e', 3),
+        row('a', 1),
+        row('c', 2),
+        { ...row('x', 0), owner: 'u' },
+        { ...row('y', 1), owner: 'u10' },
+        { ...row('z', 2), owner: 'u2' },
+      ];
+
+      it('returns one owner’s rows in [savedAt, id] order', async () => {
+        await seed(scrambled);
+        expect(ids(await store.scan(OWNER, { limit: 100 }))).toEqual(['a', 'b', 'c', 'd', 'e']);
+      });
+
+      it.each([
+        { after: undefined, limit: 2, expected: ['a', 'b'] },
+        { after: { savedAt: 1, id: 'a' }, limit: 2, expected: ['b', 'c'] },
+        { after: { savedAt: 1, id: 'b' }, limit: 10, expected: ['c', 'd', 'e'] },
+        { after: { savedAt: 1, id: 'zz' }, limit: 10, expected: ['c', 'd', 'e'] },
+        { after: { savedAt: 2, id: '' }, limit: 10, expected: ['c', 'd', 'e'] },
+        { after: { savedAt: 3, id: 'e' }, limit: 10, expected: [] },
+        { after: undefined, limit: 0, expected: [] },
+      ])(
+        'continues strictly after $after with limit $limit',
+        async ({ after, limit, expected }) => {
+          await seed(scrambled);
+          expect(ids(await store.scan(OWNER, { ...(after && { after }), limit }))).toEqual(
+            expected,
+          );
+        },
+      );
+
+      it('visits every row once when scanning in batches from the last row seen', async () => {
+        const rows = Array.from({ length: 23 }, (_, i) =>
+          row(`r${String(i).padStart(2, '0')}`, i % 5),
+        );
+        await seed(rows);
+        const seen: unknown[] = [];
+        // Bounded: a scan that failed to move past its cursor must fail, not spin.
+        for (
+          let batch = await store.scan(OWNER, { limit: 4 });
+          batch.length > 0 && seen.length < 50;
+        ) {
+          seen.push(...batch);
+          const last = batch.at(-1) as RawRow;
+          batch = await store.scan(OWNER, {
+            after: { savedAt: last.savedAt as number, id: last.id as string },
+            limit: 4,
+          });
+        }
+        const byOrder = [...rows].sort(
+          (x, y) =>
+            (x.savedAt as number) - (y.savedAt as number) ||
+            String(x.id).localeCompare(String(y.id)),
+        );
+        expect(seen).toEqual(byOrder);
+      });
+
+      it('continues from a cursor whose rows were deleted, draining the rest in batches', async () => {
+        const rows = Array.from({ length: 20 }, (_, i) => row(`r${String(i).padStart(2, '0')}`, i));
+        await seed(rows);
+        await store.replace(plan({ delete: rows.slice(0, 5).map((r) => r.id as string) }));
+        const cursor = { savedAt: 4, id: 'r04' };
+        expect(ids(await store.scan(OWNER, { after: cursor, limit: 100 }))).toEqual(
+          ids(rows.slice(5)),
+        );
+
+        const drained: unknown[] = [];
+        let after = cursor;
+        for (let round = 0; round < 10; round++) {
+          const batch = (await store.scan(OWNER, { after, limit: 4 })) as RawRow[];
+          if (batch.length === 0) break;
+          drained.push(...ids(batch));
+          await store.replace(plan({ delete: batch.map((r) => r.id as string) }));
+          const last = batch.at(-1) as RawRow;
+          after = { savedAt: last.savedAt as number, id: last.id as string };
+        }
+        expect(drained).toEqual(ids(rows.slice(5)));
+        expect(await store.scan(OWNER, { limit: 100 })).toEqual([]);
+      });
+
+      it('returns the rows of one record of one owner from byTarget', async () => {
+        await seed([
+          row('a', 1, { targetId: 'n_1' }),
+          row('b', 2, { targetId: 'n_1', kind: 'delete' }),
+          row('c', 3, { targetId: 'n_2' }),
+          row('d', 4, { targetId: 'n_1', collection: 'todos' }),
+          { ...row('e', 5, { targetId: 'n_1' }), owner: 'u2' },
+        ]);
+        const found = await store.byTarget(OWNER, 'notes', 'n_1');
+        expect(ids(found).sort()).toEqual(['a', 'b']);
+        expect(await store.byTarget(OWNER, 'notes', 'n_9')).toEqual([]);
+      });
+
+      it('never returns another owner’s rows', async () => {
+        await seed(scrambled);
+        expect(ids(await store.scan('u', { limit: 100 }))).toEqual(['x']);
+        expect(ids(await store.scan('u2', { limit: 100 }))).toEqual(['z']);
+        expect(await store.scan('nobody', { limit: 100 })).toEqual([]);
+        expect(await store.byTarget('u10', 'notes', 'n_y')).toEqual([
+          { ...row('y', 1), owner: 'u10' },
+        ]);
+      });
+    });
+
+    describe('receipts, conflict ledger, tombstones and meta', () => {
+      it('reads back a receipt by request id; writing it again keeps one', async () => {
+        await store.replace(plan({ receipts: [receipt('req-1', 5)] }));
+        await store.replace(plan({ receipts: [receipt('req-1', 5)] }));
+        expect(await store.getReceipt('req-1')).toEqual(receipt('req-1', 5));
+        expect(await store.getReceipt('req-2')).toBeUndefined();
+        expect(await store.listReceipts(OWNER, 10)).toHaveLength(1);
+      });
+
+      it('lists receipts and ledger entries newest first, limited, per owner', async () => {
+        await store.replace(
+          plan({
+            receipts: [
+              receipt('r-b', 20),
+              receipt('r-a', 10),
+              receipt('r-c', 30),
+              receipt('r-o', 40, 'u2'),
+            ],
+            ledger: [
+              ledgerEntry('s-b', 20),
+              ledgerEntry('s-c', 30),
+              ledgerEntry('s-a', 10),
+              ledgerEntry('s-o', 40, 'u2'),
+            ],
+          }),
+        );
+        expect((await store.listReceipts(OWNER, 10)).map((r) => r.requestId)).toEqual([
+          'r-c',
+          'r-b',
+          'r-a',
+        ]);
+        expect((await store.listReceipts(OWNER, 2)).map((r) => r.requestId)).toEqual([
+          'r-c',
+          'r-b',
+        ]);
+        expect(await store.listReceipts(OWNER, 0)).toEqual([]);
+        expect((await store.listConflicts(OWNER, 10)).map((e) => e.successorId)).toEqual([
+          's-c',
+          's-b',
+          's-a',
+        ]);
+        expect((await store.listConflicts(OWNER, 1)).map((e) => e.successorId)).toEqual(['s-c']);
+        expect((await store.listConflicts('u2', 10)).map((e) => e.successorId)).toEqual(['s-o']);
+      });
+
+      it.each([
+        { limits: { maxReceipts: 10, olderThan: 0, maxLedger: 10 }, receipts: 6, ledger: 6 },
+        { limits: { maxReceipts: 3, olderThan: 0, maxLedger: 10 }, receipts: 3, ledger: 6 },
+        { limits: { maxReceipts: 10, olderThan: 4, maxLedger: 10 }, receipts: 3, ledger: 6 },
+        { limits: { maxReceipts: 2, olderThan: 3, maxLedger: 1 }, receipts: 2, ledger: 1 },
+        { limits: { maxReceipts: 0, olderThan: 0, maxLedger: 0 }, receipts: 0, ledger: 0 },
+      ])(
+        'prunes oldest first to $receipts receipts and $ledger ledger entries with $limits',
+        async ({ limits, receipts: keptReceipts, ledger: keptLedger }) => {
+          const times = [1, 2, 3, 4, 5, 6];
+          await store.replace(
+            plan({
+              receipts: [...times.map((t) => receipt(`r-${t}`, t)), receipt('r-other', 1, 'u2')],
+              ledger: [
+                ...times.map((t) => ledgerEntry(`s-${t}`, t)),
+                ledgerEntry('s-other', 1, 'u2'),
+              ],
+            }),
+          );
+          await store.prune(OWNER, limits);
+          const newest = [6, 5, 4, 3, 2, 1];
+          expect((await store.listReceipts(OWNER, 100)).map((r) => r.requestId)).toEqual(
+            newest.slice(0, keptReceipts).map((t) => `r-${t}`),
+          );
+          expect((await store.listConflicts(OWNER, 100)).map((e) => e.successorId)).toEqual(
+            newest.slice(0, keptLedger).map((t) => `s-${t}`),
+          );
+          expect(await store.getReceipt('r-other')).toEqual(receipt('r-other', 1, 'u2'));
+          expect(await store.listConflicts('u2', 10)).toHaveLength(1);
+        },
+      );
+
+      it('prunes more receipts than fit in one batch', async () => {
+        const many = Array.from({ length: 250 }, (_, i) => receipt(`r-${i}`, i));
+        await store.replace(plan({ receipts: many }));
+        await store.prune(OWNER, { maxReceipts: 10, olderThan: 0, maxLedger: 100 });
+        const kept = await store.listReceipts(OWNER, 1_000);
+        expect(kept.map((r) => r.settledAt)).toEqual([
+          249, 248, 247, 246, 245, 244, 243, 242, 241, 240,
+        ]);
+      });
+
+      it('reads back a tombstone by row id', async () => {
+        await store.replace(plan({ tombstones: [tombstone('gone-1')] }));
+        expect(await store.getTombstone('gone-1')).toEqual(tombstone('gone-1'));
+        expect(await store.getTombstone('gone-2')).toBeUndefined();
+      });
+
+      it('stores a meta value, overwrites it, and deletes it when set to undefined', async () => {
+        expect(await store.getMeta('auth')).toBeUndefined();
+        await store.setMeta('auth', { headers: { 'X-Token': 'a' }, persist: true });
+        expect(await store.getMeta('auth')).toEqual({ headers: { 'X-Token': 'a' }, persist: true });
+        await store.setMeta('auth', [1, null, 'x']);
+        expect(await store.getMeta('auth')).toEqual([1, null, 'x']);
+        await store.setMeta('auth', undefined);
+        expect(await store.getMeta('auth')).toBeUndefined();
+      });
+    });
+
+    describe('change notices', () => {
+      it('publishes exactly one notice per commit to this connection, with ids, reason and owner', async () => {
+        const heard: ChangeNotice[] = [];
+        store.onChange((notice) => heard.push(notice));
+        await store.replace(plan({ put: [row('a', 1), row('b', 2)], reason: 'enqueue' }));
+        await seed([row('c', 3)]);
+        await store.replace(
+          plan({ delete: ['a'], put: [row('c', 3, { state: 'sending' })], reason: 'claim' }),
+        );
+        expect(heard.map((n) => ({ ...n, ids: [...n.ids].sort() }))).toEqual([
+          { ids: ['a', 'b'], reason: 'enqueue', owner: OWNER },
+          { ids: ['c'], reason: 'seed', owner: OWNER },
+          { ids: ['a', 'c'], reason: 'claim', owner: OWNER },
+        ]);
+      });
+
+      it('publishes nothing for a stale or failed replace', async () => {
+        await seed([row('a', 1)]);
+        const heard: ChangeNotice[] = [];
+        store.onChange((notice) => heard.push(notice));
+        expect(
+          await store.replace(plan({ expected: [{ id: 'a', row: null }], put: [row('a', 2)] })),
+        ).toBe('stale');
+        await expect(store.replace(plan({ put: [{ owner: OWNER }] }))).rejects.toThrow();
+        await seed([row('b', 2)]);
+        expect(heard.map((n) => n.ids)).toEqual([['b']]);
+      });
+
+      it('delivers each commit exactly once to another connection of the same database', async () => {
+        const other = await connect();
+        const heard: ChangeNotice[] = [];
+        other.onChange((notice) => heard.push(notice));
+        const first = nextNotice(other);
+        await store.replace(plan({ put: [row('a', 1)], reason: 'enqueue' }));
+        expect(await first).toEqual({ ids: ['a'], reason: 'enqueue', owner: OWNER });
+        // Notices arrive in commit order, so once the second is heard a duplicate of the first
+        // would already have shown.
+        const second = nextNotice(other);
+        await store.replace(plan({ delete: ['a'], reason: 'settle' }));
+        await second;
+        expect(heard.map((n) => n.reason)).toEqual(['enqueue', 'settle']);
+      });
+
+      it('stops notifying a listener once unsubscribed', async () => {
+        const heard: ChangeNotice[] = [];
+        const stop = store.onChange((notice) => heard.push(notice));
+        await seed([row('a', 1)]);
+        stop();
+        await seed([row('b', 2)]);
+        expect(heard).toHaveLength(1);
+      });
+    });
+
+    it('rejects every call with the closed code after close', async () => {
+      store.close();
+      await expect(store.get('a')).rejects.toMatchObject({ code: 'closed' });
+      await expect(store.replace(plan({ put: [row('a', 1)] }))).rejects.toMatchObject({
+        code: 'closed',
+      });
+      await expect(store.scan(OWNER, { limit: 1 })).rejects.toMatchObject({ code: 'closed' });
+    });
+  });
+}
