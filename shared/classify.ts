@@ -10,7 +10,12 @@ export type Outcome =
   | { kind: 'transient'; code: string; retryAfterMs?: number; device?: boolean }
   | { kind: 'auth'; code: string }
   | { kind: 'permanent'; code: string; detail?: string }
-  | { kind: 'conflict'; status: number; currentRevision: number | null; remote?: { revision: number; value: Json } };
+  | {
+      kind: 'conflict';
+      status: number;
+      currentRevision: number | null;
+      remote?: { revision: number; value: Json };
+    };
 
 const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
@@ -79,7 +84,9 @@ export function classifyResult(result: TransportResult, now: number): Outcome {
   const type = problemType(body);
   const retryAfterMs = parseRetryAfter(headers['retry-after'], now);
   const transient = (code: string): Outcome =>
-    retryAfterMs === undefined ? { kind: 'transient', code } : { kind: 'transient', code, retryAfterMs };
+    retryAfterMs === undefined
+      ? { kind: 'transient', code }
+      : { kind: 'transient', code, retryAfterMs };
   if (status === 409 && type === 'request-in-progress') return transient('request_in_progress');
   if (status === 412 || (status === 409 && type === 'revision-conflict')) {
     const currentRevision = readRevision(body, headers);

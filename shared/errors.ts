@@ -9,7 +9,8 @@ export const ERROR_CODES = {
   owner_mismatch: 'This connection serves another owner; open a new connectOutbox for this owner.',
   quota_exceeded: 'The browser refused to store more data; free space or discard rows, then retry.',
   row_too_large: 'The request body exceeds maxRowBytes; send smaller payloads.',
-  unknown_collection: 'No handler is configured for this collection; add one to createOutboxEngine.',
+  unknown_collection:
+    'No handler is configured for this collection; add one to createOutboxEngine.',
   not_found: 'No row with this id exists for this owner; it may have been settled already.',
   not_blocked: 'Only blocked rows can be retried or discarded; wait for the row to settle.',
   storage: 'IndexedDB failed on this device; the row is kept and the next flush retries.',
@@ -17,7 +18,8 @@ export const ERROR_CODES = {
   successor_unprepared: 'The successor of a create could not be prepared; retry or discard it.',
   predecessor_receipt_unknown: 'The create this edit waits on vanished without a known receipt.',
   fingerprint_mismatch: 'The server saw this request id with other bytes: a bug; discard the row.',
-  revision_conflict: 'The server has a newer revision; resolve the conflict, then retry or discard.',
+  revision_conflict:
+    'The server has a newer revision; resolve the conflict, then retry or discard.',
   successor_persist_failed: 'The conflict successor could not be stored; the next flush retries.',
   conflict_storm: 'Too many conflicts for one record in one flush; the next flush continues.',
   auth_required: 'No credentials are available for this owner; call setAuth, then resumeHeld.',

@@ -1,8 +1,8 @@
+import type { Outcome } from './classify.ts';
 import type { Json } from './json.ts';
+import type { TransportResult } from './ports.ts';
 import type { OutboxRow } from './row.ts';
 import type { Receipt } from './store/types.ts';
-import type { Outcome } from './classify.ts';
-import type { TransportResult } from './ports.ts';
 
 /**
  * A collection handler turns intents into HTTP requests and knows the collection's rules
@@ -57,9 +57,16 @@ export interface CollectionHandler {
    * Merges a later intent into an earlier, never-sent one of the same record (§6). Return the
    * merged payload, `'cancel'` to drop both, or undefined for the default rules.
    */
-  coalesce?(earlier: IntentInfo, later: IntentInfo): { kind: string; payload: Json | undefined } | 'cancel' | undefined;
+  coalesce?(
+    earlier: IntentInfo,
+    later: IntentInfo,
+  ): { kind: string; payload: Json | undefined } | 'cancel' | undefined;
   /** Builds the real intent for an intent row once its create's receipt is known (§8). */
-  prepareSuccessor?(ctx: { intent: OutboxRow; predecessor: OutboxRow | undefined; receipt: Receipt }): IntentInfo;
+  prepareSuccessor?(ctx: {
+    intent: OutboxRow;
+    predecessor: OutboxRow | undefined;
+    receipt: Receipt;
+  }): IntentInfo;
   /** Wraps the default classifier (§11). */
   classify?(result: TransportResult, fallback: Outcome): Outcome;
   /** Conflict policy; `rebase` unless set. */

@@ -29,7 +29,9 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
   const rb = b as Record<string, unknown>;
-  return ka.every((k) => Object.hasOwn(rb, k) && deepEqual((a as Record<string, unknown>)[k], rb[k]));
+  return ka.every(
+    (k) => Object.hasOwn(rb, k) && deepEqual((a as Record<string, unknown>)[k], rb[k]),
+  );
 }
 
 /** Whether a value is a plain JSON object (not an array, not null). */

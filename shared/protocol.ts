@@ -12,7 +12,14 @@ import type { ConflictLedgerEntry, Receipt } from './store/types.ts';
 export const ID_PATTERN = /^[A-Za-z0-9_-]{8,80}$/;
 
 const json: z.ZodType<Json> = z.lazy(() =>
-  z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(json), z.record(z.string(), json)]),
+  z.union([
+    z.null(),
+    z.boolean(),
+    z.number(),
+    z.string(),
+    z.array(json),
+    z.record(z.string(), json),
+  ]),
 );
 
 /** What the app hands to `enqueue`. A create omits `targetId` (it becomes `pending:<id>`). */
@@ -24,6 +31,8 @@ export const EnqueueInputSchema = z.strictObject({
   payload: json.optional(),
   id: z.string().regex(ID_PATTERN).optional(),
   meta: json.optional(),
+  /** Optional: when given it must be the connection's owner (`owner_mismatch` otherwise). */
+  owner: z.string().min(1).optional(),
 });
 export type EnqueueInput = z.infer<typeof EnqueueInputSchema>;
 

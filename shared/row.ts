@@ -118,5 +118,9 @@ export type RowStatus =
 
 /** Whether a row is an intent: an edit of a pending create that carries no request yet (§8). */
 export function isIntentRow(row: OutboxRow): boolean {
-  return row.request === undefined && pendingCreateId(row.targetId) !== undefined && row.kind !== 'create';
+  return (
+    row.request === undefined &&
+    pendingCreateId(row.targetId) !== undefined &&
+    row.kind !== 'create'
+  );
 }

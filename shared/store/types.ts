@@ -40,7 +40,7 @@ export interface ConflictLedgerEntry {
 export interface Tombstone {
   id: string;
   owner: string;
-  reason: 'coalesced' | 'cancelled' | 'discarded';
+  reason: 'coalesced' | 'cancelled' | 'discarded' | 'converted' | 'superseded';
   /** The row that absorbed this one, when it was coalesced. */
   into?: string;
   at: number;
@@ -98,7 +98,10 @@ export interface OutboxStore {
   listConflicts(owner: string, limit: number): Promise<ConflictLedgerEntry[]>;
   getTombstone(id: string): Promise<Tombstone | undefined>;
   /** Drops receipts beyond `maxCount` per owner or older than `olderThan`; ledger beyond `maxLedger`. */
-  prune(owner: string, limits: { maxReceipts: number; olderThan: number; maxLedger: number }): Promise<void>;
+  prune(
+    owner: string,
+    limits: { maxReceipts: number; olderThan: number; maxLedger: number },
+  ): Promise<void>;
   getMeta(key: string): Promise<Json | undefined>;
   setMeta(key: string, value: Json | undefined): Promise<void>;
   /** Subscribes to change notices from every connection (this one included). */

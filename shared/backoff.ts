@@ -1,0 +1,22 @@
+/** Backoff settings (SPEC §11). */
+export interface BackoffConfig {
+  baseMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffConfig = { baseMs: 1000, maxMs: 300_000 };
+
+/**
+ * Delay before attempt `attempt + 1`: exponential (factor 2) with full jitter, capped; a server's
+ * `Retry-After` wins (SPEC §11). `random` is in [0, 1).
+ */
+export function backoffDelay(
+  attempt: number,
+  config: BackoffConfig,
+  random: number,
+  retryAfterMs?: number,
+): number {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, config.maxMs);
+  const ceiling = Math.min(config.maxMs, config.baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.floor(random * ceiling);
+}

@@ -1,0 +1,386 @@
+import { backoffDelay } from './backoff.ts';
+import { planClaim } from './claim.ts';
+import { classifyResult, type Outcome } from './classify.ts';
+import { ledgerEntryFor } from './conflict.ts';
+import { settleConflict } from './conflict-settle.ts';
+import type { OutboxCoreConfig, OutboxTuning } from './core-types.ts';
+import { type FlushState, FlushStop } from './flush-state.ts';
+import type { CollectionHandler } from './handler.ts';
+import type { Observed } from './intents.ts';
+import type { FlushReport } from './protocol.ts';
+import { planQuarantine } from './quarantine.ts';
+import { intentConversion, receiptFor, resolveIntents } from './receipts.ts';
+import { decodeRow, type OutboxRow } from './row.ts';
+import { type PredecessorState, selectSendableRows, targetKey } from './select.ts';
+import { planSettleFailure, planSettleSuccess } from './settle.ts';
+import type { ReplacePlan, RowCursor } from './store/types.ts';
+
+export { type FlushState, FlushStop };
+
+type Deps = OutboxCoreConfig & OutboxTuning;
+
+function emptyReport(): FlushReport {
+  return {
+    claimed: 0,
+    succeeded: 0,
+    transient: 0,
+    held: 0,
+    blocked: 0,
+    conflicts: 0,
+    stale: 0,
+    remaining: 0,
+    nextAttemptAt: null,
+  };
+}
+
+/**
+ * The flush loop of one holder for one owner (SPEC §4–§8, §11): select → claim → send →
+ * settle, passes repeated while they unblock successors. Environment-free: every effect goes
+ * through the ports in `deps`.
+ */
+export async function runFlush(deps: Deps, owner: string, force: boolean): Promise<FlushReport> {
+  const state: FlushState = {
+    owner,
+    force,
+    report: emptyReport(),
+    attempted: new Set(),
+    busyTargets: new Set(),
+    conflictsPerTarget: new Map(),
+  };
+  try {
+    // A pass that claimed something may have unblocked successors: go again until quiet.
+    while ((await runPass(deps, state)) > 0 && state.stop === undefined) {
+      state.report.remaining = 0;
+      state.report.nextAttemptAt = null;
+    }
+  } catch (error) {
+    if (!(error instanceof FlushStop)) throw error;
+    state.stop = error.reason;
+  }
+  if (state.stop !== undefined) state.report.stopped = state.stop;
+  await deps.store
+    .prune(owner, {
+      maxReceipts: deps.receipts.maxCount,
+      olderThan: deps.clock.now() - deps.receipts.maxAgeMs,
+      maxLedger: deps.conflictLedgerMax,
+    })
+    .catch((error: unknown) => deps.logger?.warn('prune failed', { error: String(error) }));
+  return state.report;
+}
+
+/** One scan over the owner's rows in queue order; returns how many rows it claimed or converted. */
+async function runPass(deps: Deps, state: FlushState): Promise<number> {
+  const claimedBefore = state.report.claimed;
+  let converted = 0;
+  const active = new Set<Promise<void>>();
+  let after: RowCursor | undefined;
+  for (;;) {
+    const raws = await storage(() =>
+      deps.store.scan(state.owner, { after, limit: deps.batchSize }),
+    );
+    if (raws.length === 0) break;
+    const last = raws[raws.length - 1] as { savedAt: number; id: string };
+    after = { savedAt: last.savedAt, id: last.id };
+    const rows = await decodeBatch(deps, state, raws);
+    const predecessor = await predecessorLookup(deps, rows);
+    converted += await recoverOrphanIntents(deps, state, rows, predecessor);
+    const now = deps.clock.now();
+    const candidates = selectSendableRows(
+      rows.map(({ row }) => row).filter((row) => !state.attempted.has(row.id)),
+      { now, leaseMs: deps.leaseMs, force: state.force },
+      predecessor,
+      state.busyTargets,
+    );
+    noteWaiting(state, rows, now);
+    const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
+    for (const row of candidates) {
+      if (state.stop !== undefined) break;
+      while (active.size >= deps.concurrency) await Promise.race(active);
+      if (state.stop !== undefined) break;
+      const key = targetKey(row);
+      if (state.busyTargets.has(key)) continue;
+      state.busyTargets.add(key);
+      state.attempted.add(row.id);
+      const task = sendOne(deps, state, row, rawById.get(row.id))
+        .catch((error: unknown) => {
+          state.stop ??= error instanceof FlushStop ? error.reason : 'storage';
+          if (!(error instanceof FlushStop))
+            deps.logger?.error('send failed', { id: row.id, error: String(error) });
+        })
+        .finally(() => {
+          state.busyTargets.delete(key);
+          active.delete(task);
+        });
+      active.add(task);
+    }
+    if (state.stop !== undefined || raws.length < deps.batchSize) break;
+  }
+  await Promise.all(active);
+  return state.report.claimed - claimedBefore + converted;
+}
+
+/** Parses a batch; values that fail to parse are quarantined on the spot (G7). */
+async function decodeBatch(deps: Deps, state: FlushState, raws: unknown[]): Promise<Observed[]> {
+  const rows: Observed[] = [];
+  for (const raw of raws) {
+    const decoded = decodeRow(raw);
+    if (decoded.ok) {
+      rows.push({ row: decoded.row, raw });
+      continue;
+    }
+    const plan = planQuarantine(decoded, { owner: state.owner, now: deps.clock.now() });
+    if ((await storage(() => deps.store.replace(plan))) === 'committed') {
+      deps.onEvent?.({ type: 'quarantined', id: decoded.id, issues: decoded.issues });
+    }
+  }
+  return rows;
+}
+
+/** Looks up every `successorOf` row: from this batch, else from the store. */
+async function predecessorLookup(
+  deps: Deps,
+  rows: Observed[],
+): Promise<(id: string) => PredecessorState> {
+  const known = new Map<string, PredecessorState>();
+  for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
+  const missing = [
+    ...new Set(
+      rows
+        .map(({ row }) => row.successorOf)
+        .filter((id): id is string => id !== undefined && !known.has(id)),
+    ),
+  ];
+  await Promise.all(
+    missing.map(async (id) => {
+      const decoded = decodeRow(await storage(() => deps.store.get(id)));
+      known.set(
+        id,
+        decoded.raw === undefined
+          ? 'absent'
+          : decoded.ok && decoded.row.state === 'blocked'
+            ? 'blocked'
+            : 'present',
+      );
+    }),
+  );
+  return (id) => known.get(id) ?? 'absent';
+}
+
+/** Counts rows that still wait for a retry, and the earliest time one may go (§12 timer). */
+function noteWaiting(state: FlushState, rows: Observed[], now: number): void {
+  for (const { row } of rows) {
+    if (row.nextAttemptAt === undefined || row.state !== 'queued' || state.attempted.has(row.id))
+      continue;
+    state.report.remaining++;
+    const at = Math.max(row.nextAttemptAt, now);
+    state.report.nextAttemptAt = Math.min(state.report.nextAttemptAt ?? at, at);
+  }
+}
+
+/** Intent rows whose create vanished without this holder's receipt (§8). */
+async function recoverOrphanIntents(
+  deps: Deps,
+  state: FlushState,
+  rows: Observed[],
+  predecessor: (id: string) => PredecessorState,
+): Promise<number> {
+  let converted = 0;
+  const orphans = rows.filter(
+    ({ row }) =>
+      row.request === undefined &&
+      row.state === 'queued' &&
+      row.successorOf !== undefined &&
+      predecessor(row.successorOf) === 'absent',
+  );
+  for (const orphan of orphans)
+    converted += await storage(() => resolveIntents(deps, state.owner, orphan));
+  return converted;
+}
+
+/** Runs a store call; a storage fault stops the flush as a device-side transient (§11). */
+export async function storage<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw error instanceof FlushStop ? error : new FlushStop('storage');
+  }
+}
+
+function classify(
+  handler: CollectionHandler | undefined,
+  result: Parameters<typeof classifyResult>[0],
+  now: number,
+): Outcome {
+  const fallback = classifyResult(result, now);
+  return handler?.classify ? handler.classify(result, fallback) : fallback;
+}
+
+/** Claim → send → settle for one row (SPEC §4, §5). */
+async function sendOne(
+  deps: Deps,
+  state: FlushState,
+  observed: OutboxRow,
+  raw: unknown,
+): Promise<void> {
+  const claim = planClaim(observed, raw, {
+    owner: state.owner,
+    holderId: deps.holderId,
+    now: deps.clock.now(),
+    leaseMs: deps.leaseMs,
+    bundle: deps.bundle,
+  });
+  if (claim.kind === 'skip') return;
+  if ((await storage(() => deps.store.replace(claim.plan))) === 'stale') {
+    state.report.stale++;
+    return;
+  }
+  state.report.claimed++;
+  const { row, fence } = claim;
+  const request = row.request!;
+  deps.onEvent?.({ type: 'claimed', id: row.id, holderId: deps.holderId, fence });
+  const handler = deps.handlers[row.collection];
+  const result = await deps.transport.send(request, {
+    owner: state.owner,
+    collection: row.collection,
+  });
+  deps.onEvent?.({ type: 'sent', id: row.id, requestId: request.requestId, fence });
+  const outcome = classify(handler, result, deps.clock.now());
+  await settle(deps, state, row, fence, outcome, result);
+}
+
+/** Applies an outcome while the claim is still mine (SPEC §5); otherwise changes nothing. */
+async function settle(
+  deps: Deps,
+  state: FlushState,
+  sent: OutboxRow,
+  fence: number,
+  outcome: Outcome,
+  result: Parameters<typeof classifyResult>[0],
+): Promise<void> {
+  const holder = { owner: state.owner, holderId: deps.holderId, fence };
+  if (outcome.kind === 'conflict') {
+    await settleConflict(deps, state, sent, fence, outcome, result);
+    return;
+  }
+  // Re-read and plan again when a concurrent write (say, a new intent) made the ACK stale.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const now = deps.clock.now();
+    const raw = await storage(() => deps.store.get(sent.id));
+    const decoded = decodeRow(raw);
+    const current = decoded.ok ? decoded.row : undefined;
+    let plan: ReplacePlan | undefined;
+    if (outcome.kind === 'success') {
+      const receipt = receiptFor(
+        deps.handlers[sent.collection],
+        sent,
+        outcome.status,
+        outcome.body,
+        now,
+      );
+      const settled = await planSuccessWithIntents(deps, state.owner, current, raw, receipt, {
+        ...holder,
+        now,
+      });
+      plan = settled;
+      if (plan === undefined) {
+        // Not mine: change nothing, but the answer is still news for the UI (§5).
+        deps.onEvent?.({
+          type: 'settled',
+          id: sent.id,
+          outcome: 'success',
+          stale: true,
+          status: outcome.status,
+        });
+        return;
+      }
+    } else {
+      const attempts = current?.evidence?.attemptCount ?? 1;
+      const retryAfter = outcome.kind === 'transient' ? outcome.retryAfterMs : undefined;
+      const nextAttemptAt =
+        now + backoffDelay(attempts, deps.backoff, deps.ids.random(), retryAfter);
+      const failure = planSettleFailure(current, raw, outcome, { ...holder, now, nextAttemptAt });
+      if (failure.kind === 'not_mine') {
+        state.report.stale++;
+        deps.onEvent?.({ type: 'settled', id: sent.id, outcome: outcome.kind, stale: true });
+        return;
+      }
+      plan = failure.plan;
+    }
+    if ((await storage(() => deps.store.replace(plan))) === 'committed') {
+      for (const tomb of plan.tombstones ?? []) {
+        if (tomb.reason === 'converted' && tomb.into)
+          deps.onEvent?.({ type: 'converted', intentId: tomb.id, into: tomb.into });
+      }
+      countOutcome(deps, state, sent, outcome, nextOf(plan));
+      return;
+    }
+  }
+  state.report.stale++;
+}
+
+function nextOf(plan: ReplacePlan): number | undefined {
+  const row = plan.put?.[0] as OutboxRow | undefined;
+  return row?.nextAttemptAt;
+}
+
+async function planSuccessWithIntents(
+  deps: Deps,
+  owner: string,
+  current: OutboxRow | undefined,
+  raw: unknown,
+  receipt: ReturnType<typeof receiptFor>,
+  ctx: { owner: string; holderId: string; fence: number; now: number },
+): Promise<ReplacePlan | undefined> {
+  const extra =
+    current === undefined ? undefined : await intentConversion(deps, owner, current, receipt);
+  const entry = current === undefined ? undefined : ledgerEntryFor(current, receipt);
+  const plan = planSettleSuccess(current, raw, receipt, ctx, {
+    expected: [],
+    ...extra,
+    ...(entry ? { ledger: [entry] } : {}),
+  });
+  if (plan.kind === 'not_mine') return undefined;
+  return plan.plan;
+}
+
+function countOutcome(
+  deps: Deps,
+  state: FlushState,
+  sent: OutboxRow,
+  outcome: Outcome,
+  nextAttemptAt: number | undefined,
+): void {
+  const report = state.report;
+  switch (outcome.kind) {
+    case 'success':
+      report.succeeded++;
+      break;
+    case 'transient':
+      report.transient++;
+      report.remaining++;
+      if (nextAttemptAt !== undefined)
+        report.nextAttemptAt = Math.min(report.nextAttemptAt ?? nextAttemptAt, nextAttemptAt);
+      // The network itself failed: every other row would fail the same way (§12 triggers retry).
+      if (!outcome.device && (outcome.code === 'network' || outcome.code === 'timeout'))
+        state.stop ??= 'offline';
+      break;
+    case 'auth':
+      report.held++;
+      deps.onEvent?.({ type: 'held', id: sent.id });
+      break;
+    case 'permanent':
+      report.blocked++;
+      deps.onEvent?.({ type: 'blocked', id: sent.id, code: outcome.code });
+      break;
+    case 'conflict':
+      report.conflicts++;
+      break;
+  }
+  deps.onEvent?.({
+    type: 'settled',
+    id: sent.id,
+    outcome: outcome.kind,
+    stale: false,
+    ...('status' in outcome ? { status: outcome.status } : {}),
+  });
+}

@@ -1,0 +1,387 @@
+import type { ErrorCode } from './errors.ts';
+import type { CollectionHandler, IntentInfo } from './handler.ts';
+import { buildRowRequest } from './identity.ts';
+import { isRowInFlight, wasAttempted } from './inflight.ts';
+import type { Observed } from './intents.ts';
+import type { Json } from './json.ts';
+import { mergeIntents } from './merge.ts';
+import type { EnqueueResult } from './protocol.ts';
+import { isIntentRow, type OutboxRow, PENDING_PREFIX, pendingCreateId } from './row.ts';
+import type { Receipt, ReplacePlan, Tombstone } from './store/types.ts';
+
+/** A validated intent with its id chosen. */
+export interface NewIntent {
+  id: string;
+  collection: string;
+  kind: string;
+  targetId?: string;
+  payload?: Json;
+  baseRevision?: number | null;
+  meta?: Json;
+}
+
+export interface EnqueueContext {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  maxRowBytes: number;
+  handler: CollectionHandler;
+}
+
+/** What is known about the create a `pending:<C>` target refers to (§8). */
+export interface PendingCreateFacts {
+  /** The create's current row id: `C`, or the row `C` was coalesced into (tombstones followed). */
+  id: string;
+  row?: Observed;
+  receipt?: Receipt;
+  tombstone?: Tombstone;
+}
+
+export type EnqueuePlan =
+  | { kind: 'write'; plan: ReplacePlan; result: EnqueueResult }
+  | { kind: 'reject'; code: ErrorCode; message: string }
+  /** The pending create already has a receipt: plan again against its server id. */
+  | { kind: 'retarget'; targetId: string; baseRevision: number | null };
+
+/** Fields that belong to one attempt of a row and never carry over to a new request. */
+const ATTEMPT_FIELDS = [
+  'claim',
+  'sentAt',
+  'deferredAt',
+  'nextAttemptAt',
+  'heldAt',
+  'blockedAt',
+  'blockedCode',
+  'blockedDetail',
+  'evidence',
+  'writer',
+  'conflict',
+  'request',
+  'successorOf',
+] as const;
+
+function withoutAttempt(row: OutboxRow): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...row };
+  for (const field of ATTEMPT_FIELDS) delete copy[field];
+  return copy;
+}
+
+function info(row: {
+  collection: string;
+  kind: string;
+  targetId: string;
+  payload?: Json;
+  baseRevision?: number | null;
+}): IntentInfo {
+  return {
+    collection: row.collection,
+    kind: row.kind,
+    targetId: row.targetId,
+    payload: row.payload,
+    baseRevision: row.baseRevision,
+  };
+}
+
+function byQueueOrder(a: Observed, b: Observed): number {
+  return a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1);
+}
+
+/**
+ * Plans one enqueue (SPEC §6, §8): a plain row; a successor of a row in flight; one merged row
+ * replacing rows not in flight; both cancelled; an intent row for a create with no server id
+ * yet; or a rejection. Every plan expects the new id absent, so a racing duplicate is `stale`.
+ */
+export function planEnqueue(
+  intent: NewIntent,
+  existing: Observed[],
+  pending: PendingCreateFacts | undefined,
+  ctx: EnqueueContext,
+): EnqueuePlan {
+  const isCreate = intent.kind === 'create';
+  if (isCreate && intent.targetId !== undefined) {
+    return {
+      kind: 'reject',
+      code: 'invalid_intent',
+      message: 'A create takes no targetId: its target is pending:<id>.',
+    };
+  }
+  if (!isCreate && intent.targetId === undefined) {
+    return {
+      kind: 'reject',
+      code: 'invalid_intent',
+      message: `A ${intent.kind} needs a targetId.`,
+    };
+  }
+  const targetId = intent.targetId ?? `${PENDING_PREFIX}${intent.id}`;
+  const createId = isCreate ? undefined : pendingCreateId(targetId);
+  const fresh = { ...intent, targetId };
+  const chain = [...existing].sort(byQueueOrder);
+
+  if (chain.some(({ row }) => row.kind === 'delete')) {
+    return {
+      kind: 'reject',
+      code: 'target_deleted',
+      message: `${targetId} has a delete queued; it cannot be edited.`,
+    };
+  }
+
+  if (createId !== undefined) {
+    const create = pending?.row;
+    if (create === undefined) {
+      if (pending?.receipt?.serverId !== undefined) {
+        return {
+          kind: 'retarget',
+          targetId: pending.receipt.serverId,
+          baseRevision: pending.receipt.revision ?? null,
+        };
+      }
+      if (pending?.tombstone !== undefined && pending.tombstone.reason !== 'converted') {
+        return {
+          kind: 'reject',
+          code: 'target_deleted',
+          message: `The create ${createId} was ${pending.tombstone.reason}.`,
+        };
+      }
+      // The create vanished without a receipt we know of: an intent, recovered at flush (§8).
+      return writeIntent(fresh, pending?.id ?? createId, chain, ctx);
+    }
+    const createUnsent = !wasAttempted(create.row) || create.row.state === 'blocked';
+    if (!createUnsent) return writeIntent(fresh, create.row.id, chain, ctx);
+  }
+
+  // Rows not in flight merge into one (for a never-sent create, its intents fold in too).
+  const others = chain.filter(({ row }) => !isRowInFlight(row, ctx.now, ctx.leaseMs));
+  const inFlight = chain.filter(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
+  if (others.length > 0) return writeMerged(fresh, others, chain, ctx);
+  const predecessor = inFlight.sort((a, b) => (b.row.sentAt ?? 0) - (a.row.sentAt ?? 0))[0];
+  return writeRequestRow(
+    fresh,
+    { savedAt: ctx.now, successorOf: predecessor?.row.id },
+    chain,
+    [],
+    ctx,
+    predecessor ? 'successor' : 'queued',
+  );
+}
+
+function expectAll(chain: Observed[], newId: string): ReplacePlan['expected'] {
+  return [...chain.map(({ row, raw }) => ({ id: row.id, row: raw })), { id: newId, row: null }];
+}
+
+function writeRequestRow(
+  intent: NewIntent & { targetId: string },
+  place: {
+    savedAt: number;
+    successorOf: string | undefined;
+    base?: Record<string, unknown>;
+    baseRevision?: number | null;
+  },
+  chain: Observed[],
+  replaced: Observed[],
+  ctx: EnqueueContext,
+  outcome: EnqueueResult['outcome'],
+): EnqueuePlan {
+  const baseRevision =
+    place.baseRevision !== undefined ? place.baseRevision : (intent.baseRevision ?? null);
+  const intentInfo: IntentInfo = { ...info(intent), baseRevision };
+  let request: OutboxRow['request'];
+  try {
+    request = buildRowRequest(ctx.handler.toRequest(intentInfo), intent.id, baseRevision);
+  } catch (error) {
+    return {
+      kind: 'reject',
+      code: 'invalid_intent',
+      message: error instanceof Error ? error.message : String(error),
+    };
+  }
+  if (request.body !== null && new TextEncoder().encode(request.body).length > ctx.maxRowBytes) {
+    return {
+      kind: 'reject',
+      code: 'row_too_large',
+      message: `The body exceeds ${ctx.maxRowBytes} bytes.`,
+    };
+  }
+  const row: OutboxRow = {
+    ...place.base,
+    v: 1,
+    id: intent.id,
+    owner: ctx.owner,
+    collection: intent.collection,
+    kind: intent.kind,
+    targetId: intent.targetId,
+    savedAt: place.savedAt,
+    state: 'queued',
+    ...(intent.payload === undefined ? {} : { payload: intent.payload }),
+    baseRevision,
+    request,
+    ...(place.successorOf === undefined ? {} : { successorOf: place.successorOf }),
+    ...(intent.meta === undefined ? {} : { meta: intent.meta }),
+  };
+  return {
+    kind: 'write',
+    result: { id: row.id, requestId: request.requestId, targetId: row.targetId, outcome },
+    plan: {
+      owner: ctx.owner,
+      expected: expectAll(chain, intent.id),
+      put: [row],
+      delete: replaced.map(({ row: r }) => r.id),
+      tombstones: replaced.map(({ row: r }) => ({
+        id: r.id,
+        owner: ctx.owner,
+        reason: 'coalesced',
+        into: row.id,
+        at: ctx.now,
+      })),
+      durability: 'strict',
+      reason: 'enqueue',
+    },
+  };
+}
+
+/** Folds the rows not in flight and the new intent into one row (or cancels them all). */
+function writeMerged(
+  intent: NewIntent & { targetId: string },
+  others: Observed[],
+  chain: Observed[],
+  ctx: EnqueueContext,
+): EnqueuePlan {
+  const first = others[0]!.row;
+  let merged: IntentInfo = info(first);
+  for (const next of [...others.slice(1).map(({ row }) => info(row)), info(intent)]) {
+    const result = mergeIntents(merged, next, ctx.handler);
+    if (result.kind === 'target_deleted') {
+      return {
+        kind: 'reject',
+        code: 'target_deleted',
+        message: `${intent.targetId} has a delete queued.`,
+      };
+    }
+    if (result.kind === 'keep_both') {
+      // Kinds without merge rules stay separate, in order: the new row follows the last one.
+      const last = chain[chain.length - 1]!.row;
+      return writeRequestRow(
+        intent,
+        { savedAt: ctx.now, successorOf: last.id },
+        chain,
+        [],
+        ctx,
+        'successor',
+      );
+    }
+    if (result.kind === 'cancel') return writeCancel(intent, chain, ctx);
+    merged = { ...merged, ...result.intent };
+  }
+  return writeRequestRow(
+    {
+      ...intent,
+      kind: merged.kind,
+      payload: merged.payload as Json,
+      meta: intent.meta ?? first.meta,
+    },
+    {
+      savedAt: first.savedAt,
+      successorOf: first.successorOf,
+      base: withoutAttempt(first),
+      baseRevision: first.baseRevision ?? intent.baseRevision ?? null,
+    },
+    chain,
+    others,
+    ctx,
+    'coalesced',
+  );
+}
+
+/** create+delete before the create was ever sent: nothing is sent, every row is tombstoned. */
+function writeCancel(
+  intent: NewIntent & { targetId: string },
+  chain: Observed[],
+  ctx: EnqueueContext,
+): EnqueuePlan {
+  const ids = [...chain.map(({ row }) => row.id), intent.id];
+  return {
+    kind: 'write',
+    result: { id: intent.id, targetId: intent.targetId, outcome: 'cancelled' },
+    plan: {
+      owner: ctx.owner,
+      expected: expectAll(chain, intent.id),
+      delete: chain.map(({ row }) => row.id),
+      tombstones: ids.map((id) => ({
+        id,
+        owner: ctx.owner,
+        reason: 'cancelled' as const,
+        at: ctx.now,
+      })),
+      durability: 'strict',
+      reason: 'enqueue',
+    },
+  };
+}
+
+/** An edit of a create whose outcome is unknown: an intent row, merged with earlier intents (§8). */
+function writeIntent(
+  intent: NewIntent & { targetId: string },
+  createId: string,
+  chain: Observed[],
+  ctx: EnqueueContext,
+): EnqueuePlan {
+  const intents = chain.filter(({ row }) => isIntentRow(row));
+  let kind = intent.kind;
+  let payload = intent.payload;
+  let savedAt = ctx.now;
+  let base: Record<string, unknown> = {};
+  const replaced: Observed[] = [];
+  const last = intents[intents.length - 1];
+  let successorOf = createId;
+  if (last !== undefined) {
+    const result = mergeIntents(info(last.row), info(intent), ctx.handler);
+    if (result.kind === 'target_deleted')
+      return {
+        kind: 'reject',
+        code: 'target_deleted',
+        message: `${intent.targetId} has a delete queued.`,
+      };
+    if (result.kind === 'merged') {
+      ({ kind, payload } = { kind: result.intent.kind, payload: result.intent.payload });
+      savedAt = last.row.savedAt;
+      base = withoutAttempt(last.row);
+      successorOf = last.row.successorOf ?? createId;
+      replaced.push(last);
+    } else {
+      successorOf = last.row.id;
+    }
+  }
+  const row: OutboxRow = {
+    ...base,
+    v: 1,
+    id: intent.id,
+    owner: ctx.owner,
+    collection: intent.collection,
+    kind,
+    targetId: intent.targetId,
+    savedAt,
+    state: 'queued',
+    ...(payload === undefined ? {} : { payload }),
+    baseRevision: intent.baseRevision ?? null,
+    successorOf,
+    ...(intent.meta === undefined ? {} : { meta: intent.meta }),
+  };
+  return {
+    kind: 'write',
+    result: { id: row.id, targetId: row.targetId, outcome: 'intent' },
+    plan: {
+      owner: ctx.owner,
+      expected: expectAll(chain, intent.id),
+      put: [row],
+      delete: replaced.map(({ row: r }) => r.id),
+      tombstones: replaced.map(({ row: r }) => ({
+        id: r.id,
+        owner: ctx.owner,
+        reason: 'coalesced',
+        into: row.id,
+        at: ctx.now,
+      })),
+      durability: 'strict',
+      reason: 'enqueue',
+    },
+  };
+}

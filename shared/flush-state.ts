@@ -1,0 +1,19 @@
+import type { FlushReport } from './protocol.ts';
+
+/** Thrown inside a flush to stop it for a device-side reason (never marks the network offline). */
+export class FlushStop extends Error {
+  constructor(readonly reason: NonNullable<FlushReport['stopped']>) {
+    super(reason);
+  }
+}
+
+/** Per-flush bookkeeping: what was attempted, counted, and how many conflicts per record. */
+export interface FlushState {
+  owner: string;
+  force: boolean;
+  report: FlushReport;
+  attempted: Set<string>;
+  busyTargets: Set<string>;
+  conflictsPerTarget: Map<string, number>;
+  stop?: FlushReport['stopped'];
+}

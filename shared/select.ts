@@ -1,0 +1,86 @@
+import { isRowInFlight } from './inflight.ts';
+import { isIntentRow, type OutboxRow, type RowStatus } from './row.ts';
+
+export interface SelectContext {
+  now: number;
+  leaseMs: number;
+  /** Ignore `nextAttemptAt` (a forced flush, SPEC §11). */
+  force: boolean;
+}
+
+/** What the selection knows about a `successorOf` row: gone, blocked, or still waiting. */
+export type PredecessorState = 'absent' | 'blocked' | 'present';
+
+/** Why a row is not sendable now, or `sendable` (SPEC §7, in the order the rules apply). */
+export type Sendability =
+  | 'sendable'
+  | 'blocked'
+  | 'held'
+  | 'in_flight'
+  | 'waiting'
+  | 'intent'
+  | 'backoff'
+  | 'unknown_state';
+
+/** Applies the sendable rules of SPEC §7 to one row. */
+export function sendability(
+  row: OutboxRow,
+  ctx: SelectContext,
+  predecessor: (id: string) => PredecessorState,
+): Sendability {
+  if (row.state === 'blocked') return 'blocked';
+  if (row.state === 'held') return 'held';
+  if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'in_flight';
+  if (row.successorOf !== undefined && predecessor(row.successorOf) === 'present') return 'waiting';
+  if (isIntentRow(row) || row.request === undefined) return 'intent';
+  if (!ctx.force && row.nextAttemptAt !== undefined && row.nextAttemptAt > ctx.now)
+    return 'backoff';
+  if (row.state !== 'queued' && row.state !== 'sending') return 'unknown_state';
+  return 'sendable';
+}
+
+/**
+ * The sendable rows among `rows` (already in `[savedAt, id]` order), at most one per record so
+ * that a record's rows never travel together (G4).
+ */
+export function selectSendableRows(
+  rows: OutboxRow[],
+  ctx: SelectContext,
+  predecessor: (id: string) => PredecessorState,
+  busyTargets: ReadonlySet<string> = new Set(),
+): OutboxRow[] {
+  const chosen: OutboxRow[] = [];
+  const targets = new Set(busyTargets);
+  for (const row of rows) {
+    const key = targetKey(row);
+    if (targets.has(key)) continue;
+    if (sendability(row, ctx, predecessor) !== 'sendable') {
+      // A record whose earlier row waits keeps its later rows waiting too.
+      if (row.state !== 'blocked') targets.add(key);
+      continue;
+    }
+    targets.add(key);
+    chosen.push(row);
+  }
+  return chosen;
+}
+
+/** The record a row is about: `collection` + `targetId`. */
+export function targetKey(row: Pick<OutboxRow, 'collection' | 'targetId'>): string {
+  return `${row.collection}\u0000${row.targetId}`;
+}
+
+/** The display status of a row (SPEC §2), derived, never stored. */
+export function rowStatus(
+  row: OutboxRow,
+  ctx: Omit<SelectContext, 'force'>,
+  predecessor: (id: string) => PredecessorState,
+): RowStatus {
+  if (row.state === 'blocked') return 'blocked';
+  if (row.state === 'held') return 'held';
+  if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'sending';
+  if (isIntentRow(row)) return 'intent';
+  if (row.successorOf !== undefined && predecessor(row.successorOf) === 'present') return 'waiting';
+  if (row.state !== 'queued' && row.state !== 'sending') return 'unknown';
+  return row.deferredAt !== undefined ? 'deferred' : 'queued';
+}

@@ -1,0 +1,208 @@
+import type { Json } from '../../shared/json.ts';
+import type { ReceiptLookup, Transport, TransportResult } from '../../shared/ports.ts';
+import type { RowRequest } from '../../shared/row.ts';
+
+/**
+ * A small in-memory model of the reference server (SPEC §15) for unit and scenario tests:
+ * idempotency ledger keyed by (principal, key) with fingerprints, revision compare-and-set,
+ * and fault hooks. Every applied write is counted, so a duplicate effect is visible.
+ */
+export interface ModelRecord {
+  id: string;
+  owner: string;
+  revision: number;
+  data: Record<string, Json>;
+  deleted: boolean;
+}
+
+export interface Effect {
+  key: string;
+  owner: string;
+  method: string;
+  id: string;
+  revision: number;
+}
+
+interface Stored {
+  fingerprint: string;
+  status: number;
+  body: string;
+}
+
+type Fault = 'drop' | 'fail503' | 'network' | 'unauthorized';
+
+export class ModelServer {
+  readonly records = new Map<string, ModelRecord>();
+  readonly ledger = new Map<string, Stored>();
+  readonly effects: Effect[] = [];
+  /** Every request that reached the server, in order: `METHOD url key`. */
+  readonly seen: { method: string; url: string; key: string; owner: string }[] = [];
+  private nextId = 1;
+  private faults: Fault[] = [];
+  /** Include the server copy in 412 answers (SPEC §15 "optionally `current`"). */
+  sendCurrentOnConflict = true;
+
+  /** Queues faults for the next requests, in order. */
+  inject(...faults: Fault[]): void {
+    this.faults.push(...faults);
+  }
+
+  /** An edit by another device: bumps the record's revision outside the outbox. */
+  editElsewhere(id: string, data: Record<string, Json> = {}): void {
+    const record = this.records.get(id);
+    if (!record) throw new Error(`no record ${id}`);
+    record.revision++;
+    Object.assign(record.data, data);
+  }
+
+  seed(owner: string, data: Record<string, Json> = {}): ModelRecord {
+    const record = { id: `n_${this.nextId++}`, owner, revision: 1, data, deleted: false };
+    this.records.set(record.id, record);
+    return record;
+  }
+
+  effectsFor(key: string): number {
+    return this.effects.filter((e) => e.key === key).length;
+  }
+
+  /** Handles one request as the reference server would; `drop` applies, then loses the answer. */
+  handle(request: RowRequest, owner: string): TransportResult {
+    const fault = this.faults.shift();
+    if (fault === 'network') return { kind: 'network_error', message: 'injected' };
+    const key = (request.headers['idempotency-key'] ?? '').replaceAll('"', '');
+    this.seen.push({ method: request.method, url: request.url, key, owner });
+    if (fault === 'unauthorized') return this.respond(401, { type: 'unauthorized' });
+    if (fault === 'fail503')
+      return {
+        ...this.respond(503, { type: 'unavailable' }),
+        headers: { 'retry-after': '1', 'content-type': 'application/problem+json' },
+      };
+    const fingerprint = `${request.method} ${request.url} ${request.headers['content-digest'] ?? ''}`;
+    const ledgerKey = `${owner}\u0000${key}`;
+    const stored = this.ledger.get(ledgerKey);
+    if (stored) {
+      if (stored.fingerprint !== fingerprint)
+        return this.respond(422, { type: 'idempotency-key-reused' });
+      const replay = {
+        kind: 'response' as const,
+        status: stored.status,
+        headers: { 'idempotent-replayed': 'true' },
+        body: stored.body,
+      };
+      return fault === 'drop' ? { kind: 'network_error', message: 'response dropped' } : replay;
+    }
+    const result = this.apply(request, owner, key);
+    // Only outcomes of a write are stored; a failed precondition leaves nothing (seed 001).
+    if (result.status < 300)
+      this.ledger.set(ledgerKey, { fingerprint, status: result.status, body: result.body });
+    if (fault === 'drop') return { kind: 'network_error', message: 'response dropped' };
+    return result;
+  }
+
+  private respond(status: number, body: Json, headers: Record<string, string> = {}) {
+    return {
+      kind: 'response' as const,
+      status,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    };
+  }
+
+  private apply(request: RowRequest, owner: string, key: string) {
+    const [, , id] = request.url.split('/').slice(1);
+    const body = request.body ? (JSON.parse(request.body) as Record<string, Json>) : {};
+    if (request.method === 'POST') {
+      const record = this.seed(owner, body);
+      this.effects.push({ key, owner, method: 'POST', id: record.id, revision: 1 });
+      return this.respond(201, { id: record.id, revision: 1, ...record.data });
+    }
+    const record = id === undefined ? undefined : this.records.get(decodeURIComponent(id));
+    if (!record || record.owner !== owner || record.deleted)
+      return this.respond(404, { type: 'not-found' });
+    const ifMatch = request.headers['if-match']?.replaceAll('"', '');
+    if (ifMatch !== undefined && Number(ifMatch) !== record.revision) {
+      return this.respond(
+        412,
+        {
+          type: 'revision-conflict',
+          currentRevision: record.revision,
+          ...(this.sendCurrentOnConflict ? { current: { ...record.data } } : {}),
+        },
+        { etag: `"${record.revision}"` },
+      );
+    }
+    record.revision++;
+    if (request.method === 'DELETE') {
+      record.deleted = true;
+      this.effects.push({ key, owner, method: 'DELETE', id: record.id, revision: record.revision });
+      return this.respond(200, { id: record.id, revision: record.revision, deleted: true });
+    }
+    Object.assign(record.data, body);
+    this.effects.push({
+      key,
+      owner,
+      method: request.method,
+      id: record.id,
+      revision: record.revision,
+    });
+    return this.respond(200, { id: record.id, revision: record.revision, ...record.data });
+  }
+
+  lookup(owner: string, key: string): ReceiptLookup {
+    const stored = this.ledger.get(`${owner}\u0000${key}`);
+    return stored
+      ? { kind: 'found', status: stored.status, body: JSON.parse(stored.body) as Json }
+      : { kind: 'not_found' };
+  }
+}
+
+/**
+ * A transport onto the model with a gate: while a holder's gate is closed its requests wait
+ * at the door (already claimed, not yet answered) — how tests hold a request "in flight".
+ */
+export class GatedTransport implements Transport {
+  private waiting: (() => void)[] = [];
+  private closed = false;
+  /** Answers held back: the server applied the request, the holder has not heard yet. */
+  private late: { resolve: (r: TransportResult) => void; result: TransportResult }[] = [];
+  holdAnswers = false;
+  lookupFails = false;
+
+  constructor(
+    readonly server: ModelServer,
+    readonly log: string[] = [],
+    readonly name = '?',
+  ) {}
+
+  close(): void {
+    this.closed = true;
+  }
+
+  open(): void {
+    this.closed = false;
+    for (const go of this.waiting.splice(0)) go();
+  }
+
+  /** Delivers answers held back by `holdAnswers` (a late answer, SPEC §18 row 3). */
+  release(): void {
+    this.holdAnswers = false;
+    for (const { resolve, result } of this.late.splice(0)) resolve(result);
+  }
+
+  get pending(): number {
+    return this.waiting.length + this.late.length;
+  }
+
+  async send(request: RowRequest, ctx: { owner: string }): Promise<TransportResult> {
+    if (this.closed) await new Promise<void>((go) => this.waiting.push(go));
+    this.log.push(`send:${this.name}:${request.requestId}`);
+    const result = this.server.handle(request, ctx.owner);
+    if (!this.holdAnswers) return result;
+    return new Promise((resolve) => this.late.push({ resolve, result }));
+  }
+
+  async lookupReceipt(requestId: string, ctx: { owner: string }): Promise<ReceiptLookup> {
+    if (this.lookupFails) return { kind: 'error', message: 'offline' };
+    return this.server.lookup(ctx.owner, requestId);
+  }
+}
