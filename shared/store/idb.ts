@@ -4,9 +4,10 @@ import type { Json } from '../json.ts';
 import { ChangeListeners, changeNoticeFor, isChangeNotice, matchesObservation } from './commit.ts';
 import {
   changeChannelName,
+  createMissingStores,
   DEFAULT_DB_NAME,
   INDEX,
-  OUTBOX_SCHEMA,
+  lacksOutboxSchema,
   type OutboxDbSchema,
   STORE,
   type StoreName,
@@ -283,11 +284,11 @@ async function openOutboxDb(
   onLost: () => void,
 ): Promise<OutboxDb> {
   let raw = await openRaw(factory, name, undefined, onBlocked);
-  if (lacksSchema(raw)) {
+  if (lacksOutboxSchema(raw)) {
     const version = raw.version + 1;
     raw.close();
     raw = await openRaw(factory, name, version, onBlocked);
-    if (lacksSchema(raw)) {
+    if (lacksOutboxSchema(raw)) {
       raw.close();
       throw new OutboxError('storage', `Database ${name} lacks the outbox schema after upgrading.`);
     }
@@ -311,35 +312,11 @@ function openRaw(
   return new Promise((resolve, reject) => {
     const request = factory.open(name, version);
     request.onupgradeneeded = () => {
-      if (request.transaction) createMissing(request.result, request.transaction);
+      if (request.transaction) createMissingStores(request.result, request.transaction);
     };
     request.onblocked = () => onBlocked?.();
     request.onsuccess = () => resolve(request.result);
     request.onerror = () =>
       reject(request.error ?? new DOMException('open failed', 'UnknownError'));
-  });
-}
-
-function createMissing(db: IDBDatabase, upgrade: IDBTransaction): void {
-  for (const [name, declaration] of Object.entries(OUTBOX_SCHEMA)) {
-    const store = db.objectStoreNames.contains(name)
-      ? upgrade.objectStore(name)
-      : db.createObjectStore(
-          name,
-          declaration.keyPath === null ? {} : { keyPath: declaration.keyPath },
-        );
-    for (const [index, keyPath] of Object.entries(declaration.indexes)) {
-      if (!store.indexNames.contains(index)) store.createIndex(index, [...keyPath]);
-    }
-  }
-}
-
-function lacksSchema(db: IDBDatabase): boolean {
-  const names = Object.keys(OUTBOX_SCHEMA) as StoreName[];
-  if (names.some((name) => !db.objectStoreNames.contains(name))) return true;
-  const inspect = db.transaction(names, 'readonly');
-  return names.some((name) => {
-    const present = inspect.objectStore(name).indexNames;
-    return Object.keys(OUTBOX_SCHEMA[name].indexes).some((index) => !present.contains(index));
   });
 }

@@ -22,6 +22,8 @@ import type {
   ConflictLedgerEntry,
   OutboxStore,
   Receipt,
+  ReplacePlan,
+  ReplaceResult,
   RowCursor,
   Tombstone,
 } from './types.ts';
@@ -177,7 +179,7 @@ class MemoryConnection implements OutboxStore {
     );
   }
 
-  async replace(plan: Parameters<OutboxStore['replace']>[0]): Promise<'committed' | 'stale'> {
+  async replace(plan: ReplacePlan): Promise<ReplaceResult> {
     const stores = this.#stores();
     // No await from here to the end: the compare and the writes are one atomic step, as one
     // IndexedDB readwrite transaction is (SPEC §3).

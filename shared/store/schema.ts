@@ -87,3 +87,32 @@ export interface OutboxDbSchema extends DBSchema {
   tombstones: { key: string; value: Tombstone };
   meta: { key: string; value: Json };
 }
+
+/**
+ * Creates every declared store and index the database lacks, inside its upgrade transaction.
+ * Additive only (SPEC §17): nothing existing is changed or removed, so older bundles keep working.
+ */
+export function createMissingStores(db: IDBDatabase, upgrade: IDBTransaction): void {
+  for (const [name, declaration] of Object.entries(OUTBOX_SCHEMA)) {
+    const store = db.objectStoreNames.contains(name)
+      ? upgrade.objectStore(name)
+      : db.createObjectStore(
+          name,
+          declaration.keyPath === null ? {} : { keyPath: declaration.keyPath },
+        );
+    for (const [index, keyPath] of Object.entries(declaration.indexes)) {
+      if (!store.indexNames.contains(index)) store.createIndex(index, [...keyPath]);
+    }
+  }
+}
+
+/** Whether an open database lacks a declared store or index (then it needs an upgrade). */
+export function lacksOutboxSchema(db: IDBDatabase): boolean {
+  const names = Object.keys(OUTBOX_SCHEMA) as StoreName[];
+  if (names.some((name) => !db.objectStoreNames.contains(name))) return true;
+  const inspect = db.transaction(names, 'readonly');
+  return names.some((name) => {
+    const present = inspect.objectStore(name).indexNames;
+    return Object.keys(OUTBOX_SCHEMA[name].indexes).some((index) => !present.contains(index));
+  });
+}
