@@ -1,0 +1,127 @@
+import type { OutboxCore } from './core-types.ts';
+import type { Clock } from './ports.ts';
+import type { FlushOptions, FlushReport } from './protocol.ts';
+
+/**
+ * Runs flushes for a set of owners and keeps one wake-up timer at the earliest `nextAttemptAt`
+ * (SPEC §12). Overlapping triggers need no queue here: `core.flush` already runs one loop per
+ * owner and folds calls made during a pass into one more pass. Used by the worker (which keeps
+ * the wake-up inside `waitUntil`) and by the page sender.
+ */
+
+export interface FlushRun {
+  reports: FlushReport[];
+  /** Settles after the wake-up this run armed has flushed again; undefined when none is due. */
+  wake: Promise<void> | undefined;
+}
+
+export interface FlushSchedulerOptions {
+  core: () => Promise<OutboxCore>;
+  clock: Clock;
+  /** The owners a run flushes when none are named (the worker's known owners, §12). */
+  owners: () => Promise<string[]>;
+  /** Delay before trying again after a flush that stopped early without a `nextAttemptAt`. */
+  retryDelayMs: number;
+  /** The longest a wake-up is allowed to wait; later rows are found by the next trigger. */
+  maxWakeDelayMs: number;
+  /** Called with each run's reports (telemetry, sync registration). */
+  onRun?: (reports: FlushReport[], trigger: string) => void;
+}
+
+export interface FlushScheduler {
+  run(trigger: string, options?: FlushOptions & { owners?: string[] }): Promise<FlushRun>;
+  /** Cancels the wake-up timer and refuses later runs (a page sender that handed over). */
+  stop(): void;
+}
+
+/** Whether a run left work that a later attempt should pick up (transient failures, backoff). */
+export function needsRetry(reports: readonly FlushReport[]): boolean {
+  return reports.some((report) => report.remaining > 0 || report.stopped !== undefined);
+}
+
+export function createFlushScheduler(options: FlushSchedulerOptions): FlushScheduler {
+  let timer:
+    | {
+        at: number;
+        handle: ReturnType<typeof setTimeout>;
+        done: Promise<void>;
+        resolve: (v: Promise<void>) => void;
+      }
+    | undefined;
+  let stopped = false;
+
+  function arm(at: number): Promise<void> {
+    if (timer !== undefined && timer.at <= at) return timer.done;
+    const delay = Math.min(Math.max(0, at - options.clock.now()), options.maxWakeDelayMs);
+    let done: Promise<void>;
+    let resolve: (v: Promise<void>) => void;
+    if (timer === undefined) {
+      ({ done, resolve } = deferred());
+    } else {
+      clearTimeout(timer.handle);
+      ({ done, resolve } = timer);
+    }
+    const handle = setTimeout(() => {
+      timer = undefined;
+      // The next run arms the next wake-up; chaining keeps the caller's waitUntil alive through it.
+      // A failed run ends the chain; the next trigger starts a new one.
+      resolve(
+        run('timer').then(
+          (next) => next.wake,
+          () => undefined,
+        ),
+      );
+    }, delay);
+    timer = { at, handle, done, resolve };
+    return done;
+  }
+
+  function wakeFor(reports: FlushReport[]): Promise<void> | undefined {
+    let at: number | undefined;
+    for (const report of reports) {
+      const due =
+        report.remaining > 0 && report.nextAttemptAt !== null
+          ? report.nextAttemptAt
+          : report.stopped !== undefined || report.remaining > 0
+            ? options.clock.now() + options.retryDelayMs
+            : undefined;
+      if (due !== undefined && (at === undefined || due < at)) at = due;
+    }
+    return at === undefined ? undefined : arm(at);
+  }
+
+  async function run(
+    trigger: string,
+    flushOptions: FlushOptions & { owners?: string[] } = {},
+  ): Promise<FlushRun> {
+    if (stopped) return { reports: [], wake: undefined };
+    const { owners: named, ...rest } = flushOptions;
+    const [core, owners] = await Promise.all([
+      options.core(),
+      named ? Promise.resolve(named) : options.owners(),
+    ]);
+    const reports = await Promise.all(owners.map((owner) => core.flush(owner, rest)));
+    options.onRun?.(reports, trigger);
+    return { reports, wake: stopped ? undefined : wakeFor(reports) };
+  }
+
+  return {
+    run,
+    stop() {
+      stopped = true;
+      if (timer !== undefined) {
+        clearTimeout(timer.handle);
+        timer.resolve(Promise.resolve());
+        timer = undefined;
+      }
+    },
+  };
+}
+
+function deferred(): { done: Promise<void>; resolve: (v: Promise<void>) => void } {
+  let resolve!: (v: Promise<void>) => void;
+  const done = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { done, resolve };
+}
