@@ -1,0 +1,232 @@
+import { proxy } from 'comlink';
+import type { Workbox } from 'workbox-window';
+import { installComlinkErrors } from '../shared/comlink-errors.ts';
+import type { EndpointApi, WatchUpdate } from '../shared/connection.ts';
+import type { SetAuthOptions } from '../shared/credentials.ts';
+import { cryptoIds } from '../shared/defaults.ts';
+import { OutboxError } from '../shared/errors.ts';
+import { newRequestId } from '../shared/identity.ts';
+import type {
+  EnqueueInput,
+  EnqueueResult,
+  FlushOptions,
+  FlushReport,
+  OutboxStats,
+  RowFilter,
+  RowView,
+} from '../shared/protocol.ts';
+import type { ConflictLedgerEntry, Receipt } from '../shared/store/types.ts';
+import { WorkerChannel } from './channel.ts';
+import { flushViaWorker } from './flush-message.ts';
+import { type PageSender, type PageSenderConfig, startPageSender } from './page-sender.ts';
+import { registerPeriodicSync, registerWorker, requestBackgroundSync } from './registration.ts';
+import { Subscriptions } from './subscriptions.ts';
+
+/** Options of {@link connectOutbox} (SPEC §13). */
+export interface ConnectOptions {
+  /** The worker script, e.g. `/sw.js`. */
+  swUrl: string;
+  /** The account whose rows this page works with (G6). */
+  owner: string;
+  /** Every call's timeout; a call answers or fails within about twice this. Default 5 s. */
+  timeoutMs?: number;
+  /** How long `flush()` waits for the worker's report. Default 60 s. */
+  flushTimeoutMs?: number;
+  scope?: string;
+  type?: WorkerType;
+  /** Run the outbox in the tab while no worker controls the page (§12); omit to always use a worker. */
+  pageSender?: PageSenderConfig;
+  /** Periodic sync's minimum interval when permitted, or false to leave it alone. Default 12 h. */
+  periodicSync?: { minIntervalMs: number } | false;
+}
+
+/** The page API (SPEC §13). Every call has a timeout; none hangs. */
+export interface OutboxClient {
+  /** Who serves the page right now: its service worker, or the page sender. */
+  readonly mode: 'worker' | 'page';
+  readonly workbox: Workbox | undefined;
+  enqueue(input: EnqueueInput): Promise<EnqueueResult>;
+  /** Calls `listener` with the rows now and after every change; returns a function that stops it. */
+  subscribe(listener: (rows: RowView[]) => void, filter?: RowFilter): () => void;
+  /** Follows one row until it is settled (then its receipt); returns a function that stops it. */
+  watch(id: string, listener: (update: WatchUpdate) => void): () => void;
+  flush(options?: FlushOptions): Promise<FlushReport>;
+  rows(filter?: RowFilter): Promise<RowView[]>;
+  row(id: string): Promise<RowView | undefined>;
+  stats(): Promise<OutboxStats>;
+  resumeHeld(): Promise<number>;
+  retry(id: string): Promise<void>;
+  discard(id: string): Promise<void>;
+  conflicts(options?: { limit?: number }): Promise<ConflictLedgerEntry[]>;
+  receipts(options?: { limit?: number }): Promise<Receipt[]>;
+  receipt(requestId: string): Promise<Receipt | undefined>;
+  /** Hands credentials to the sender (§13); they are restored after every reconnect. */
+  setAuth(headers: Record<string, string> | null, options?: SetAuthOptions): Promise<void>;
+  close(): void;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Connects a page to its outbox: registers the worker and returns the page API (SPEC §13). */
+export async function connectOutbox(options: ConnectOptions): Promise<OutboxClient> {
+  if (typeof options.owner !== 'string' || options.owner === '') {
+    throw new OutboxError('invalid_intent', 'connectOutbox needs a non-empty owner');
+  }
+  installComlinkErrors();
+  const { owner } = options;
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const container = 'serviceWorker' in navigator ? navigator.serviceWorker : undefined;
+  const registered = container ? registerWorker(options) : undefined;
+  const subscriptions = new Subscriptions();
+  let auth: { headers: Record<string, string> | null; options: SetAuthOptions } | undefined;
+  let pageSender: PageSender | undefined;
+  let closed = false;
+
+  const channel = new WorkerChannel({
+    owner,
+    timeoutMs,
+    async target() {
+      if (container?.controller) return container.controller;
+      const registration = await registered?.registration;
+      return (
+        container?.controller ?? registration?.active ?? (await registered?.workbox.active) ?? null
+      );
+    },
+    onConnect(link) {
+      const api = link.remote as unknown as EndpointApi;
+      // A new connection starts empty: restore credentials, then subscriptions.
+      if (auth !== undefined) api.setAuth(auth.headers, auth.options).catch(() => undefined);
+      subscriptions.attach(api, (listener) => proxy(listener));
+    },
+  });
+
+  const useWorker = () => pageSender === undefined;
+  const api = async <T>(call: (api: EndpointApi) => Promise<T>): Promise<T> => {
+    if (closed) throw new OutboxError('closed');
+    if (pageSender !== undefined) return call(await pageSender.api());
+    return channel.call((remote) => call(remote as unknown as EndpointApi));
+  };
+  const flush = async (flushOptions: FlushOptions = {}): Promise<FlushReport[]> => {
+    if (closed) throw new OutboxError('closed');
+    if (pageSender !== undefined) return pageSender.flush(flushOptions);
+    const worker = await channel.ensure().then((link) => link.worker);
+    return flushViaWorker(worker, owner, flushOptions, options.flushTimeoutMs ?? 60_000);
+  };
+  const flushSoon = (flushOptions: FlushOptions = {}) =>
+    void flush(flushOptions).catch(() => undefined);
+
+  if (!container?.controller && options.pageSender !== undefined) {
+    pageSender = startPageSender(options.pageSender, owner);
+    subscriptions.attach(await pageSender.api(), (listener) => listener);
+    flushSoon();
+  } else {
+    await withRetry(() => channel.ensure());
+  }
+
+  // A worker took control (first install, update, or after a hard reload): hand over to it.
+  const onControllerChange = () => {
+    channel.drop();
+    if (pageSender !== undefined) {
+      pageSender.stop();
+      pageSender = undefined;
+    }
+    void channel.ensure().catch(() => undefined);
+  };
+  const onOnline = () => flushSoon({ force: true });
+  const onVisible = () => {
+    if (document.visibilityState === 'visible') flushSoon();
+  };
+  container?.addEventListener('controllerchange', onControllerChange);
+  globalThis.addEventListener('online', onOnline);
+  globalThis.document?.addEventListener('visibilitychange', onVisible);
+
+  if (options.periodicSync !== false) {
+    void registered?.registration.then((registration) =>
+      registerPeriodicSync(
+        registration,
+        (options.periodicSync || { minIntervalMs: DAY_MS / 2 }).minIntervalMs,
+      ),
+    );
+  }
+
+  return {
+    get mode() {
+      return useWorker() ? 'worker' : 'page';
+    },
+    workbox: registered?.workbox,
+    async enqueue(input) {
+      // An id made here makes the retry after a reconnect safe: enqueue is idempotent by id (§9).
+      const withId =
+        isObject(input) && input.id === undefined && typeof input.collection === 'string'
+          ? { ...input, id: newRequestId(cryptoIds, input.collection) }
+          : input;
+      const result = await api((a) => a.enqueue(withId));
+      flushSoon();
+      void registered?.registration.then(requestBackgroundSync);
+      return result;
+    },
+    subscribe: (listener, filter) => subscriptions.rows(filter, listener),
+    watch: (id, listener) => subscriptions.watch(id, listener),
+    async flush(flushOptions) {
+      const reports = await flush(flushOptions);
+      return reports[0] ?? emptyReport();
+    },
+    rows: (filter) => api((a) => a.rows(filter)),
+    row: (id) => api((a) => a.row(id)),
+    stats: () => api((a) => a.stats()),
+    async resumeHeld() {
+      const resumed = await api((a) => a.resumeHeld());
+      if (resumed > 0) flushSoon({ force: true });
+      return resumed;
+    },
+    async retry(id) {
+      await api((a) => a.retry(id));
+      flushSoon({ force: true });
+    },
+    discard: (id) => api((a) => a.discard(id)),
+    conflicts: (o) => api((a) => a.conflicts(o)),
+    receipts: (o) => api((a) => a.receipts(o)),
+    receipt: (requestId) => api((a) => a.receipt(requestId)),
+    async setAuth(headers, authOptions = {}) {
+      auth = { headers, options: authOptions };
+      await api((a) => a.setAuth(headers, authOptions));
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      container?.removeEventListener('controllerchange', onControllerChange);
+      globalThis.removeEventListener('online', onOnline);
+      globalThis.document?.removeEventListener('visibilitychange', onVisible);
+      subscriptions.clear();
+      pageSender?.stop();
+      channel.close();
+    },
+  };
+}
+
+/** The first connection may wait for a fresh worker to install and activate: one more try. */
+async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await attempt();
+  } catch {
+    return attempt();
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function emptyReport(): FlushReport {
+  return {
+    claimed: 0,
+    succeeded: 0,
+    transient: 0,
+    held: 0,
+    blocked: 0,
+    conflicts: 0,
+    stale: 0,
+    remaining: 0,
+    nextAttemptAt: null,
+  };
+}

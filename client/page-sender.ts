@@ -1,0 +1,68 @@
+import type { EndpointApi } from '../shared/connection.ts';
+import { createEndpoint, type Endpoint } from '../shared/endpoint.ts';
+import { BUNDLE_VERSION } from '../shared/outbox.ts';
+import { rememberOwner } from '../shared/owners.ts';
+import type { FlushOptions, FlushReport } from '../shared/protocol.ts';
+import { createRowFeed } from '../shared/row-feed.ts';
+import { createSender, type SenderConfig } from '../shared/sender.ts';
+
+/**
+ * The page sender (SPEC §12, §1): when no service worker controls the page, the same core runs
+ * in the tab with its own holder id, the same IndexedDB store and a page fetch transport. Every
+ * send still goes through the per-row claim, so a worker flushing at the same time never causes
+ * a second request. It serves the page API locally and flushes on enqueue, `online` and becoming
+ * visible (the client wires those); it stops once a worker controls the page.
+ */
+
+/** Configuration of the page sender: the sender part of the worker's config (§14). */
+export type PageSenderConfig = SenderConfig;
+
+export interface PageSender {
+  readonly holderId: string;
+  /** The page API served in the tab, bound to the owner. */
+  api(): Promise<EndpointApi>;
+  flush(options?: FlushOptions): Promise<FlushReport[]>;
+  /** Stops flushing (a worker took over); a flush in progress finishes under its claims. */
+  stop(): void;
+}
+
+export function startPageSender(config: PageSenderConfig, owner: string): PageSender {
+  const sender = createSender(config, { kind: 'tab', owners: async () => [owner] });
+  let endpoint: Promise<Endpoint> | undefined;
+  let stopped = false;
+
+  const open = async (): Promise<Endpoint> => {
+    const [core, store] = await Promise.all([sender.core(), sender.store()]);
+    // The worker, once there, flushes known owners even with every tab closed (§12).
+    await rememberOwner(store, owner);
+    const api = core.forOwner(owner);
+    return createEndpoint({
+      owner,
+      holderId: sender.holderId,
+      bundle: BUNDLE_VERSION,
+      api,
+      feed: createRowFeed(api, store, owner),
+      credentials: sender.credentials,
+    });
+  };
+
+  return {
+    holderId: sender.holderId,
+    async api() {
+      endpoint ??= open().catch((error: unknown) => {
+        endpoint = undefined;
+        throw error;
+      });
+      return (await endpoint).api;
+    },
+    async flush(options = {}) {
+      if (stopped) return [];
+      return (await sender.scheduler.run('page', { ...options, owners: [owner] })).reports;
+    },
+    stop() {
+      stopped = true;
+      sender.scheduler.stop();
+      void endpoint?.then((e) => e.dispose()).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { Workbox } from 'workbox-window';
+import { PERIODIC_SYNC_TAG, SYNC_TAG } from '../shared/connection.ts';
+
+/**
+ * Registration and the browser's wake-up APIs, page side (SPEC §12, §13): the worker is
+ * registered with workbox-window (which tracks its install/update lifecycle); Background Sync is
+ * registered after each enqueue, so a worker flushes when connectivity returns even with no tab
+ * open; Periodic Background Sync is registered when the browser grants it.
+ */
+
+export interface RegistrationOptions {
+  swUrl: string;
+  scope?: string;
+  type?: WorkerType;
+}
+
+export interface Registered {
+  readonly workbox: Workbox;
+  /** Settles with the registration, or undefined when registering failed. */
+  readonly registration: Promise<ServiceWorkerRegistration | undefined>;
+}
+
+/** Registers the worker at once (not after `load`: the outbox may be needed before it). */
+export function registerWorker(options: RegistrationOptions): Registered {
+  const init: { scope?: string; type?: WorkerType } = {};
+  if (options.scope !== undefined) init.scope = options.scope;
+  if (options.type !== undefined) init.type = options.type;
+  const workbox = new Workbox(options.swUrl, init);
+  const registration = workbox.register({ immediate: true }).catch(() => undefined);
+  return { workbox, registration };
+}
+
+/** Asks for a `sync` event (tag `sw-outbox`); quietly does nothing where it is unsupported. */
+export async function requestBackgroundSync(
+  registration: ServiceWorkerRegistration | undefined,
+): Promise<void> {
+  await registration?.sync?.register(SYNC_TAG).catch(() => undefined);
+}
+
+/** Registers periodic sync when the permission is granted; returns whether it did. */
+export async function registerPeriodicSync(
+  registration: ServiceWorkerRegistration | undefined,
+  minInterval: number,
+): Promise<boolean> {
+  if (registration?.periodicSync === undefined) return false;
+  const status = await navigator.permissions
+    .query({ name: 'periodic-background-sync' as PermissionName })
+    .catch(() => undefined);
+  if (status?.state !== 'granted') return false;
+  return registration.periodicSync.register(PERIODIC_SYNC_TAG, { minInterval }).then(
+    () => true,
+    () => false,
+  );
+}

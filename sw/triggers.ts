@@ -1,0 +1,144 @@
+import {
+  FLUSH_MESSAGE,
+  FLUSHED_MESSAGE,
+  type FlushMessage,
+  type FlushReply,
+  isOutboxMessage,
+  PERIODIC_SYNC_TAG,
+  PUSH_FLUSH_TYPE,
+  SYNC_TAG,
+} from '../shared/connection.ts';
+import { type FlushRun, needsRetry } from '../shared/flush-scheduler.ts';
+import type { FlushOptions } from '../shared/protocol.ts';
+import type { EngineContext } from './engine.ts';
+
+/**
+ * The worker's triggers (SPEC §12): every event that may find work ends in one scheduler run,
+ * kept alive with `waitUntil` together with the backoff wake-up it arms. Triggers that overlap
+ * fold into the core's one loop per owner.
+ */
+
+/** What the engine reports about its triggers through `onEvent`. */
+export type TriggerEvent =
+  | { type: 'flushed'; trigger: string; holderId: string; remaining: number; stopped?: string }
+  /** A `sync` event that left transient failures and asked the browser to try again. */
+  | { type: 'sync_retry'; holderId: string; remaining: number }
+  | { type: 'trigger_failed'; trigger: string; holderId: string; error: string };
+
+export function attachTriggers(scope: ServiceWorkerGlobalScope, ctx: EngineContext): void {
+  const { config } = ctx;
+
+  const run = (
+    trigger: string,
+    options: FlushOptions & { owners?: string[] } = {},
+  ): Promise<FlushRun> =>
+    ctx.scheduler.run(trigger, options).then(
+      (result) => {
+        const remaining = result.reports.reduce((sum, report) => sum + report.remaining, 0);
+        const stopped = result.reports.find((report) => report.stopped)?.stopped;
+        ctx.emit({
+          type: 'flushed',
+          trigger,
+          holderId: ctx.holderId,
+          remaining,
+          ...(stopped ? { stopped } : {}),
+        });
+        // Offline failures: let the browser wake us when connectivity returns, even with no tab.
+        if (needsRetry(result.reports) && scope.navigator.onLine === false) {
+          scope.registration.sync?.register(SYNC_TAG).catch(() => undefined);
+        }
+        return result;
+      },
+      (error: unknown) => {
+        ctx.emit({ type: 'trigger_failed', trigger, holderId: ctx.holderId, error: String(error) });
+        throw error;
+      },
+    );
+  /** A run plus its wake-up, for triggers whose event may stay alive until then. */
+  const runAndWake = (trigger: string, options?: FlushOptions & { owners?: string[] }) =>
+    run(trigger, options).then(
+      (result) => result.wake,
+      () => undefined,
+    );
+
+  scope.addEventListener('install', (event) => {
+    if (config.skipWaiting !== false) event.waitUntil(scope.skipWaiting());
+  });
+
+  scope.addEventListener('activate', (event) => {
+    if (config.clientsClaim !== false) event.waitUntil(scope.clients.claim());
+    // Not inside activate's waitUntil: a long flush would hold back activation and every fetch.
+    void runAndWake('activate');
+  });
+
+  scope.addEventListener('sync', (event) => {
+    if (event.tag !== SYNC_TAG) return;
+    // Sync fires when connectivity returns: the moment waiting rows should go, backoff or not.
+    const done = run('sync', { force: true }).then((result) => {
+      if (event.lastChance || !needsRetry(result.reports)) return;
+      const remaining = result.reports.reduce((sum, report) => sum + report.remaining, 0);
+      ctx.emit({ type: 'sync_retry', holderId: ctx.holderId, remaining });
+      // Rejecting asks the browser to schedule another sync (§12).
+      throw new Error(`sw-outbox: ${remaining} rows wait for a retry`);
+    });
+    event.waitUntil(done);
+  });
+
+  scope.addEventListener('periodicsync', (event) => {
+    if (event.tag === PERIODIC_SYNC_TAG) event.waitUntil(runAndWake('periodicsync'));
+  });
+
+  scope.addEventListener('push', (event) => {
+    if (config.flushOnEveryPush || isFlushPush(event.data)) {
+      event.waitUntil(runAndWake('push', { force: true }));
+    }
+  });
+
+  scope.addEventListener('message', (event) => {
+    const data: unknown = event.data;
+    if ((data as { type?: unknown } | null)?.type === 'SKIP_WAITING') {
+      // workbox-window's messageSkipWaiting() (an app that prompts before updating).
+      event.waitUntil(scope.skipWaiting());
+      return;
+    }
+    if (!isOutboxMessage<FlushMessage>(data, FLUSH_MESSAGE)) return;
+    const reply = event.ports[0];
+    const options: FlushOptions & { owners?: string[] } = { force: data.force === true };
+    if (typeof data.owner === 'string') options.owners = [data.owner];
+    const done = run('message', options).then(
+      (result) => {
+        reply?.postMessage({
+          type: FLUSHED_MESSAGE,
+          ok: true,
+          reports: result.reports,
+        } satisfies FlushReply);
+        return result.wake;
+      },
+      (error: unknown) => {
+        const code = (error as { code?: unknown }).code;
+        const failure: FlushReply = {
+          type: FLUSHED_MESSAGE,
+          ok: false,
+          error: {
+            message: String((error as Error).message ?? error),
+            ...(typeof code === 'string' ? { code } : {}),
+          },
+        };
+        reply?.postMessage(failure);
+      },
+    );
+    event.waitUntil(done);
+  });
+
+  // Worker start: the fallback where Background Sync is missing (§12).
+  void runAndWake('start');
+}
+
+function isFlushPush(data: PushMessageData | null): boolean {
+  if (data === null) return false;
+  try {
+    return (data.json() as { type?: unknown } | null)?.type === PUSH_FLUSH_TYPE;
+  } catch {
+    return false;
+  }
+}
