@@ -61,9 +61,12 @@ export class World {
       owner?: string;
       handlers?: Record<string, CollectionHandler>;
       concurrency?: number;
+      /** Wraps the store, e.g. to inject storage faults. */
+      wrapStore?: (store: OutboxStore) => OutboxStore;
     } = {},
   ): Promise<Holder> {
-    const store = await this.open();
+    const opened = await this.open();
+    const store = options.wrapStore ? options.wrapStore(opened) : opened;
     const transport = new GatedTransport(this.server, this.log, name);
     const core = createOutboxCore({
       store,

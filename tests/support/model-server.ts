@@ -41,6 +41,8 @@ export class ModelServer {
   private faults: Fault[] = [];
   /** Include the server copy in 412 answers (SPEC §15 "optionally `current`"). */
   sendCurrentOnConflict = true;
+  /** Runs before each write is checked: "another device" that keeps editing, for instance. */
+  beforeApply?: (request: RowRequest) => void;
 
   /** Queues faults for the next requests, in order. */
   inject(...faults: Fault[]): void {
@@ -91,6 +93,7 @@ export class ModelServer {
       };
       return fault === 'drop' ? { kind: 'network_error', message: 'response dropped' } : replay;
     }
+    this.beforeApply?.(request);
     const result = this.apply(request, owner, key);
     // Only outcomes of a write are stored; a failed precondition leaves nothing (seed 001).
     if (result.status < 300)
@@ -167,6 +170,10 @@ export class GatedTransport implements Transport {
   private late: { resolve: (r: TransportResult) => void; result: TransportResult }[] = [];
   holdAnswers = false;
   lookupFails = false;
+  /** Checks made as a request leaves, before the server sees it. */
+  beforeSend?: (request: RowRequest) => Promise<void>;
+  /** Answers the next request with this instead of the server's answer (after the server ran). */
+  answerWith?: TransportResult;
 
   constructor(
     readonly server: ModelServer,
@@ -195,8 +202,13 @@ export class GatedTransport implements Transport {
 
   async send(request: RowRequest, ctx: { owner: string }): Promise<TransportResult> {
     if (this.closed) await new Promise<void>((go) => this.waiting.push(go));
+    await this.beforeSend?.(request);
     this.log.push(`send:${this.name}:${request.requestId}`);
-    const result = this.server.handle(request, ctx.owner);
+    let result = this.server.handle(request, ctx.owner);
+    if (this.answerWith !== undefined) {
+      result = this.answerWith;
+      this.answerWith = undefined;
+    }
     if (!this.holdAnswers) return result;
     return new Promise((resolve) => this.late.push({ resolve, result }));
   }
