@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConflictEvidence } from '../../shared/conflict.ts';
 import type { OutboxStore, ReplacePlan } from '../../shared/store/types.ts';
-import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 
 /** SPEC §18 rows C1–C7 (seed 003 §5): durable conflict successors, evidence and the ledger. */
 describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
@@ -16,10 +16,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
   }
 
   /** Holds every request but the original at the door until released. */
-  function holdSuccessors(
-    holder: { transport: { beforeSend?: (r: { requestId: string }) => Promise<void> } },
-    originalKey: string,
-  ) {
+  function holdSuccessors(holder: Holder, originalKey: string) {
     let open = false;
     const waiting: (() => void)[] = [];
     holder.transport.beforeSend = (request) =>
