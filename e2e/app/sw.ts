@@ -1,0 +1,29 @@
+import { createOutboxEngine, type EngineEvent, restHandler } from '../../sw/index.ts';
+
+/**
+ * The e2e service worker: the `notes` collection of the reference server through `restHandler`.
+ * Its script URL tunes it: `lease` (ms), `timeout` (per attempt, ms), `version` (a new value is a
+ * worker update). Every engine event is kept in `self.__e2e.events` and broadcast on
+ * `e2e-events`, tagged with this worker start's holder id, so tests can read an event log.
+ */
+
+const scope = globalThis as unknown as ServiceWorkerGlobalScope & { __e2e?: unknown };
+const params = new URL(scope.location.href).searchParams;
+const leaseMs = Number(params.get('lease') ?? 1500);
+const version = params.get('version') ?? '1';
+const channel = new BroadcastChannel('e2e-events');
+const events: Array<EngineEvent & { holder: string; version: string; at: number }> = [];
+
+const engine = createOutboxEngine({
+  collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
+  leaseMs,
+  requestTimeoutMs: Number(params.get('timeout') ?? leaseMs),
+  backoff: { baseMs: 250, maxMs: 2000 },
+  onEvent(event) {
+    const record = { ...event, holder: engine.holderId, version, at: Date.now() };
+    events.push(record);
+    channel.postMessage(record);
+  },
+});
+scope.__e2e = { events, holderId: engine.holderId, version };
+engine.attach(scope);
