@@ -5,6 +5,7 @@ import { ledgerEntryFor } from './conflict.ts';
 import { settleConflict } from './conflict-settle.ts';
 import type { OutboxCoreConfig, OutboxTuning } from './core-types.ts';
 import { type FlushState, FlushStop } from './flush-state.ts';
+import { createGroupCommit } from './group-commit.ts';
 import type { CollectionHandler } from './handler.ts';
 import type { Observed } from './intents.ts';
 import type { FlushReport } from './protocol.ts';
@@ -45,6 +46,7 @@ export async function runFlush(deps: Deps, owner: string, force: boolean): Promi
     report: emptyReport(),
     attempted: new Set(),
     busyTargets: new Set(),
+    writes: createGroupCommit(deps.store),
     conflictsPerTarget: new Map(),
   };
   try {
@@ -230,7 +232,7 @@ async function sendOne(
     bundle: deps.bundle,
   });
   if (claim.kind === 'skip') return;
-  if ((await storage(() => deps.store.replace(claim.plan))) === 'stale') {
+  if ((await storage(() => state.writes.submit(claim.plan))) === 'stale') {
     state.report.stale++;
     return;
   }
@@ -262,12 +264,19 @@ async function settle(
     await settleConflict(deps, state, sent, fence, outcome, result);
     return;
   }
-  // Re-read and plan again when a concurrent write (say, a new intent) made the ACK stale.
+  // First try against the row as this holder's claim wrote it: no read, and the compare inside
+  // the transaction still catches any change. When stale, re-read and plan again (a takeover,
+  // or a concurrent write such as a new intent).
+  let observed: { raw: unknown; row: OutboxRow | undefined } | undefined = { raw: sent, row: sent };
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = deps.clock.now();
-    const raw = await storage(() => deps.store.get(sent.id));
-    const decoded = decodeRow(raw);
-    const current = decoded.ok ? decoded.row : undefined;
+    if (observed === undefined) {
+      const raw = await storage(() => deps.store.get(sent.id));
+      const decoded = decodeRow(raw);
+      observed = { raw, row: decoded.ok ? decoded.row : undefined };
+    }
+    const { raw, row: current } = observed;
+    observed = undefined;
     let plan: ReplacePlan | undefined;
     if (outcome.kind === 'success') {
       const receipt = receiptFor(
@@ -306,7 +315,7 @@ async function settle(
       }
       plan = failure.plan;
     }
-    if ((await storage(() => deps.store.replace(plan))) === 'committed') {
+    if ((await storage(() => state.writes.submit(plan))) === 'committed') {
       for (const tomb of plan.tombstones ?? []) {
         if (tomb.reason === 'converted' && tomb.into)
           deps.onEvent?.({ type: 'converted', intentId: tomb.id, into: tomb.into });

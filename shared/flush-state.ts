@@ -1,3 +1,4 @@
+import type { GroupCommit } from './group-commit.ts';
 import type { FlushReport } from './protocol.ts';
 
 /** Thrown inside a flush to stop it for a device-side reason (never marks the network offline). */
@@ -15,5 +16,7 @@ export interface FlushState {
   attempted: Set<string>;
   busyTargets: Set<string>;
   conflictsPerTarget: Map<string, number>;
+  /** Claims and ACKs of this flush, committed together when they arrive together. */
+  writes: GroupCommit;
   stop?: FlushReport['stopped'];
 }

@@ -28,6 +28,13 @@ export function changeNoticeFor(plan: ReplacePlan): ChangeNotice {
   return { ids: [...ids], reason: plan.reason, owner: plan.owner };
 }
 
+/** One notice for the plans a batched transaction committed (SPEC §3: one per transaction). */
+export function mergedNotice(plans: ReplacePlan[]): ChangeNotice {
+  const ids = new Set<string>();
+  for (const plan of plans) for (const id of changeNoticeFor(plan).ids) ids.add(id);
+  return { ids: [...ids], reason: plans[0]?.reason ?? 'batch', owner: plans[0]?.owner ?? '' };
+}
+
 /** Whether a message received from another connection has the shape of a {@link ChangeNotice}. */
 export function isChangeNotice(value: unknown): value is ChangeNotice {
   const notice = value as Partial<ChangeNotice> | null;

@@ -1,7 +1,13 @@
 import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
 import { OutboxError } from '../errors.ts';
 import type { Json } from '../json.ts';
-import { ChangeListeners, changeNoticeFor, isChangeNotice, matchesObservation } from './commit.ts';
+import {
+  ChangeListeners,
+  changeNoticeFor,
+  isChangeNotice,
+  matchesObservation,
+  mergedNotice,
+} from './commit.ts';
 import {
   changeChannelName,
   createMissingStores,
@@ -111,6 +117,27 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       // its own commits here, exactly once.
       listeners.emit(notice);
       return 'committed';
+    },
+
+    async replaceEach(plans) {
+      if (plans.length === 0) return [];
+      const db = await database();
+      const stores = [...new Set(plans.flatMap(storesFor))];
+      const durability = plans.some((p) => p.durability === 'strict') ? 'strict' : 'default';
+      const results: ('committed' | 'stale')[] = [];
+      await write(db, stores, durability, async (tx, track) => {
+        // One plan after another: each compare sees the writes of the plans before it.
+        for (const plan of plans)
+          results.push((await applyPlan(tx, track, plan)) ? 'committed' : 'stale');
+        return true;
+      });
+      const committed = plans.filter((_, i) => results[i] === 'committed');
+      if (committed.length > 0) {
+        const notice = mergedNotice(committed);
+        if (!closed) channel?.postMessage(notice);
+        listeners.emit(notice);
+      }
+      return results;
     },
 
     async getReceipt(requestId) {

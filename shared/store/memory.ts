@@ -1,6 +1,6 @@
 import { OutboxError } from '../errors.ts';
 import type { Json } from '../json.ts';
-import { ChangeListeners, changeNoticeFor, matchesObservation } from './commit.ts';
+import { ChangeListeners, changeNoticeFor, matchesObservation, mergedNotice } from './commit.ts';
 import {
   encodeKey,
   evaluateKeyPath,
@@ -180,6 +180,24 @@ class MemoryConnection implements OutboxStore {
   }
 
   async replace(plan: ReplacePlan): Promise<ReplaceResult> {
+    const result = this.#apply(plan);
+    if (result === 'committed') this.#broadcast(changeNoticeFor(plan));
+    return result;
+  }
+
+  async replaceEach(plans: ReplacePlan[]): Promise<ReplaceResult[]> {
+    // No await: the batch is one atomic step, as one IndexedDB transaction is.
+    const results = plans.map((plan) => this.#apply(plan));
+    const committed = plans.filter((_, i) => results[i] === 'committed');
+    if (committed.length > 0) this.#broadcast(mergedNotice(committed));
+    return results;
+  }
+
+  #broadcast(notice: ChangeNotice): void {
+    for (const connection of [...(this.#database?.connections ?? [])]) connection.#notify(notice);
+  }
+
+  #apply(plan: ReplacePlan): ReplaceResult {
     const stores = this.#stores();
     // No await from here to the end: the compare and the writes are one atomic step, as one
     // IndexedDB readwrite transaction is (SPEC §3).
@@ -206,8 +224,6 @@ class MemoryConnection implements OutboxStore {
     // Deletes before puts: a plan that deletes and puts one id leaves the put row.
     for (const id of deletes) stores.rows.delete(id);
     for (const [store, key, value] of writes) store.put(key, value);
-    const notice = changeNoticeFor(plan);
-    for (const connection of [...(this.#database?.connections ?? [])]) connection.#notify(notice);
     return 'committed';
   }
 

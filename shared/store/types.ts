@@ -91,6 +91,12 @@ export interface OutboxStore {
   byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]>;
   /** Compare-and-swap in one transaction (SPEC §3). Throws only for storage faults. */
   replace(plan: ReplacePlan): Promise<ReplaceResult>;
+  /**
+   * Several independent plans of one owner in ONE transaction (batched claims and ACKs, SPEC §4):
+   * each plan is compared on its own, in order, and applied only if its observation still
+   * holds; a stale plan is skipped, the rest commit. One change notice covers them all.
+   */
+  replaceEach(plans: ReplacePlan[]): Promise<ReplaceResult[]>;
   getReceipt(requestId: string): Promise<Receipt | undefined>;
   /** Newest first. */
   listReceipts(owner: string, limit: number): Promise<Receipt[]>;

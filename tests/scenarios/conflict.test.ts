@@ -226,6 +226,11 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
     const successorId = world.log
       .find((l) => l.startsWith(`conflict:B:${u.id}->`))!
       .split('->')[1]!;
+    // B goes on to claim the successor and holds its request at the door.
+    await world.until(
+      () => world.log.includes(`claim:B:${successorId}:1`),
+      'B claimed the successor',
+    );
     const successorBefore = await a.store.get(successorId);
     a.transport.answerWith = {
       kind: 'response',

@@ -354,6 +354,84 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
       );
     });
 
+    describe('replaceEach (batched claims and ACKs)', () => {
+      it('commits each plan whose observation holds and skips each stale one, in one notice', async () => {
+        await seed([row('a', 1), row('b', 2), row('c', 3)]);
+        const a = await store.get('a');
+        const c = await store.get('c');
+        await store.replace(plan({ put: [row('b', 2, { state: 'sending' })], reason: 'other' }));
+        const heard: ChangeNotice[] = [];
+        store.onChange((notice) => heard.push(notice));
+        const results = await store.replaceEach([
+          plan({
+            expected: [{ id: 'a', row: a }],
+            put: [row('a', 1, { state: 'sending' })],
+            reason: 'claim',
+          }),
+          plan({
+            expected: [{ id: 'b', row: row('b', 2) }],
+            put: [row('b', 2, { state: 'x' })],
+            reason: 'claim',
+          }),
+          plan({
+            expected: [{ id: 'c', row: c }],
+            delete: ['c'],
+            receipts: [receipt('c', 5)],
+            reason: 'claim',
+          }),
+        ]);
+        expect(results).toEqual(['committed', 'stale', 'committed']);
+        expect(await store.get('a')).toMatchObject({ state: 'sending' });
+        expect(await store.get('b')).toMatchObject({ state: 'sending' });
+        expect(await store.get('c')).toBeUndefined();
+        expect(await store.getReceipt('c')).toMatchObject({ requestId: 'c' });
+        expect(heard.map((n) => ({ ...n, ids: [...n.ids].sort() }))).toEqual([
+          { ids: ['a', 'c'], reason: 'claim', owner: OWNER },
+        ]);
+      });
+
+      it('lets a later plan of a batch see the writes of an earlier one', async () => {
+        await seed([row('a', 1)]);
+        const a = await store.get('a');
+        const results = await store.replaceEach([
+          plan({ expected: [{ id: 'a', row: a }], put: [row('a', 1, { state: 'sending' })] }),
+          plan({ expected: [{ id: 'a', row: a }], put: [row('a', 1, { state: 'other' })] }),
+        ]);
+        expect(results).toEqual(['committed', 'stale']);
+        expect(await store.get('a')).toMatchObject({ state: 'sending' });
+      });
+
+      it('lets exactly one of two connections racing to claim one row in batches win it', async () => {
+        await seed([row('a', 1), row('b', 2)]);
+        const other = await connect();
+        const a = await store.get('a');
+        const b = await store.get('b');
+        const claim = (holder: string) => [
+          plan({ expected: [{ id: 'a', row: a }], put: [row('a', 1, { holder })] }),
+          plan({ expected: [{ id: 'b', row: b }], put: [row('b', 2, { holder })] }),
+        ];
+        const [mine, theirs] = await Promise.all([
+          store.replaceEach(claim('me')),
+          other.replaceEach(claim('them')),
+        ]);
+        expect([...mine!, ...theirs!].filter((r) => r === 'committed')).toHaveLength(2);
+        expect(mine).toEqual(
+          mine![0] === 'committed' ? ['committed', 'committed'] : ['stale', 'stale'],
+        );
+        const holders = [(await store.get('a')) as RawRow, (await store.get('b')) as RawRow].map(
+          (r) => r.holder,
+        );
+        expect(holders[0]).toBe(holders[1]);
+      });
+
+      it('returns an empty list for an empty batch and publishes nothing', async () => {
+        const heard: ChangeNotice[] = [];
+        store.onChange((notice) => heard.push(notice));
+        expect(await store.replaceEach([])).toEqual([]);
+        expect(heard).toEqual([]);
+      });
+    });
+
     describe('scan and byTarget', () => {
       const scrambled = [
         row('d', 2),

@@ -1,0 +1,88 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OutboxStore } from '../../shared/store/types.ts';
+import { STORE_KINDS, World } from '../support/harness.ts';
+
+/** SPEC §4 batching and §7 cost: claims and ACKs share transactions; each row still checked alone. */
+describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => {
+  let world: World;
+  afterEach(() => world?.close());
+
+  function countingCommits(store: OutboxStore, counter: { commits: number }): OutboxStore {
+    return new Proxy(store, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (prop === 'replace' || prop === 'replaceEach') {
+          return (...args: unknown[]) => {
+            counter.commits++;
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return value.bind(target);
+      },
+    });
+  }
+
+  it('sends 60 rows with well under two IndexedDB commits per row, each row once', async () => {
+    world = await World.create(kind);
+    const counter = { commits: 0 };
+    const a = await world.holder('A', { wrapStore: (store) => countingCommits(store, counter) });
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      ids.push(
+        (await a.api.enqueue({ collection: 'notes', kind: 'create', payload: { title: `n${i}` } }))
+          .requestId!,
+      );
+    }
+    counter.commits = 0;
+    const report = await a.api.flush();
+    expect(report).toMatchObject({ claimed: 60, succeeded: 60 });
+    expect(world.server.effects.map((e) => e.key).sort()).toEqual([...ids].sort());
+    expect(counter.commits / 60).toBeLessThan(1.5);
+    expect(await world.rows()).toEqual([]);
+  });
+
+  it('keeps rows of one record in order while other records go concurrently', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const records = [0, 1, 2].map((i) => world.server.seed('user-1', { title: `r${i}` }));
+    a.transport.close();
+    const keys: string[][] = records.map(() => []);
+    for (const [i, record] of records.entries()) {
+      keys[i]!.push(
+        (
+          await a.api.enqueue({
+            collection: 'notes',
+            kind: 'update',
+            targetId: record.id,
+            payload: { step: 1 },
+          })
+        ).requestId!,
+      );
+    }
+    const flush = a.api.flush();
+    await world.until(
+      () => world.log.filter((l) => l.startsWith('claim:')).length === 3,
+      'all three claimed',
+    );
+    for (const [i, record] of records.entries()) {
+      keys[i]!.push(
+        (
+          await a.api.enqueue({
+            collection: 'notes',
+            kind: 'update',
+            targetId: record.id,
+            payload: { step: 2 },
+          })
+        ).requestId!,
+      );
+    }
+    a.transport.open();
+    await flush;
+    for (const [i, record] of records.entries()) {
+      expect(world.server.effects.filter((e) => e.id === record.id).map((e) => e.key)).toEqual(
+        keys[i],
+      );
+    }
+  });
+});
