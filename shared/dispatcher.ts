@@ -1,8 +1,6 @@
-import { backoffDelay } from './backoff.ts';
+import { settle, storage } from './ack.ts';
 import { planClaim } from './claim.ts';
 import { classifyResult, type Outcome } from './classify.ts';
-import { ledgerEntryFor } from './conflict.ts';
-import { settleConflict } from './conflict-settle.ts';
 import type { OutboxCoreConfig, OutboxTuning } from './core-types.ts';
 import { type FlushState, FlushStop } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
@@ -10,11 +8,10 @@ import type { CollectionHandler } from './handler.ts';
 import type { Observed } from './intents.ts';
 import type { FlushReport } from './protocol.ts';
 import { planQuarantine } from './quarantine.ts';
-import { intentConversion, receiptFor, resolveIntents } from './receipts.ts';
+import { resolveIntents } from './receipts.ts';
 import { decodeRow, type OutboxRow } from './row.ts';
 import { type PredecessorState, selectSendableRows, targetKey } from './select.ts';
-import { planSettleFailure, planSettleSuccess } from './settle.ts';
-import type { ReplacePlan, RowCursor } from './store/types.ts';
+import type { RowCursor } from './store/types.ts';
 
 export { type FlushState, FlushStop };
 
@@ -199,15 +196,6 @@ async function recoverOrphanIntents(
   return converted;
 }
 
-/** Runs a store call; a storage fault stops the flush as a device-side transient (§11). */
-export async function storage<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw error instanceof FlushStop ? error : new FlushStop('storage');
-  }
-}
-
 function classify(
   handler: CollectionHandler | undefined,
   result: Parameters<typeof classifyResult>[0],
@@ -248,148 +236,4 @@ async function sendOne(
   deps.onEvent?.({ type: 'sent', id: row.id, requestId: request.requestId, fence });
   const outcome = classify(handler, result, deps.clock.now());
   await settle(deps, state, row, fence, outcome, result);
-}
-
-/** Applies an outcome while the claim is still mine (SPEC §5); otherwise changes nothing. */
-async function settle(
-  deps: Deps,
-  state: FlushState,
-  sent: OutboxRow,
-  fence: number,
-  outcome: Outcome,
-  result: Parameters<typeof classifyResult>[0],
-): Promise<void> {
-  const holder = { owner: state.owner, holderId: deps.holderId, fence };
-  if (outcome.kind === 'conflict') {
-    await settleConflict(deps, state, sent, fence, outcome, result);
-    return;
-  }
-  // First try against the row as this holder's claim wrote it: no read, and the compare inside
-  // the transaction still catches any change. When stale, re-read and plan again (a takeover,
-  // or a concurrent write such as a new intent).
-  let observed: { raw: unknown; row: OutboxRow | undefined } | undefined = { raw: sent, row: sent };
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const now = deps.clock.now();
-    if (observed === undefined) {
-      const raw = await storage(() => deps.store.get(sent.id));
-      const decoded = decodeRow(raw);
-      observed = { raw, row: decoded.ok ? decoded.row : undefined };
-    }
-    const { raw, row: current } = observed;
-    observed = undefined;
-    let plan: ReplacePlan | undefined;
-    if (outcome.kind === 'success') {
-      const receipt = receiptFor(
-        deps.handlers[sent.collection],
-        sent,
-        outcome.status,
-        outcome.body,
-        now,
-      );
-      const settled = await planSuccessWithIntents(deps, state.owner, current, raw, receipt, {
-        ...holder,
-        now,
-      });
-      plan = settled;
-      if (plan === undefined) {
-        // Not mine: change nothing, but the answer is still news for the UI (§5).
-        deps.onEvent?.({
-          type: 'settled',
-          id: sent.id,
-          outcome: 'success',
-          stale: true,
-          status: outcome.status,
-        });
-        return;
-      }
-    } else {
-      const attempts = current?.evidence?.attemptCount ?? 1;
-      const retryAfter = outcome.kind === 'transient' ? outcome.retryAfterMs : undefined;
-      const nextAttemptAt =
-        now + backoffDelay(attempts, deps.backoff, deps.ids.random(), retryAfter);
-      const failure = planSettleFailure(current, raw, outcome, { ...holder, now, nextAttemptAt });
-      if (failure.kind === 'not_mine') {
-        state.report.stale++;
-        deps.onEvent?.({ type: 'settled', id: sent.id, outcome: outcome.kind, stale: true });
-        return;
-      }
-      plan = failure.plan;
-    }
-    if ((await storage(() => state.writes.submit(plan))) === 'committed') {
-      for (const tomb of plan.tombstones ?? []) {
-        if (tomb.reason === 'converted' && tomb.into)
-          deps.onEvent?.({ type: 'converted', intentId: tomb.id, into: tomb.into });
-      }
-      countOutcome(deps, state, sent, outcome, nextOf(plan));
-      return;
-    }
-  }
-  state.report.stale++;
-}
-
-function nextOf(plan: ReplacePlan): number | undefined {
-  const row = plan.put?.[0] as OutboxRow | undefined;
-  return row?.nextAttemptAt;
-}
-
-async function planSuccessWithIntents(
-  deps: Deps,
-  owner: string,
-  current: OutboxRow | undefined,
-  raw: unknown,
-  receipt: ReturnType<typeof receiptFor>,
-  ctx: { owner: string; holderId: string; fence: number; now: number },
-): Promise<ReplacePlan | undefined> {
-  const extra =
-    current === undefined ? undefined : await intentConversion(deps, owner, current, receipt);
-  const entry = current === undefined ? undefined : ledgerEntryFor(current, receipt);
-  const plan = planSettleSuccess(current, raw, receipt, ctx, {
-    expected: [],
-    ...extra,
-    ...(entry ? { ledger: [entry] } : {}),
-  });
-  if (plan.kind === 'not_mine') return undefined;
-  return plan.plan;
-}
-
-function countOutcome(
-  deps: Deps,
-  state: FlushState,
-  sent: OutboxRow,
-  outcome: Outcome,
-  nextAttemptAt: number | undefined,
-): void {
-  const report = state.report;
-  switch (outcome.kind) {
-    case 'success':
-      report.succeeded++;
-      break;
-    case 'transient':
-      report.transient++;
-      report.remaining++;
-      if (nextAttemptAt !== undefined)
-        report.nextAttemptAt = Math.min(report.nextAttemptAt ?? nextAttemptAt, nextAttemptAt);
-      // The network itself failed: every other row would fail the same way (§12 triggers retry).
-      if (!outcome.device && (outcome.code === 'network' || outcome.code === 'timeout'))
-        state.stop ??= 'offline';
-      break;
-    case 'auth':
-      report.held++;
-      deps.onEvent?.({ type: 'held', id: sent.id });
-      break;
-    case 'permanent':
-      report.blocked++;
-      deps.onEvent?.({ type: 'blocked', id: sent.id, code: outcome.code });
-      break;
-    case 'conflict':
-      report.conflicts++;
-      break;
-  }
-  deps.onEvent?.({
-    type: 'settled',
-    id: sent.id,
-    outcome: outcome.kind,
-    stale: false,
-    ...('status' in outcome ? { status: outcome.status } : {}),
-  });
 }
