@@ -1,0 +1,218 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/backoff.ts';
+import { classifyResult, type Outcome, parseRetryAfter } from '../../shared/classify.ts';
+import type { TransportResult } from '../../shared/ports.ts';
+import { NOW } from './fixtures.ts';
+
+function response(
+  status: number,
+  body: unknown = '',
+  headers: Record<string, string> = {},
+): TransportResult {
+  return {
+    kind: 'response',
+    status,
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  };
+}
+
+const problem = (type: string, extra: Record<string, unknown> = {}) => ({ type, ...extra });
+const validation = JSON.stringify(problem('validation-failed', { detail: 'title is required' }));
+
+/** SPEC §11 classifier table, one case per row (and per status a row names). */
+describe('classifyResult (SPEC §11)', () => {
+  const cases: { name: string; result: TransportResult; outcome: Outcome }[] = [
+    {
+      name: '200 is a success',
+      result: response(200, { id: 'n_1', revision: 2 }),
+      outcome: { kind: 'success', status: 200, body: { id: 'n_1', revision: 2 }, replayed: false },
+    },
+    {
+      name: '201 is a success',
+      result: response(201, { id: 'n_1', revision: 1 }),
+      outcome: { kind: 'success', status: 201, body: { id: 'n_1', revision: 1 }, replayed: false },
+    },
+    {
+      name: '204 with no body is a success',
+      result: response(204),
+      outcome: { kind: 'success', status: 204, body: null, replayed: false },
+    },
+    {
+      name: 'a replayed 201 is a normal success, marked replayed',
+      result: response(201, { id: 'n_1' }, { 'idempotent-replayed': 'true' }),
+      outcome: { kind: 'success', status: 201, body: { id: 'n_1' }, replayed: true },
+    },
+    {
+      name: 'a network error is transient',
+      result: { kind: 'network_error', message: 'offline' },
+      outcome: { kind: 'transient', code: 'network' },
+    },
+    {
+      name: 'a timeout is transient',
+      result: { kind: 'timeout' },
+      outcome: { kind: 'transient', code: 'timeout' },
+    },
+    ...[408, 425, 429, 500, 502, 503, 504].map((status) => ({
+      name: `${status} is transient`,
+      result: response(status, problem('unavailable')),
+      outcome: { kind: 'transient', code: `http_${status}` } as Outcome,
+    })),
+    {
+      name: '409 request-in-progress is transient',
+      result: response(409, problem('request-in-progress')),
+      outcome: { kind: 'transient', code: 'request_in_progress' },
+    },
+    {
+      name: '409 request-in-progress named by a problem URI is transient',
+      result: response(409, problem('https://errors.example/problems/request-in-progress')),
+      outcome: { kind: 'transient', code: 'request_in_progress' },
+    },
+    {
+      name: '401 holds the row for new credentials',
+      result: response(401),
+      outcome: { kind: 'auth', code: 'http_401' },
+    },
+    {
+      name: '412 revision-conflict carries the current revision',
+      result: response(412, problem('revision-conflict', { currentRevision: 7 }), { etag: '"7"' }),
+      outcome: { kind: 'conflict', status: 412, currentRevision: 7 },
+    },
+    {
+      name: '412 without a body takes the current revision from the ETag',
+      result: response(412, '', { etag: 'W/"8"' }),
+      outcome: { kind: 'conflict', status: 412, currentRevision: 8 },
+    },
+    {
+      name: '409 revision-conflict carries the current revision',
+      result: response(409, problem('revision-conflict', { currentRevision: 4 })),
+      outcome: { kind: 'conflict', status: 409, currentRevision: 4 },
+    },
+    {
+      name: 'a conflict with the server copy carries it as the remote copy',
+      result: response(
+        412,
+        problem('revision-conflict', { currentRevision: 5, current: { title: 'theirs' } }),
+      ),
+      outcome: {
+        kind: 'conflict',
+        status: 412,
+        currentRevision: 5,
+        remote: { revision: 5, value: { title: 'theirs' } },
+      },
+    },
+    {
+      name: '422 idempotency-key-reused is a permanent fingerprint_mismatch',
+      result: response(422, problem('idempotency-key-reused')),
+      outcome: {
+        kind: 'permanent',
+        code: 'fingerprint_mismatch',
+        detail: JSON.stringify(problem('idempotency-key-reused')),
+      },
+    },
+    ...[400, 403, 404, 413, 422].map((status) => ({
+      name: `${status} is a permanent http_${status} with the problem body kept`,
+      result: response(status, validation),
+      outcome: { kind: 'permanent', code: `http_${status}`, detail: validation } as Outcome,
+    })),
+    {
+      name: 'a 409 of another kind is a permanent http_409',
+      result: response(409, problem('duplicate')),
+      outcome: {
+        kind: 'permanent',
+        code: 'http_409',
+        detail: JSON.stringify(problem('duplicate')),
+      },
+    },
+  ];
+
+  it.each(cases)('$name', ({ result, outcome }) => {
+    expect(classifyResult(result, NOW)).toEqual(outcome);
+  });
+});
+
+/** SPEC §11: "honour Retry-After" — in seconds or as an HTTP date. */
+describe('Retry-After', () => {
+  const inTenSeconds = new Date(NOW + 10_000).toUTCString();
+
+  it.each([
+    { name: 'seconds', value: '3', ms: 3_000 },
+    { name: 'zero seconds', value: '0', ms: 0 },
+    { name: 'an HTTP date', value: inTenSeconds, ms: 10_000 },
+    { name: 'an HTTP date in the past', value: new Date(NOW - 60_000).toUTCString(), ms: 0 },
+    { name: 'garbage', value: 'soon', ms: undefined },
+    { name: 'no header', value: undefined, ms: undefined },
+  ])('$name → $ms ms', ({ value, ms }) => {
+    expect(parseRetryAfter(value, NOW)).toBe(ms);
+  });
+
+  it.each([
+    { status: 503, code: 'http_503', header: '2', ms: 2_000 },
+    { status: 429, code: 'http_429', header: inTenSeconds, ms: 10_000 },
+  ])(
+    'a $status with Retry-After $header carries it on the transient outcome',
+    ({ status, code, header, ms }) => {
+      expect(classifyResult(response(status, '', { 'retry-after': header }), NOW)).toEqual({
+        kind: 'transient',
+        code,
+        retryAfterMs: ms,
+      });
+    },
+  );
+
+  it('a 409 request-in-progress carries its Retry-After', () => {
+    const result = response(409, problem('request-in-progress'), { 'retry-after': '1' });
+    expect(classifyResult(result, NOW)).toEqual({
+      kind: 'transient',
+      code: 'request_in_progress',
+      retryAfterMs: 1_000,
+    });
+  });
+
+  it.each([
+    { attempt: 1, random: 0.99 },
+    { attempt: 12, random: 0.99 },
+    { attempt: 12, random: 0 },
+  ])(
+    'Retry-After wins over computed backoff (attempt $attempt, jitter $random)',
+    ({ attempt, random }) => {
+      expect(backoffDelay(attempt, DEFAULT_BACKOFF, random, 7_000)).toBe(7_000);
+    },
+  );
+});
+
+/** SPEC §11: exponential with full jitter, base 1 s, factor 2, cap 5 min. */
+describe('backoffDelay', () => {
+  it.each([
+    { attempt: 1, ceiling: 1_000 },
+    { attempt: 2, ceiling: 2_000 },
+    { attempt: 3, ceiling: 4_000 },
+    { attempt: 9, ceiling: 256_000 },
+    { attempt: 10, ceiling: 300_000 },
+    { attempt: 50, ceiling: 300_000 },
+  ])('attempt $attempt waits somewhere in [0, $ceiling) ms', ({ attempt, ceiling }) => {
+    expect(backoffDelay(attempt, DEFAULT_BACKOFF, 0)).toBe(0);
+    expect(backoffDelay(attempt, DEFAULT_BACKOFF, 0.5)).toBe(ceiling / 2);
+    const top = backoffDelay(attempt, DEFAULT_BACKOFF, 1 - Number.EPSILON);
+    expect(top).toBeLessThan(ceiling);
+    expect(top).toBeGreaterThanOrEqual(ceiling - 1);
+  });
+
+  it('for any attempt and jitter the delay is a whole number within the jitter bounds and the cap', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (attempt, random) => {
+          const delay = backoffDelay(attempt, DEFAULT_BACKOFF, random);
+          const ceiling = Math.min(
+            DEFAULT_BACKOFF.maxMs,
+            DEFAULT_BACKOFF.baseMs * 2 ** Math.max(0, attempt - 1),
+          );
+          return Number.isInteger(delay) && delay >= 0 && delay < ceiling && delay <= 300_000;
+        },
+      ),
+    );
+  });
+});

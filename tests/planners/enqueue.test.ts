@@ -1,0 +1,390 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type EnqueueContext,
+  type EnqueuePlan,
+  type NewIntent,
+  type PendingCreateFacts,
+  planEnqueue,
+} from '../../shared/enqueue.ts';
+import type { Observed } from '../../shared/intents.ts';
+import type { OutboxRow } from '../../shared/row.ts';
+import type { ReplacePlan } from '../../shared/store/types.ts';
+import {
+  claimedBy,
+  createRow,
+  deferred,
+  intentRow,
+  LEASE,
+  legacySending,
+  NOW,
+  notes,
+  OTHER,
+  OWNER,
+  observe,
+  receiptOf,
+  updateRow,
+} from './fixtures.ts';
+
+const ctx: EnqueueContext = {
+  owner: OWNER,
+  now: NOW,
+  leaseMs: LEASE,
+  maxRowBytes: 1024,
+  handler: notes,
+};
+const NEW_ID = 'notes-00000000000000000000new1';
+
+function update(overrides: Partial<NewIntent> = {}): NewIntent {
+  return {
+    id: NEW_ID,
+    collection: 'notes',
+    kind: 'update',
+    targetId: 'n_1',
+    payload: { body: 'later' },
+    baseRevision: 5,
+    ...overrides,
+  };
+}
+
+function written(planned: EnqueuePlan): { plan: ReplacePlan; row: OutboxRow; outcome: string } {
+  if (planned.kind !== 'write') throw new Error(`expected a write, got ${JSON.stringify(planned)}`);
+  return {
+    plan: planned.plan,
+    row: planned.plan.put?.[0] as OutboxRow,
+    outcome: planned.result.outcome,
+  };
+}
+
+/** SPEC §6 first table: what happens to the rows already queued for the record. */
+describe('an intent for a record with earlier rows (SPEC §6)', () => {
+  const earlier = updateRow({ payload: { title: 'first' } });
+
+  it('with no earlier row the intent is queued at now, with its own request id', () => {
+    const { row, outcome, plan } = written(planEnqueue(update(), [], undefined, ctx));
+    expect(outcome).toBe('queued');
+    expect(row).toMatchObject({ id: NEW_ID, savedAt: NOW, state: 'queued', baseRevision: 5 });
+    expect(row.request?.requestId).toBe(NEW_ID);
+    expect(row).not.toHaveProperty('successorOf');
+    expect(plan.expected).toEqual([{ id: NEW_ID, row: null }]);
+    expect(plan.durability).toBe('strict');
+  });
+
+  it.each([
+    {
+      name: 'a v1 row in flight',
+      inFlight: [claimedBy(earlier, OTHER, 1)],
+      predecessor: earlier.id,
+    },
+    {
+      name: "a legacy tab's fresh sending row (§4 fallback)",
+      inFlight: [legacySending(earlier, NOW - 1)],
+      predecessor: earlier.id,
+    },
+    {
+      name: 'two rows in flight, the later-sent one taken as predecessor',
+      inFlight: [
+        claimedBy(earlier, OTHER, 1, NOW - 300),
+        legacySending(
+          updateRow({ id: 'notes-000000000000000000000002', savedAt: NOW - 900 }),
+          NOW - 100,
+        ),
+      ],
+      predecessor: 'notes-000000000000000000000002',
+    },
+  ])(
+    '$name is kept untouched and the new row becomes its successor',
+    ({ inFlight, predecessor }) => {
+      const observed = inFlight.map(observe);
+      const { row, outcome, plan } = written(planEnqueue(update(), observed, undefined, ctx));
+      expect(outcome).toBe('successor');
+      expect(row).toMatchObject({ id: NEW_ID, successorOf: predecessor, savedAt: NOW });
+      expect(plan.put).toHaveLength(1);
+      expect(plan.delete).toEqual([]);
+      expect(plan.tombstones).toEqual([]);
+      expect(plan.expected).toEqual([
+        ...observed.map((o) => ({ id: o.row.id, row: o.raw })),
+        { id: NEW_ID, row: null },
+      ]);
+    },
+  );
+
+  it.each([
+    { name: 'queued', state: earlier },
+    { name: 'deferred', state: deferred(earlier) },
+    { name: 'held', state: { ...deferred(earlier), state: 'held', heldAt: NOW - 10 } },
+    { name: 'blocked', state: { ...deferred(earlier), state: 'blocked', blockedCode: 'http_400' } },
+  ])('a $name row is replaced by one merged row that keeps its queue place', ({ state }) => {
+    const { row, outcome, plan } = written(planEnqueue(update(), [observe(state)], undefined, ctx));
+    expect(outcome).toBe('coalesced');
+    expect(row).toMatchObject({
+      id: NEW_ID,
+      state: 'queued',
+      savedAt: earlier.savedAt,
+      baseRevision: earlier.baseRevision,
+      payload: { title: 'first', body: 'later' },
+    });
+    for (const attemptField of [
+      'claim',
+      'sentAt',
+      'deferredAt',
+      'nextAttemptAt',
+      'heldAt',
+      'blockedCode',
+      'evidence',
+    ])
+      expect(row).not.toHaveProperty(attemptField);
+    expect(plan.delete).toEqual([earlier.id]);
+    expect(plan.tombstones).toEqual([
+      { id: earlier.id, owner: OWNER, reason: 'coalesced', into: NEW_ID, at: NOW },
+    ]);
+  });
+
+  it('several rows not in flight fold into one, keeping the oldest savedAt and baseRevision', () => {
+    const older = updateRow({ payload: { a: 1 }, baseRevision: 2, savedAt: NOW - 3_000 });
+    const newer = {
+      ...updateRow({
+        id: 'notes-000000000000000000000002',
+        payload: { b: 2 },
+        baseRevision: 4,
+        savedAt: NOW - 1_000,
+      }),
+      state: 'held',
+    };
+    const { row, plan } = written(
+      planEnqueue(update({ payload: { c: 3 } }), [observe(newer), observe(older)], undefined, ctx),
+    );
+    expect(row).toMatchObject({
+      savedAt: NOW - 3_000,
+      baseRevision: 2,
+      payload: { a: 1, b: 2, c: 3 },
+      request: { headers: { 'if-match': '"2"' } },
+    });
+    expect(plan.delete).toEqual([older.id, newer.id]);
+    expect(plan.tombstones?.map((t) => [t.id, t.reason, t.into])).toEqual([
+      [older.id, 'coalesced', NEW_ID],
+      [newer.id, 'coalesced', NEW_ID],
+    ]);
+  });
+
+  it('a queued successor is merged and keeps the successorOf of the row it replaces; the row in flight stays', () => {
+    const sending = claimedBy(earlier, OTHER, 1);
+    const waiting = updateRow({
+      id: 'notes-000000000000000000000002',
+      savedAt: NOW - 500,
+      successorOf: earlier.id,
+      payload: { b: 1 },
+    });
+    const { row, plan } = written(
+      planEnqueue(update(), [observe(sending), observe(waiting)], undefined, ctx),
+    );
+    expect(row).toMatchObject({ successorOf: earlier.id, savedAt: NOW - 500 });
+    expect(plan.delete).toEqual([waiting.id]);
+    expect(plan.expected.map((e) => e.id)).toEqual([earlier.id, waiting.id, NEW_ID]);
+  });
+
+  it('a coalesced request gets a new request id and a new fingerprint (§9)', () => {
+    const { row } = written(planEnqueue(update(), [observe(earlier)], undefined, ctx));
+    expect(row.request?.requestId).toBe(NEW_ID);
+    expect(row.request?.requestId).not.toBe(earlier.request?.requestId);
+    expect(row.request?.fingerprint).not.toBe(earlier.request?.fingerprint);
+    expect(row.request?.headers['idempotency-key']).toBe(`"${NEW_ID}"`);
+  });
+});
+
+/** SPEC §6 default merge rules, and §8 for a create that was already attempted. */
+describe('merge rules (SPEC §6)', () => {
+  const create = createRow({ payload: { title: 'draft', body: 'x' } });
+  const pendingTarget = create.targetId;
+  const pendingFacts = (row: OutboxRow): PendingCreateFacts => ({
+    id: create.id,
+    row: observe(row),
+  });
+  const onCreate = (kind: string, payload?: NewIntent['payload']) =>
+    update({ kind, targetId: pendingTarget, payload, baseRevision: null });
+
+  it('update + update → one update with the payloads shallow-merged, later wins', () => {
+    const earlier = updateRow({ payload: { title: 'a', body: 'x' } });
+    const { row } = written(
+      planEnqueue(update({ payload: { body: 'y', tag: 'z' } }), [observe(earlier)], undefined, ctx),
+    );
+    expect(row).toMatchObject({ kind: 'update', payload: { title: 'a', body: 'y', tag: 'z' } });
+    expect(row.request).toMatchObject({ method: 'PATCH', url: '/api/notes/n_1' });
+    expect(JSON.parse(row.request?.body ?? '')).toEqual({ title: 'a', body: 'y', tag: 'z' });
+  });
+
+  it.each([
+    { name: 'never attempted', state: create },
+    { name: 'blocked', state: { ...deferred(create), state: 'blocked', blockedCode: 'http_400' } },
+  ])('create ($name) + update → one create with the merged payload', ({ state }) => {
+    const { row, outcome, plan } = written(
+      planEnqueue(onCreate('update', { body: 'y' }), [observe(state)], pendingFacts(state), ctx),
+    );
+    expect(outcome).toBe('coalesced');
+    expect(row).toMatchObject({
+      kind: 'create',
+      targetId: pendingTarget,
+      savedAt: create.savedAt,
+      payload: { title: 'draft', body: 'y' },
+      request: { method: 'POST', url: '/api/notes', requestId: NEW_ID },
+    });
+    expect(plan.delete).toEqual([create.id]);
+    expect(plan.tombstones).toEqual([
+      { id: create.id, owner: OWNER, reason: 'coalesced', into: NEW_ID, at: NOW },
+    ]);
+  });
+
+  it.each([
+    { name: 'deferred (outcome unknown)', state: deferred(create) },
+    { name: 'in flight', state: claimedBy(create, OTHER, 1) },
+  ])('create ($name) + update → an intent row, the create untouched (§8)', ({ state }) => {
+    const { row, outcome, plan } = written(
+      planEnqueue(onCreate('update', { body: 'y' }), [observe(state)], pendingFacts(state), ctx),
+    );
+    expect(outcome).toBe('intent');
+    expect(row).toEqual({
+      v: 1,
+      id: NEW_ID,
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      targetId: pendingTarget,
+      savedAt: NOW,
+      state: 'queued',
+      payload: { body: 'y' },
+      baseRevision: null,
+      successorOf: create.id,
+    });
+    expect(plan.delete).toEqual([]);
+  });
+
+  it('create (never attempted) + delete → both cancelled: nothing written, nothing sent', () => {
+    const planned = planEnqueue(onCreate('delete'), [observe(create)], pendingFacts(create), ctx);
+    expect(planned).toMatchObject({ kind: 'write', result: { outcome: 'cancelled' } });
+    const { plan } = written(planned);
+    expect(plan.put ?? []).toEqual([]);
+    expect(plan.delete).toEqual([create.id]);
+    expect(plan.tombstones?.map((t) => [t.id, t.reason])).toEqual([
+      [create.id, 'cancelled'],
+      [NEW_ID, 'cancelled'],
+    ]);
+  });
+
+  it('create (deferred) + delete → a delete intent row, the create untouched (§8)', () => {
+    const state = deferred(create);
+    const { row, outcome } = written(
+      planEnqueue(onCreate('delete'), [observe(state)], pendingFacts(state), ctx),
+    );
+    expect(outcome).toBe('intent');
+    expect(row).toMatchObject({ kind: 'delete', targetId: pendingTarget, successorOf: create.id });
+    expect(row).not.toHaveProperty('request');
+  });
+
+  it('update + delete → one delete, made from the oldest baseRevision', () => {
+    const earlier = updateRow({ baseRevision: 3 });
+    const { row, outcome } = written(
+      planEnqueue(
+        update({ kind: 'delete', payload: undefined }),
+        [observe(earlier)],
+        undefined,
+        ctx,
+      ),
+    );
+    expect(outcome).toBe('coalesced');
+    expect(row).toMatchObject({ kind: 'delete', baseRevision: 3 });
+    expect(row.request).toMatchObject({
+      method: 'DELETE',
+      url: '/api/notes/n_1',
+      body: null,
+      headers: { 'if-match': '"3"' },
+    });
+  });
+
+  it.each([
+    { name: 'delete (queued) + update', earlier: updateRow({ kind: 'delete' }), later: 'update' },
+    { name: 'delete (queued) + delete', earlier: updateRow({ kind: 'delete' }), later: 'delete' },
+    {
+      name: 'delete (in flight) + update',
+      earlier: claimedBy(updateRow({ kind: 'delete' }), OTHER, 1),
+      later: 'update',
+    },
+  ])('$name → the enqueue is rejected with target_deleted', ({ earlier, later }) => {
+    expect(planEnqueue(update({ kind: later }), [observe(earlier)], undefined, ctx)).toMatchObject({
+      kind: 'reject',
+      code: 'target_deleted',
+    });
+  });
+});
+
+/** SPEC §8 on the enqueue side: what is known about the pending create decides the plan. */
+describe('an edit of pending:<C> (SPEC §8)', () => {
+  const create = createRow();
+  const edit = update({ targetId: create.targetId, baseRevision: null });
+
+  it('C already has a receipt: the edit is planned again against the server id and revision', () => {
+    const receipt = { ...receiptOf(create), serverId: 'n_9', revision: 2 };
+    expect(planEnqueue(edit, [], { id: create.id, receipt }, ctx)).toEqual({
+      kind: 'retarget',
+      targetId: 'n_9',
+      baseRevision: 2,
+    });
+  });
+
+  it('C was cancelled: the edit is rejected with target_deleted', () => {
+    const tombstone = { id: create.id, owner: OWNER, reason: 'cancelled' as const, at: NOW - 1 };
+    expect(planEnqueue(edit, [], { id: create.id, tombstone }, ctx)).toMatchObject({
+      kind: 'reject',
+      code: 'target_deleted',
+    });
+  });
+
+  it('C vanished without a known receipt: the edit waits as an intent, recovered at flush', () => {
+    const { row, outcome } = written(planEnqueue(edit, [], { id: create.id }, ctx));
+    expect(outcome).toBe('intent');
+    expect(row).toMatchObject({ successorOf: create.id, targetId: create.targetId });
+  });
+
+  it('a second edit merges into the earlier intent, keeping its place and link', () => {
+    const sending = claimedBy(create, OTHER, 1);
+    const first = intentRow(create.id, { payload: { title: 'one', body: 'b' } });
+    const { row, plan } = written(
+      planEnqueue(
+        { ...edit, payload: { title: 'two' } },
+        [observe(sending), observe(first)],
+        { id: create.id, row: observe(sending) },
+        ctx,
+      ),
+    );
+    expect(row).toMatchObject({
+      id: NEW_ID,
+      savedAt: first.savedAt,
+      successorOf: create.id,
+      payload: { title: 'two', body: 'b' },
+    });
+    expect(row).not.toHaveProperty('request');
+    expect(plan.delete).toEqual([first.id]);
+    expect(plan.tombstones?.[0]).toMatchObject({ id: first.id, reason: 'coalesced', into: NEW_ID });
+  });
+});
+
+describe('enqueue rejects what it cannot send', () => {
+  it.each([
+    {
+      name: 'a create that names a targetId',
+      intent: update({ kind: 'create', targetId: 'n_1' }),
+      code: 'invalid_intent',
+    },
+    {
+      name: 'an update without a targetId',
+      intent: update({ targetId: undefined }),
+      code: 'invalid_intent',
+    },
+    {
+      name: 'a body larger than maxRowBytes',
+      intent: update({ payload: { body: 'x'.repeat(2_000) } }),
+      code: 'row_too_large',
+    },
+  ])('$name is rejected with $code', ({ intent, code }) => {
+    const planned = planEnqueue(intent, [] as Observed[], undefined, ctx);
+    expect(planned).toMatchObject({ kind: 'reject', code });
+  });
+});

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { isRowInFlight, wasAttempted } from '../../shared/inflight.ts';
+import type { OutboxRow } from '../../shared/row.ts';
+import {
+  BUNDLE,
+  claimedBy,
+  deferred,
+  LEASE,
+  legacySending,
+  NOW,
+  OTHER,
+  updateRow,
+  without,
+} from './fixtures.ts';
+
+/** SPEC §4 "In flight": (1) a v1 writer's live claim; otherwise (2) legacy `sending` within the lease. */
+describe('isRowInFlight (SPEC §4)', () => {
+  const base = updateRow();
+  const cases: { name: string; row: OutboxRow; inFlight: boolean }[] = [
+    { name: 'a queued row that was never claimed is not in flight', row: base, inFlight: false },
+    {
+      name: '(1) a v1 row whose claim expires after now is in flight',
+      row: claimedBy(base, OTHER, 1, NOW - 1),
+      inFlight: true,
+    },
+    {
+      name: '(1) a v1 claim that expires exactly now is no longer in flight',
+      row: {
+        ...base,
+        claim: { holderId: OTHER, expiresAt: NOW, fence: 1 },
+        writer: { bundle: BUNDLE, at: 0 },
+      },
+      inFlight: false,
+    },
+    {
+      name: '(1) a live claim without a writer stamp does not count as a v1 claim',
+      row: { ...base, claim: { holderId: OTHER, expiresAt: NOW + LEASE, fence: 1 } },
+      inFlight: false,
+    },
+    {
+      name: '(1) a settled row keeps its expired claim and is not in flight',
+      row: deferred(base, 2),
+      inFlight: false,
+    },
+    {
+      name: '(2) a legacy sending row sent just now is in flight',
+      row: legacySending(base, NOW),
+      inFlight: true,
+    },
+    {
+      name: '(2) a legacy sending row one millisecond inside the lease is in flight',
+      row: legacySending(base, NOW - LEASE + 1),
+      inFlight: true,
+    },
+    {
+      name: '(2) a legacy sending row whose lease has just run out is not in flight',
+      row: legacySending(base, NOW - LEASE),
+      inFlight: false,
+    },
+    {
+      name: '(2) a legacy sending row without sentAt is not in flight',
+      row: without(legacySending(base, NOW), 'sentAt'),
+      inFlight: false,
+    },
+    {
+      name: '(2) a queued row with a fresh sentAt is not in flight',
+      row: { ...base, sentAt: NOW },
+      inFlight: false,
+    },
+    {
+      name: '(2) a v1 row with an expired claim that a legacy tab set sending again is in flight',
+      row: {
+        ...deferred(base, 2),
+        state: 'sending',
+        sentAt: NOW - 10,
+      },
+      inFlight: true,
+    },
+  ];
+
+  it.each(cases)('$name', ({ row, inFlight }) => {
+    expect(isRowInFlight(row, NOW, LEASE)).toBe(inFlight);
+  });
+});
+
+/** Whether a row was ever handed to the network decides merge versus intent (§6, §8). */
+describe('wasAttempted', () => {
+  const base = updateRow();
+  it.each([
+    { name: 'a never-claimed queued row was not attempted', row: base, attempted: false },
+    { name: 'a claimed row was attempted', row: claimedBy(base, OTHER, 1), attempted: true },
+    { name: 'a deferred row was attempted', row: deferred(base), attempted: true },
+    {
+      name: 'a legacy row with sentAt was attempted',
+      row: legacySending(base, NOW),
+      attempted: true,
+    },
+  ])('$name', ({ row, attempted }) => {
+    expect(wasAttempted(row)).toBe(attempted);
+  });
+});

@@ -1,0 +1,209 @@
+import { describe, expect, it } from 'vitest';
+import type { OutboxRow } from '../../shared/row.ts';
+import {
+  type PredecessorState,
+  rowStatus,
+  type SelectContext,
+  selectSendableRows,
+  sendability,
+} from '../../shared/select.ts';
+import {
+  claimedBy,
+  deferred,
+  intentRow,
+  LEASE,
+  legacySending,
+  NOW,
+  OTHER,
+  updateRow,
+} from './fixtures.ts';
+
+const ctx: SelectContext = { now: NOW, leaseMs: LEASE, force: false };
+const PRESENT = 'notes-0000000000000000000pred';
+const BLOCKED = 'notes-000000000000000000000blk';
+const predecessors: Record<string, PredecessorState> = {
+  [PRESENT]: 'present',
+  [BLOCKED]: 'blocked',
+};
+const predecessor = (id: string): PredecessorState => predecessors[id] ?? 'absent';
+
+let serial = 0;
+/** A row of its own record (one record per row), saved in table order. */
+function record(row: OutboxRow): OutboxRow {
+  serial++;
+  const id = `notes-${serial.toString(16).padStart(24, '0')}`;
+  return { ...row, id, targetId: `n_${serial}`, savedAt: NOW - 10_000 + serial };
+}
+
+/**
+ * SPEC §7, one row per record, in the order the rules apply: each drop rule, and the rows that
+ * pass them. `sendability` names the first rule that drops a row.
+ */
+const RULES: { name: string; row: OutboxRow; reason: string; forced?: string }[] = [
+  {
+    name: 'a blocked row is dropped',
+    row: record(updateRow({ state: 'blocked' })),
+    reason: 'blocked',
+  },
+  { name: 'a held row is dropped', row: record(updateRow({ state: 'held' })), reason: 'held' },
+  {
+    name: "a row in flight under another holder's live claim is dropped",
+    row: record(claimedBy(updateRow(), OTHER, 1, NOW - 1)),
+    reason: 'in_flight',
+  },
+  {
+    name: "a legacy tab's fresh sending row is dropped as in flight",
+    row: record(legacySending(updateRow(), NOW - 1)),
+    reason: 'in_flight',
+  },
+  {
+    name: 'a row whose predecessor still exists waits for it',
+    row: record(updateRow({ successorOf: PRESENT })),
+    reason: 'waiting',
+  },
+  {
+    name: 'a row whose predecessor is blocked may go',
+    row: record(updateRow({ successorOf: BLOCKED })),
+    reason: 'sendable',
+  },
+  {
+    name: 'a row whose predecessor is gone may go',
+    row: record(updateRow({ successorOf: 'notes-00000000000000000000gone' })),
+    reason: 'sendable',
+  },
+  {
+    name: 'an intent row is never sent as it is',
+    row: record(intentRow('notes-00000000000000000000gone')),
+    reason: 'intent',
+  },
+  {
+    name: 'a row backing off is dropped unless the flush is forced',
+    row: record(deferred(updateRow())),
+    reason: 'backoff',
+    forced: 'sendable',
+  },
+  {
+    name: 'a row whose backoff time has come may go',
+    row: record({ ...deferred(updateRow()), nextAttemptAt: NOW }),
+    reason: 'sendable',
+  },
+  {
+    name: 'a row in an unknown state is dropped, not deleted',
+    row: record(updateRow({ state: 'archived' })),
+    reason: 'unknown_state',
+  },
+  {
+    name: 'a legacy sending row whose lease ran out may go',
+    row: record(legacySending(updateRow(), NOW - LEASE)),
+    reason: 'sendable',
+  },
+  { name: 'a queued row may go', row: record(updateRow()), reason: 'sendable' },
+];
+
+describe('sendable selection, one rule per row (SPEC §7)', () => {
+  it.each(RULES)('$name', ({ row, reason, forced }) => {
+    expect(sendability(row, ctx, predecessor)).toBe(reason);
+    expect(sendability(row, { ...ctx, force: true }, predecessor)).toBe(forced ?? reason);
+  });
+
+  it('selectSendableRows keeps exactly the rows that pass every rule, in queue order', () => {
+    const rows = RULES.map((r) => r.row);
+    const chosen = selectSendableRows(rows, ctx, predecessor).map((r) => r.id);
+    expect(chosen).toEqual(RULES.filter((r) => r.reason === 'sendable').map((r) => r.row.id));
+    const forced = selectSendableRows(rows, { ...ctx, force: true }, predecessor).map((r) => r.id);
+    expect(forced).toEqual(
+      RULES.filter((r) => (r.forced ?? r.reason) === 'sendable').map((r) => r.row.id),
+    );
+  });
+});
+
+/** A row that matches several rules is dropped by the first one, in the order of §7. */
+describe('the rules apply in order', () => {
+  it.each([
+    {
+      name: 'a blocked row with a live claim reads as blocked',
+      row: { ...claimedBy(updateRow(), OTHER, 1), state: 'blocked' },
+      reason: 'blocked',
+    },
+    {
+      name: 'a held row with a live claim reads as held',
+      row: { ...claimedBy(updateRow(), OTHER, 1), state: 'held' },
+      reason: 'held',
+    },
+    {
+      name: 'a row in flight that has a waiting predecessor reads as in flight',
+      row: claimedBy(updateRow({ successorOf: PRESENT }), OTHER, 1),
+      reason: 'in_flight',
+    },
+    {
+      name: 'a waiting intent reads as waiting',
+      row: intentRow('c', { successorOf: PRESENT }),
+      reason: 'waiting',
+    },
+    {
+      name: 'an intent with a backoff time reads as an intent',
+      row: { ...intentRow('c'), nextAttemptAt: NOW + 1 },
+      reason: 'intent',
+    },
+    {
+      name: 'an unknown state with a backoff time reads as backing off',
+      row: updateRow({ state: 'archived', nextAttemptAt: NOW + 1 }),
+      reason: 'backoff',
+    },
+  ])('$name', ({ row, reason }) => {
+    expect(sendability(row, ctx, predecessor)).toBe(reason);
+  });
+});
+
+/** G4: rows of one record never travel together, and an earlier row that waits holds later ones. */
+describe('at most one row per record is selected', () => {
+  const first = updateRow({ id: 'notes-000000000000000000000001', savedAt: NOW - 300 });
+  const second = updateRow({ id: 'notes-000000000000000000000002', savedAt: NOW - 200 });
+
+  it.each([
+    {
+      name: 'two queued rows of one record: only the first goes',
+      rows: [first, second],
+      chosen: [first.id],
+    },
+    {
+      name: 'an earlier row backing off holds back the later row of its record',
+      rows: [deferred(first), second],
+      chosen: [],
+    },
+    {
+      name: 'an earlier row in flight holds back the later row of its record',
+      rows: [claimedBy(first, OTHER, 1), second],
+      chosen: [],
+    },
+    {
+      name: 'a blocked earlier row does not hold back the later row of its record',
+      rows: [updateRow({ ...first, state: 'blocked' }), second],
+      chosen: [second.id],
+    },
+  ])('$name', ({ rows, chosen }) => {
+    expect(selectSendableRows(rows, ctx, predecessor).map((r) => r.id)).toEqual(chosen);
+  });
+
+  it('a record already being sent by this holder is skipped', () => {
+    const busy = new Set([`notes\u0000n_1`]);
+    expect(selectSendableRows([first], ctx, predecessor, busy)).toEqual([]);
+  });
+});
+
+/** SPEC §2: the derived display status, never stored. */
+describe('rowStatus', () => {
+  it.each([
+    { status: 'queued', row: updateRow() },
+    { status: 'deferred', row: deferred(updateRow()) },
+    { status: 'sending', row: claimedBy(updateRow(), OTHER, 1) },
+    { status: 'sending', row: legacySending(updateRow(), NOW - 1) },
+    { status: 'waiting', row: updateRow({ successorOf: PRESENT }) },
+    { status: 'intent', row: intentRow('notes-00000000000000000000gone') },
+    { status: 'held', row: updateRow({ state: 'held' }) },
+    { status: 'blocked', row: updateRow({ state: 'blocked' }) },
+    { status: 'unknown', row: updateRow({ state: 'archived' }) },
+  ])('a row shows as $status', ({ row, status }) => {
+    expect(rowStatus(row, ctx, predecessor)).toBe(status);
+  });
+});

@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { planClaim } from '../../shared/claim.ts';
+import { planConflictSuccessor } from '../../shared/conflict.ts';
+import type { OutboxRow } from '../../shared/row.ts';
+import { planSettleFailure, planSettleSuccess, type SettleContext } from '../../shared/settle.ts';
+import type { ReplacePlan } from '../../shared/store/types.ts';
+import {
+  BUNDLE,
+  claimedBy,
+  intentRow,
+  LEASE,
+  ME,
+  NOW,
+  notes,
+  OTHER,
+  OWNER,
+  receiptOf,
+  updateRow,
+  without,
+} from './fixtures.ts';
+
+const FENCE = 2;
+const RETRY_AT = NOW + 4_000;
+const ctx: SettleContext = {
+  owner: OWNER,
+  holderId: ME,
+  fence: FENCE,
+  now: NOW,
+  nextAttemptAt: RETRY_AT,
+};
+
+/** The row as this holder claimed it with fence 2 (attempt 2), its lease now over. */
+const mine = claimedBy(updateRow({ unknownField: 'kept' }), ME, FENCE, NOW - 3_000);
+
+type Settled = { kind: 'apply'; plan: ReplacePlan } | { kind: 'not_mine' | 'stale' };
+
+/** Every §5 outcome, planned against an observed row (or none). */
+const OUTCOMES: { outcome: string; settle: (observed: OutboxRow | undefined) => Settled }[] = [
+  {
+    outcome: 'success',
+    settle: (observed) =>
+      planSettleSuccess(observed, structuredClone(observed), receiptOf(mine, 'n_1', 4), ctx),
+  },
+  {
+    outcome: 'transient failure',
+    settle: (observed) =>
+      planSettleFailure(
+        observed,
+        structuredClone(observed),
+        { kind: 'transient', code: 'http_503' },
+        ctx,
+      ),
+  },
+  {
+    outcome: 'auth expired',
+    settle: (observed) =>
+      planSettleFailure(
+        observed,
+        structuredClone(observed),
+        { kind: 'auth', code: 'http_401' },
+        ctx,
+      ),
+  },
+  {
+    outcome: 'permanent rejection',
+    settle: (observed) =>
+      planSettleFailure(
+        observed,
+        structuredClone(observed),
+        { kind: 'permanent', code: 'http_422', detail: '{"type":"validation-failed"}' },
+        ctx,
+      ),
+  },
+  {
+    outcome: 'revision conflict',
+    settle: (observed) => {
+      const planned = planConflictSuccessor(
+        observed,
+        structuredClone(observed),
+        { currentRevision: 7 },
+        412,
+        { ...ctx, successorId: 'notes-0000000000000000000000s1', handler: notes },
+      );
+      return planned.kind === 'stale' ? planned : { kind: 'apply', plan: planned.plan };
+    },
+  },
+];
+
+function applied(settled: Settled): ReplacePlan {
+  if (settled.kind !== 'apply') throw new Error(`expected a plan, got ${settled.kind}`);
+  return settled.plan;
+}
+
+function written(settled: Settled): OutboxRow {
+  const row = applied(settled).put?.[0];
+  if (row === undefined) throw new Error('the plan writes no row');
+  return row as OutboxRow;
+}
+
+/** SPEC §5, column "row change": each outcome while the claim is still mine. */
+describe('settling while the claim is mine (SPEC §5)', () => {
+  const [success, transient, auth, permanent, conflict] = OUTCOMES.map((o) => o.settle);
+
+  it('success deletes the row and writes its receipt in the same transaction', () => {
+    const plan = applied(success!(mine));
+    expect(plan.expected).toEqual([{ id: mine.id, row: mine }]);
+    expect(plan.delete).toEqual([mine.id]);
+    expect(plan.put).toEqual([]);
+    expect(plan.receipts).toEqual([receiptOf(mine, 'n_1', 4)]);
+  });
+
+  it('success commits the converted intents with the ACK, under strict durability (§8)', () => {
+    const intent = intentRow('c1');
+    const converted = { ...intent, id: 'notes-0000000000000000000000u2', targetId: 'n_77' };
+    const plan = applied(
+      planSettleSuccess(mine, structuredClone(mine), receiptOf(mine), ctx, {
+        expected: [{ id: intent.id, row: intent }],
+        put: [converted],
+        delete: [intent.id],
+      }),
+    );
+    expect(plan.expected.map((e) => e.id)).toEqual([mine.id, intent.id]);
+    expect(plan.put).toEqual([converted]);
+    expect(plan.delete).toEqual([mine.id, intent.id]);
+    expect(plan.durability).toBe('strict');
+  });
+
+  it('a transient failure requeues the row for its backoff time with the claim expired', () => {
+    const row = written(transient!(mine));
+    expect(row).toMatchObject({
+      state: 'queued',
+      deferredAt: NOW,
+      nextAttemptAt: RETRY_AT,
+      claim: { holderId: ME, fence: FENCE, expiresAt: NOW },
+      evidence: { attemptCount: FENCE, lastErrorCode: 'http_503' },
+    });
+    expect(row).not.toHaveProperty('sentAt');
+  });
+
+  it('auth expired holds the row with the claim expired', () => {
+    const row = written(auth!(mine));
+    expect(row).toMatchObject({
+      state: 'held',
+      heldAt: NOW,
+      deferredAt: NOW,
+      claim: { holderId: ME, fence: FENCE, expiresAt: NOW },
+      evidence: { lastErrorCode: 'http_401' },
+    });
+    expect(row).not.toHaveProperty('sentAt');
+  });
+
+  it('a permanent rejection blocks the row with its code and detail, claim expired', () => {
+    const row = written(permanent!(mine));
+    expect(row).toMatchObject({
+      state: 'blocked',
+      blockedAt: NOW,
+      blockedCode: 'http_422',
+      blockedDetail: '{"type":"validation-failed"}',
+      claim: { holderId: ME, fence: FENCE, expiresAt: NOW },
+    });
+    expect(row).not.toHaveProperty('sentAt');
+  });
+
+  it('a revision conflict replaces the row with a queued successor at the current revision (§10)', () => {
+    const plan = applied(conflict!(mine));
+    expect(plan.delete).toEqual([mine.id]);
+    expect(plan.expected).toEqual([
+      { id: mine.id, row: mine },
+      { id: 'notes-0000000000000000000000s1', row: null },
+    ]);
+    const successor = plan.put?.[0] as OutboxRow;
+    expect(successor).toMatchObject({
+      id: 'notes-0000000000000000000000s1',
+      state: 'queued',
+      successorOf: mine.id,
+      baseRevision: 7,
+      savedAt: mine.savedAt,
+      request: { requestId: 'notes-0000000000000000000000s1', headers: { 'if-match': '"7"' } },
+    });
+    expect(successor).not.toHaveProperty('claim');
+    expect(plan.durability).toBe('strict');
+  });
+
+  it.each(['transient failure', 'auth expired', 'permanent rejection'])(
+    'after a %s the fence is kept, so the next claim takes the next number',
+    (outcome) => {
+      const settle = OUTCOMES.find((o) => o.outcome === outcome)!.settle;
+      const row = written(settle(mine));
+      const requeued = { ...row, state: 'queued' };
+      const next = planClaim(requeued, structuredClone(requeued), {
+        owner: OWNER,
+        holderId: OTHER,
+        now: NOW,
+        leaseMs: LEASE,
+        bundle: BUNDLE,
+      });
+      expect(next).toMatchObject({ kind: 'claim', fence: FENCE + 1 });
+    },
+  );
+});
+
+/** SPEC §5, last column: the claim is not mine → change nothing. */
+describe('settling when the claim is not mine changes nothing (SPEC §5)', () => {
+  const NOT_MINE: { situation: string; observed: OutboxRow | undefined }[] = [
+    { situation: 'the row is gone', observed: undefined },
+    { situation: 'another holder took the row over', observed: claimedBy(mine, OTHER, FENCE + 1) },
+    {
+      situation: 'I claimed it again since, with a newer fence',
+      observed: claimedBy(mine, ME, FENCE + 1),
+    },
+    {
+      situation: 'an older fence of mine is what the row carries',
+      observed: claimedBy(mine, ME, FENCE - 1),
+    },
+    {
+      situation: 'the row has no claim (a legacy writer rewrote it)',
+      observed: without(mine, 'claim'),
+    },
+  ];
+  const cases = OUTCOMES.flatMap(({ outcome, settle }) =>
+    NOT_MINE.map(({ situation, observed }) => ({ outcome, situation, settle, observed })),
+  );
+
+  it.each(cases)('$outcome when $situation plans no write', ({ outcome, settle, observed }) => {
+    const result = settle(observed);
+    expect(result).toEqual({ kind: outcome === 'revision conflict' ? 'stale' : 'not_mine' });
+  });
+});
