@@ -136,9 +136,7 @@ function countOutcome(
       break;
     case 'transient':
       report.transient++;
-      report.remaining++;
-      if (nextAttemptAt !== undefined)
-        report.nextAttemptAt = Math.min(report.nextAttemptAt ?? nextAttemptAt, nextAttemptAt);
+      state.deferred.set(sent.id, nextAttemptAt ?? deps.clock.now());
       // The network itself failed: every other row would fail the same way (§12 triggers retry).
       if (!outcome.device && (outcome.code === 'network' || outcome.code === 'timeout'))
         state.stop ??= 'offline';

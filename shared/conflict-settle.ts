@@ -95,6 +95,7 @@ async function requeue(
 ): Promise<void> {
   const now = deps.clock.now();
   const attempts = current?.evidence?.attemptCount ?? 1;
+  const nextAttemptAt = now + backoffDelay(attempts, deps.backoff, deps.ids.random());
   const plan = planSettleFailure(
     current,
     raw,
@@ -104,8 +105,11 @@ async function requeue(
       holderId: deps.holderId,
       fence,
       now,
-      nextAttemptAt: now + backoffDelay(attempts, deps.backoff, deps.ids.random()),
+      nextAttemptAt,
     },
   );
-  if (plan.kind === 'apply') await deps.store.replace(plan.plan).catch(() => undefined);
+  if (plan.kind !== 'apply') return;
+  if ((await deps.store.replace(plan.plan).catch(() => 'failed')) === 'committed') {
+    state.deferred.set(current!.id, nextAttemptAt);
+  }
 }

@@ -45,18 +45,23 @@ export async function runFlush(deps: Deps, owner: string, force: boolean): Promi
     busyTargets: new Set(),
     writes: createGroupCommit(deps.store),
     conflictsPerTarget: new Map(),
+    deferred: new Map(),
+    waiting: new Map(),
   };
   try {
     // A pass that claimed something may have unblocked successors: go again until quiet.
     while ((await runPass(deps, state)) > 0 && state.stop === undefined) {
-      state.report.remaining = 0;
-      state.report.nextAttemptAt = null;
+      state.waiting.clear();
     }
   } catch (error) {
     if (!(error instanceof FlushStop)) throw error;
     state.stop = error.reason;
   }
   if (state.stop !== undefined) state.report.stopped = state.stop;
+  // What still waits: rows deferred by this flush and rows the last pass found on backoff.
+  const waiting = new Map([...state.waiting, ...state.deferred]);
+  state.report.remaining = waiting.size;
+  state.report.nextAttemptAt = waiting.size === 0 ? null : Math.min(...waiting.values());
   await deps.store
     .prune(owner, {
       maxReceipts: deps.receipts.maxCount,
@@ -170,9 +175,7 @@ function noteWaiting(state: FlushState, rows: Observed[], now: number): void {
   for (const { row } of rows) {
     if (row.nextAttemptAt === undefined || row.state !== 'queued' || state.attempted.has(row.id))
       continue;
-    state.report.remaining++;
-    const at = Math.max(row.nextAttemptAt, now);
-    state.report.nextAttemptAt = Math.min(state.report.nextAttemptAt ?? at, at);
+    state.waiting.set(row.id, Math.max(row.nextAttemptAt, now));
   }
 }
 

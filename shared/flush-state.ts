@@ -16,6 +16,10 @@ export interface FlushState {
   attempted: Set<string>;
   busyTargets: Set<string>;
   conflictsPerTarget: Map<string, number>;
+  /** Rows this flush deferred (transient outcomes), with their `nextAttemptAt`. */
+  deferred: Map<string, number>;
+  /** Rows the latest pass saw waiting on backoff, with their `nextAttemptAt`. */
+  waiting: Map<string, number>;
   /** Claims and ACKs of this flush, committed together when they arrive together. */
   writes: GroupCommit;
   stop?: FlushReport['stopped'];

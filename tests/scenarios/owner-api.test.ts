@@ -231,4 +231,38 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
     await flush;
     expect((await a.api.row(inFlight.id))?.status).toBe('deferred');
   });
+
+  it('reports what still waits after a flush and the earliest time to wake up for it', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const r1 = world.server.seed(OWNER, {});
+    const r2 = world.server.seed(OWNER, {});
+    await a.api.enqueue({
+      collection: 'notes',
+      kind: 'update',
+      targetId: r1.id,
+      payload: { a: 1 },
+    });
+    world.server.inject('fail503');
+    const first = await a.api.flush();
+    expect(first).toMatchObject({
+      transient: 1,
+      remaining: 1,
+      nextAttemptAt: world.clock.now() + 1000,
+    });
+    await a.api.enqueue({
+      collection: 'notes',
+      kind: 'update',
+      targetId: r2.id,
+      payload: { a: 1 },
+    });
+    const second = await a.api.flush();
+    expect(second).toMatchObject({
+      succeeded: 1,
+      remaining: 1,
+      nextAttemptAt: first.nextAttemptAt,
+    });
+    world.clock.advance(1000);
+    expect(await a.api.flush()).toMatchObject({ succeeded: 1, remaining: 0, nextAttemptAt: null });
+  });
 });
