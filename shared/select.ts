@@ -54,9 +54,13 @@ export function selectSendableRows(
   for (const row of rows) {
     const key = targetKey(row);
     if (targets.has(key)) continue;
-    if (sendability(row, ctx, predecessor) !== 'sendable') {
-      // A record whose earlier row waits keeps its later rows waiting too.
-      if (row.state !== 'blocked') targets.add(key);
+    const verdict = sendability(row, ctx, predecessor);
+    if (verdict !== 'sendable') {
+      // A record whose earlier row waits keeps its later rows waiting too. Not a row waiting on
+      // its predecessor: that predecessor may sort after it (saved in the same millisecond, or
+      // under a clock that stepped back) and must still go; later rows of the chain wait on
+      // their own `successorOf` link.
+      if (verdict !== 'blocked' && verdict !== 'waiting') targets.add(key);
       continue;
     }
     targets.add(key);

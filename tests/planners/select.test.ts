@@ -9,6 +9,7 @@ import {
 } from '../../shared/select.ts';
 import {
   claimedBy,
+  createRow,
   deferred,
   intentRow,
   LEASE,
@@ -183,6 +184,43 @@ describe('at most one row per record is selected', () => {
     },
   ])('$name', ({ rows, chosen }) => {
     expect(selectSendableRows(rows, ctx, predecessor).map((r) => r.id)).toEqual(chosen);
+  });
+
+  // Found by tests/property/interleavings: a successor saved in the same millisecond as its
+  // predecessor (or under a clock that stepped back) can sort before it in [savedAt, id] order.
+  const tie = NOW - 100;
+  const sortsLater = updateRow({ id: 'notes-00000000000000000000000b', savedAt: tie });
+  const waitsOnIt = updateRow({
+    id: 'notes-00000000000000000000000a',
+    savedAt: tie,
+    successorOf: sortsLater.id,
+  });
+  const createLater = createRow({ id: 'notes-00000000000000000000000b', savedAt: tie });
+  const intentFirst = intentRow(createLater.id, {
+    id: 'notes-00000000000000000000000a',
+    savedAt: tie,
+  });
+
+  it.each([
+    {
+      name: 'a successor that sorts before its predecessor does not hold the predecessor back',
+      rows: [waitsOnIt, sortsLater],
+      chosen: [sortsLater.id],
+    },
+    {
+      name: 'an intent that sorts before its create does not hold the create back',
+      rows: [intentFirst, createLater],
+      chosen: [createLater.id],
+    },
+    {
+      name: 'a successor that sorts before its predecessor in backoff still waits',
+      rows: [waitsOnIt, deferred(sortsLater)],
+      chosen: [],
+    },
+  ])('$name', ({ rows, chosen }) => {
+    const present = new Set(rows.map((r) => r.id));
+    const lookup = (id: string): PredecessorState => (present.has(id) ? 'present' : 'absent');
+    expect(selectSendableRows(rows, ctx, lookup).map((r) => r.id)).toEqual(chosen);
   });
 
   it('a record already being sent by this holder is skipped', () => {
