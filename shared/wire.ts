@@ -1,0 +1,167 @@
+/**
+ * The HTTP wire protocol between the outbox engine and a server (SPEC §15), shared by the service
+ * worker's transport and the reference server. Environment-free: it uses only `crypto.subtle`,
+ * `TextEncoder` and `btoa`, which exist in browsers, service workers and Node 20.
+ */
+
+/** Header names of the protocol, lower case as HTTP/2 and Node report them. */
+export const HEADER = {
+  idempotencyKey: 'idempotency-key',
+  contentDigest: 'content-digest',
+  ifMatch: 'if-match',
+  etag: 'etag',
+  replayed: 'idempotent-replayed',
+  retryAfter: 'retry-after',
+  authorization: 'authorization',
+  wwwAuthenticate: 'www-authenticate',
+} as const;
+
+/** Media type of every error body (RFC 9457). */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/**
+ * Stable problem `type`s. They are relative URI references (RFC 9457 allows them); clients
+ * compare the last path segment, so a server may prefix them with its own base URI.
+ */
+export const PROBLEM = {
+  /** 400: a write without `Idempotency-Key`. */
+  keyMissing: 'idempotency-key-missing',
+  /** 400: `Idempotency-Key` is not an RFC 8941 string or bare id matching {@link ID_PATTERN}. */
+  keyMalformed: 'idempotency-key-malformed',
+  /** 422: the key was used before for a request with another fingerprint. A bug; never retry. */
+  keyReused: 'idempotency-key-reused',
+  /** 409: the same key is being processed right now; retry after `Retry-After`. */
+  inProgress: 'request-in-progress',
+  /** 412: `If-Match` names an old revision; the body carries `currentRevision`. */
+  revisionConflict: 'revision-conflict',
+  /** 428: an update or delete without `If-Match`. */
+  preconditionRequired: 'precondition-required',
+  /** 400: `If-Match` is not `"<revision>"`. */
+  ifMatchMalformed: 'if-match-malformed',
+  /** 400: `Content-Digest` is malformed or does not match the body bytes. */
+  digestMismatch: 'content-digest-mismatch',
+  /** 422: the body or a path parameter failed validation; `issues` lists why. */
+  validationFailed: 'validation-failed',
+  /** 400: the request is malformed in a way no other type names. */
+  badRequest: 'bad-request',
+  /** 400: the body is not JSON. */
+  malformedBody: 'malformed-body',
+  /** 413: the body is larger than the server accepts. */
+  bodyTooLarge: 'body-too-large',
+  /** 415: the body is not `application/json`. */
+  unsupportedMediaType: 'unsupported-media-type',
+  /** 401: no usable credentials. */
+  authRequired: 'auth-required',
+  /** 401: the token expired or was revoked; log in again. */
+  tokenExpired: 'token-expired',
+  /** 404: no such resource for this principal. */
+  notFound: 'not-found',
+  /** 405: the route exists for another method. */
+  methodNotAllowed: 'method-not-allowed',
+  /** 429: too many requests; retry after `Retry-After`. */
+  tooManyRequests: 'too-many-requests',
+  /** 503: temporarily unavailable (also when storage retries ran out); retry after `Retry-After`. */
+  unavailable: 'service-unavailable',
+  /** 500: unexpected; nothing is stored for it, so the same key may be retried. */
+  internal: 'internal-error',
+} as const;
+
+/** One of the {@link PROBLEM} types. */
+export type ProblemType = (typeof PROBLEM)[keyof typeof PROBLEM];
+
+/** An `application/problem+json` body (RFC 9457) with the extension members this protocol uses. */
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  /** `revision-conflict`: the revision the server holds now. */
+  currentRevision?: number;
+  /** `revision-conflict`: the server's copy, when the server sends one (SPEC §10 evidence). */
+  current?: unknown;
+  /** `validation-failed`: what was wrong, one entry per issue. */
+  issues?: ReadonlyArray<{ path: string; message: string }>;
+  [extension: string]: unknown;
+}
+
+/** `GET /idempotency/<key>`: the stored response of a completed key. */
+export interface ReceiptLookupResponse {
+  status: number;
+  body: unknown;
+}
+
+/** The id pattern every request id must match (SPEC §9). */
+export const ID_PATTERN = /^[A-Za-z0-9_-]{8,80}$/;
+
+/** `Idempotency-Key` value for a request id: an RFC 8941 string. */
+export function formatIdempotencyKey(requestId: string): string {
+  return `"${requestId}"`;
+}
+
+/** How an `Idempotency-Key` header parsed. */
+export type IdempotencyKeyParse =
+  | { kind: 'ok'; key: string }
+  | { kind: 'missing' }
+  | { kind: 'malformed' };
+
+/**
+ * Parses `Idempotency-Key`: an RFC 8941 sf-string (`"abc…"`, escapes allowed) or the bare id.
+ * Either way the id must match {@link ID_PATTERN}; parameters and lists are malformed.
+ */
+export function parseIdempotencyKey(value: string | null | undefined): IdempotencyKeyParse {
+  if (value === null || value === undefined) return { kind: 'missing' };
+  const text = value.trim();
+  if (text === '') return { kind: 'missing' };
+  const key = text.startsWith('"') ? parseSfString(text) : text;
+  return key !== undefined && ID_PATTERN.test(key) ? { kind: 'ok', key } : { kind: 'malformed' };
+}
+
+/** RFC 8941 §4.2.5: a whole field value that is exactly one sf-string, or `undefined`. */
+function parseSfString(text: string): string | undefined {
+  let out = '';
+  for (let i = 1; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === '\\') {
+      const next = text[++i];
+      if (next !== '"' && next !== '\\') return undefined;
+      out += next;
+    } else if (ch === '"') {
+      return i === text.length - 1 ? out : undefined;
+    } else {
+      const code = ch.charCodeAt(0);
+      if (code < 0x20 || code > 0x7e) return undefined;
+      out += ch;
+    }
+  }
+  return undefined;
+}
+
+/** An entity tag for a revision: `"<revision>"`, used in `ETag` and `If-Match`. */
+export function formatRevisionTag(revision: number): string {
+  return `"${revision}"`;
+}
+
+/**
+ * Parses an `ETag`/`If-Match` value made by {@link formatRevisionTag} (the bare number is
+ * accepted). Returns `undefined` for anything else, including `*`, lists and weak tags.
+ */
+export function parseRevisionTag(value: string): number | undefined {
+  const match = /^(?:"(\d{1,15})"|(\d{1,15}))$/.exec(value.trim());
+  return match ? Number(match[1] ?? match[2]) : undefined;
+}
+
+const encoder = new TextEncoder();
+
+/** `Content-Digest` (RFC 9530) of body bytes: `sha-256=:<base64>:`. */
+export async function contentDigest(body: Uint8Array | string): Promise<string> {
+  const bytes = typeof body === 'string' ? encoder.encode(body) : body;
+  const digest = await globalThis.crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
+  return formatSha256Digest(new Uint8Array(digest));
+}
+
+/** Formats raw SHA-256 bytes as a `Content-Digest` member. */
+export function formatSha256Digest(digest: Uint8Array): string {
+  let binary = '';
+  for (const byte of digest) binary += String.fromCharCode(byte);
+  return `sha-256=:${btoa(binary)}:`;
+}
