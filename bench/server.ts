@@ -1,0 +1,255 @@
+/**
+ * Load script for the reference server (SPEC §19, issue 3): writes/s and p99 per adapter with 50
+ * concurrent keep-alive connections, plus a duplicate storm (many concurrent copies of one key →
+ * exactly one effect). Loopback only, bounded in count and time.
+ *
+ *   npx tsx bench/server.ts [--rounds 3] [--writes 60000] [--seconds 6] [--connections 50]
+ *                           [--storm 200] [--only sqlite-normal|sqlite-full|postgres]
+ *
+ * Every round starts a fresh server process and a fresh database. The machine is shared, so each
+ * adapter runs several rounds and both the best and the median are reported. Results go to
+ * bench/results/server.json.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  createRequest,
+  httpRequest,
+  type LoadResult,
+  newKey,
+  RawConnection,
+  runCreates,
+} from './server-load.ts';
+import {
+  dropSchema,
+  postgresCpuMs,
+  postgresReachable,
+  processCpuMs,
+  ROOT,
+  redact,
+  startServerProcess,
+} from './server-process.ts';
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    writes: { type: 'string', default: '60000' },
+    seconds: { type: 'string', default: '6' },
+    connections: { type: 'string', default: '50' },
+    storm: { type: 'string', default: '200' },
+    only: { type: 'string' },
+    'pg-pool': { type: 'string', default: '16' },
+  },
+});
+const ROUNDS = Number(values.rounds);
+const WRITES = Number(values.writes);
+const SECONDS = Number(values.seconds);
+const CONNECTIONS = Number(values.connections);
+const STORM = Number(values.storm);
+
+interface Target {
+  name: string;
+  target: number;
+  /** CLI arguments for round `n`, each round on a fresh database. */
+  args(round: number): string[];
+  cleanup(round: number): Promise<void>;
+}
+
+interface Round extends LoadResult {
+  serverCpuPercent: number;
+  /** CPU of all local `postgres` processes during the run (≈0 for SQLite). */
+  databaseCpuPercent: number;
+  loadCpuPercent: number;
+}
+
+interface StormResult {
+  copies: number;
+  effects: number;
+  statuses: Record<string, number>;
+  replayed: number;
+  errors: number;
+}
+
+interface AdapterResult {
+  adapter: string;
+  target: number;
+  bestWritesPerSecond: number;
+  medianWritesPerSecond: number;
+  /** p99 of the median round. */
+  p99Ms: number;
+  rounds: Round[];
+  storm: StormResult;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'sw-outbox-bench-'));
+  const removeDb = (file: string) => {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  };
+  const sqlite = (name: string, sync: string, target: number): Target => ({
+    name,
+    target,
+    args: (round) => ['--db', join(dir, `${name}-${round}.db`), '--sync', sync],
+    cleanup: async (round) => removeDb(join(dir, `${name}-${round}.db`)),
+  });
+  const targets = [sqlite('sqlite-normal', 'normal', 12_000), sqlite('sqlite-full', 'full', 3_200)];
+  if (await postgresReachable(DATABASE_URL)) {
+    const schema = (round: number) => `bench_${process.pid}_${round}`;
+    targets.push({
+      name: 'postgres',
+      target: 2_500,
+      args: (round) => [
+        '--db',
+        DATABASE_URL,
+        '--pg-schema',
+        schema(round),
+        '--pool-size',
+        values['pg-pool'],
+      ],
+      cleanup: (round) => dropSchema(DATABASE_URL, schema(round)),
+    });
+  } else {
+    console.log(
+      `PostgreSQL at ${redact(DATABASE_URL)} is not reachable: the postgres adapter is skipped`,
+    );
+  }
+
+  const results: AdapterResult[] = [];
+  try {
+    for (const target of targets) {
+      if (values.only && values.only !== target.name) continue;
+      results.push(await measureAdapter(target));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  console.log('\nadapter        best w/s  median w/s   target   p99 ms   storm (copies → effects)');
+  for (const r of results) {
+    const cells = [
+      r.adapter.padEnd(14),
+      String(r.bestWritesPerSecond).padStart(8),
+      String(r.medianWritesPerSecond).padStart(11),
+      String(r.target).padStart(8),
+      r.p99Ms.toFixed(2).padStart(8),
+    ];
+    console.log(`${cells.join(' ')}   ${r.storm.copies} → ${r.storm.effects}`);
+  }
+  const out = join(ROOT, 'bench', 'results', 'server.json');
+  mkdirSync(dirname(out), { recursive: true });
+  const report = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    connections: CONNECTIONS,
+    results,
+  };
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwritten to ${out}`);
+}
+
+async function measureAdapter(target: Target): Promise<AdapterResult> {
+  const rounds: Round[] = [];
+  let storm: StormResult | undefined;
+  for (let round = 1; round <= ROUNDS; round++) {
+    const server = await startServerProcess(target.args(round));
+    try {
+      rounds.push(await measureRound(server.url, server.child.pid!));
+      if (round === ROUNDS) storm = await duplicateStorm(server.url);
+    } finally {
+      await server.stop();
+      await target.cleanup(round);
+    }
+    const last = rounds.at(-1)!;
+    console.log(
+      `${target.name} round ${round}: ${last.writesPerSecond} writes/s, p99 ${last.p99Ms} ms, cpu server ${last.serverCpuPercent}% db ${last.databaseCpuPercent}% load ${last.loadCpuPercent}%`,
+    );
+  }
+  const sorted = [...rounds].sort((a, b) => a.writesPerSecond - b.writesPerSecond);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  console.log(
+    `${target.name}: duplicate storm ${storm!.copies} copies → ${storm!.effects} effect(s)`,
+  );
+  return {
+    adapter: target.name,
+    target: target.target,
+    bestWritesPerSecond: sorted.at(-1)!.writesPerSecond,
+    medianWritesPerSecond: median.writesPerSecond,
+    p99Ms: median.p99Ms,
+    rounds,
+    storm: storm!,
+  };
+}
+
+async function measureRound(url: string, pid: number): Promise<Round> {
+  const token = await login(url, 'bench');
+  await runCreates(url, token, { total: 3_000, connections: CONNECTIONS, maxSeconds: 5 });
+  const server0 = processCpuMs(pid);
+  const database0 = postgresCpuMs();
+  const load0 = process.cpuUsage();
+  const result = await runCreates(url, token, {
+    total: WRITES,
+    connections: CONNECTIONS,
+    maxSeconds: SECONDS,
+  });
+  const wallMs = result.seconds * 1000;
+  const load = process.cpuUsage(load0);
+  const percent = (ms: number) => Math.round((ms / wallMs) * 100);
+  return {
+    ...result,
+    serverCpuPercent: percent(processCpuMs(pid) - server0),
+    databaseCpuPercent: percent(postgresCpuMs() - database0),
+    loadCpuPercent: percent((load.user + load.system) / 1000),
+  };
+}
+
+/**
+ * Many copies of one create with one key, each on its own connection and sent at once: exactly
+ * one note must exist afterwards; the others are replays or 409 `request-in-progress`.
+ */
+async function duplicateStorm(url: string): Promise<StormResult> {
+  const user = `storm-${process.pid}-${Date.now().toString(36)}`;
+  const token = await login(url, user);
+  const request = createRequest(token, newKey('storm'), 'one plate');
+  const connections = await Promise.all(
+    Array.from({ length: STORM }, () => RawConnection.open(url)),
+  );
+  const statuses: Record<string, number> = {};
+  let replayed = 0;
+  let errors = 0;
+  await Promise.all(
+    connections.map(async (connection) => {
+      try {
+        const answer = await connection.send(request);
+        statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+        if (answer.replayed) replayed++;
+      } catch {
+        errors++;
+      } finally {
+        connection.close();
+      }
+    }),
+  );
+  const stats = JSON.parse((await httpRequest(url, 'GET', `/__stats?user=${user}`)).body) as {
+    store: { notes: number };
+  };
+  return { copies: STORM, effects: stats.store.notes, statuses, replayed, errors };
+}
+
+async function login(url: string, user: string): Promise<string> {
+  const body = JSON.stringify({ user });
+  const answer = await httpRequest(
+    url,
+    'POST',
+    '/auth/login',
+    { 'content-type': 'application/json' },
+    body,
+  );
+  return (JSON.parse(answer.body) as { token: string }).token;
+}
+
+await main();

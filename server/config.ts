@@ -1,0 +1,99 @@
+import { parseArgs } from 'node:util';
+import { DEFAULT_RETENTION_MS } from './app.ts';
+import type { StartOptions } from './start.ts';
+import type { StoreConfig } from './store/open.ts';
+
+/** Usage text of `npm run server -- …`. */
+export const USAGE = `usage: npm run server -- [options]
+  --port <n>             port on 127.0.0.1, 0 for a free one (env PORT, default 8080)
+  --db <target>          SQLite file, :memory:, or a postgres:// URL
+                         (env DATABASE_URL selects PostgreSQL; default ./sw-outbox.db)
+  --sync <normal|full>   SQLite synchronous level in WAL mode (env SQLITE_SYNC, default full)
+  --pg-schema <name>     PostgreSQL schema for the tables (env PG_SCHEMA, default sw_outbox)
+  --pool-size <n>        PostgreSQL connections (default 10)
+  --admin                enable /__faults and /__stats (env SW_OUTBOX_ADMIN=1)
+  --static <dir>         serve files from <dir> for other GET requests
+  --no-conflict-copy     send only currentRevision with a 412, not the server copy
+  --auth-secret <s>      demo token secret, shared by instances (env AUTH_SECRET)
+  --retention-days <n>   ledger retention, at least 7 (default 7)
+  --body-limit <bytes>   request body limit (default 65536)`;
+
+/** A command line that cannot be run; the CLI prints it with the usage. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly code = 'invalid_config';
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Start options from the command line: the store is always a config to open. */
+export type CliOptions = StartOptions & { store: StoreConfig };
+
+/** Turns CLI arguments and environment into start options (flags win over the environment). */
+export function parseServerArgs(argv: readonly string[], env: Env = {}): CliOptions | 'help' {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    values = parse(argv).values;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  if (values.help) return 'help';
+
+  const retentionDays = integer('--retention-days', values['retention-days'], 7);
+  if (retentionDays < 7) throw new ConfigError('--retention-days must be at least 7 (SPEC §15)');
+  const adminEnv = env.SW_OUTBOX_ADMIN;
+  return {
+    port: integer('--port', values.port ?? env.PORT, 8080),
+    store: storeConfig(values, env),
+    admin: values.admin === true || adminEnv === '1' || adminEnv === 'true',
+    staticDir: values.static,
+    conflictIncludesCurrent: values['no-conflict-copy'] !== true,
+    authSecret: values['auth-secret'] ?? env.AUTH_SECRET,
+    retentionMs: retentionDays === 7 ? DEFAULT_RETENTION_MS : retentionDays * 24 * 60 * 60 * 1000,
+    bodyLimit: integer('--body-limit', values['body-limit'], 64 * 1024),
+  };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      port: { type: 'string' },
+      db: { type: 'string' },
+      sync: { type: 'string' },
+      'pg-schema': { type: 'string' },
+      'pool-size': { type: 'string' },
+      admin: { type: 'boolean' },
+      static: { type: 'string' },
+      'no-conflict-copy': { type: 'boolean' },
+      'auth-secret': { type: 'string' },
+      'retention-days': { type: 'string' },
+      'body-limit': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+function storeConfig(values: ReturnType<typeof parse>['values'], env: Env): StoreConfig {
+  const target = values.db ?? env.DATABASE_URL ?? './sw-outbox.db';
+  if (/^postgres(ql)?:\/\//.test(target)) {
+    return {
+      kind: 'postgres',
+      connectionString: target,
+      schema: values['pg-schema'] ?? env.PG_SCHEMA ?? 'sw_outbox',
+      poolSize: integer('--pool-size', values['pool-size'], 10),
+    };
+  }
+  const sync = (values.sync ?? env.SQLITE_SYNC ?? 'full').toLowerCase();
+  if (sync !== 'normal' && sync !== 'full') throw new ConfigError('--sync must be normal or full');
+  return { kind: 'sqlite', path: target, durability: sync };
+}
+
+function integer(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  if (!/^\d+$/.test(value))
+    throw new ConfigError(`${name} must be a non-negative integer, got ${value}`);
+  return Number(value);
+}

@@ -1,0 +1,30 @@
+import type { DemoAuth } from './auth.ts';
+import type { FaultInjector } from './faults.ts';
+import type { InflightKeys } from './inflight.ts';
+import type { ServerStats } from './stats.ts';
+import type { ServerStore } from './store/port.ts';
+
+/** What the hooks and routes of one app share. Built once by `buildApp`. */
+export interface AppContext {
+  store: ServerStore;
+  auth: DemoAuth;
+  faults: FaultInjector;
+  stats: ServerStats;
+  inflight: InflightKeys;
+  now: () => number;
+  /** Send the server copy (`current`) with a 412 (SPEC §15 "optionally `current`"). */
+  conflictIncludesCurrent: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated user; the ledger's principal (SPEC §15). Empty before auth. */
+    principal: string;
+    /** The parsed `Idempotency-Key` of a write. Empty before check 1. */
+    idempotencyKey: string;
+    /** `Content-Digest` of the raw body as received; `null` when there was no body. */
+    bodyDigest: string | null;
+    /** The fingerprint check 1 compared with the ledger, if it could (a declared digest). */
+    comparedFingerprint: string | null;
+  }
+}

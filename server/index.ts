@@ -1,0 +1,45 @@
+/**
+ * The reference server of sw-outbox (SPEC §15): an idempotency ledger with the three checks,
+ * revision compare-and-set, receipt lookup and fault injection, on SQLite or PostgreSQL.
+ */
+export {
+  type AppOptions,
+  buildApp,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_RETENTION_MS,
+  DEMO_AUTH_SECRET,
+} from './app.ts';
+export { DemoAuth, type DemoAuthOptions, type TokenCheck, USER_PATTERN } from './auth.ts';
+export { type CliOptions, ConfigError, parseServerArgs, USAGE } from './config.ts';
+export {
+  FaultInjector,
+  type FaultRule,
+  type FaultRuleInput,
+  FaultRuleInputSchema,
+  type FaultRuleSpec,
+  type FaultTarget,
+} from './faults.ts';
+export {
+  EMPTY_BODY_DIGEST,
+  parseContentDigest,
+  requestFingerprint,
+  sha256Digest,
+} from './fingerprint.ts';
+export { type RunningServer, type StartOptions, startServer } from './start.ts';
+export { type PrincipalCounters, ServerStats } from './stats.ts';
+export { describeStore, openStore, type StoreConfig } from './store/open.ts';
+export type {
+  NotePatch,
+  NoteRecord,
+  ServerStore,
+  StoredResponse,
+  StoreSummary,
+  WriteCommand,
+  WriteIdentity,
+  WriteIntent,
+  WriteOutcome,
+} from './store/port.ts';
+export { StoreUnavailableError } from './store/port.ts';
+export { openPostgresStore, type PostgresStoreOptions } from './store/postgres.ts';
+export { openSqliteStore, type SqliteDurability, type SqliteStoreOptions } from './store/sqlite.ts';
+export { type Sweeper, type SweeperOptions, startSweeper } from './sweeper.ts';

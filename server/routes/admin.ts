@@ -1,0 +1,91 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { PROBLEM } from '../../shared/wire.ts';
+import type { AppContext } from '../context.ts';
+import { FaultRuleInputSchema } from '../faults.ts';
+import { sendProblem } from '../problem.ts';
+import { ExpireTokenSchema, issuesOf, OtherDeviceEditSchema } from '../schemas.ts';
+import { noteJson } from '../store/port.ts';
+
+const AddFaultsSchema = z.union([
+  FaultRuleInputSchema,
+  z.strictObject({ rules: z.array(FaultRuleInputSchema) }),
+]);
+
+/**
+ * Admin routes for tests and the demo, registered only with `admin: true` (SPEC §15 fault
+ * injection). Unauthenticated by design: the server listens on loopback only.
+ *
+ * - `POST /__faults` — add rules (body: see `FaultRuleInputSchema` in faults.ts) → `{ rules }`
+ * - `GET /__faults` → `{ rules }`; `DELETE /__faults` → clears all rules
+ * - `POST /__faults/expire-token` `{ user }` → opens a 401 window until the user logs in again
+ * - `POST /__faults/edit` `{ user, id, title?, body? }` → another device bumps the revision
+ * - `GET /__stats?user=<name>` → this process's counters and the store's counts
+ * - `DELETE /__stats` → resets this process's counters
+ */
+export function adminRoutes(ctx: AppContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post('/__faults', async (request, reply) => {
+      const parsed = AddFaultsSchema.safeParse(request.body);
+      if (!parsed.success) {
+        return sendProblem(reply, 422, PROBLEM.validationFailed, {
+          issues: issuesOf(parsed.error),
+        });
+      }
+      const inputs = 'rules' in parsed.data ? parsed.data.rules : [parsed.data];
+      return reply.code(201).send({ rules: ctx.faults.add(inputs) });
+    });
+
+    app.get('/__faults', async () => ({ rules: ctx.faults.list() }));
+
+    app.delete('/__faults', async () => {
+      ctx.faults.clear();
+      return { rules: [] };
+    });
+
+    app.post('/__faults/expire-token', async (request, reply) => {
+      const parsed = ExpireTokenSchema.safeParse(request.body);
+      if (!parsed.success) {
+        return sendProblem(reply, 422, PROBLEM.validationFailed, {
+          issues: issuesOf(parsed.error),
+        });
+      }
+      ctx.auth.expire(parsed.data.user);
+      return { user: parsed.data.user, expired: true };
+    });
+
+    app.post('/__faults/edit', async (request, reply) => {
+      const parsed = OtherDeviceEditSchema.safeParse(request.body);
+      if (!parsed.success) {
+        return sendProblem(reply, 422, PROBLEM.validationFailed, {
+          issues: issuesOf(parsed.error),
+        });
+      }
+      const { user, id, title, body } = parsed.data;
+      const patch = {
+        ...(title !== undefined ? { title } : {}),
+        ...(body !== undefined ? { body } : {}),
+      };
+      const note = await ctx.store.editNote(user, id, patch, ctx.now());
+      if (!note) return sendProblem(reply, 404, PROBLEM.notFound);
+      return reply.header('content-type', 'application/json; charset=utf-8').send(noteJson(note));
+    });
+
+    app.get('/__stats', async (request) => {
+      const user = (request.query as { user?: unknown }).user;
+      if (typeof user === 'string' && user !== '') {
+        return { user, process: ctx.stats.principal(user), store: await ctx.store.summary(user) };
+      }
+      return {
+        process: ctx.stats.total(),
+        inflight: ctx.inflight.size,
+        store: await ctx.store.summary(),
+      };
+    });
+
+    app.delete('/__stats', async () => {
+      ctx.stats.reset();
+      return { reset: true };
+    });
+  };
+}

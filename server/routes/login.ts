@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import { PROBLEM } from '../../shared/wire.ts';
+import type { AppContext } from '../context.ts';
+import { sendProblem } from '../problem.ts';
+import { issuesOf, LoginSchema } from '../schemas.ts';
+
+/** Demo auth (SPEC §15): `POST /auth/login { user }` → `{ token }`; no password, demo only. */
+export function loginRoutes(ctx: AppContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
+    app.post('/auth/login', async (request, reply) => {
+      const parsed = LoginSchema.safeParse(request.body);
+      if (!parsed.success) {
+        return sendProblem(reply, 422, PROBLEM.validationFailed, {
+          issues: issuesOf(parsed.error),
+        });
+      }
+      return { token: ctx.auth.issue(parsed.data.user), user: parsed.data.user };
+    });
+  };
+}

@@ -1,0 +1,259 @@
+import pg from 'pg';
+import {
+  deletedJson,
+  type NoteRecord,
+  noteJson,
+  type ServerStore,
+  type StoredResponse,
+  StoreUnavailableError,
+  type WriteCommand,
+  type WriteOutcome,
+} from './port.ts';
+import { type PostgresSql, postgresSql } from './postgres-sql.ts';
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  /** Schema holding the tables; created on start. Default `sw_outbox`. */
+  schema?: string;
+  /** Connections in the pool. Default 10. */
+  poolSize?: number;
+  /** Attempts for a statement that failed with 40001/40P01 before answering 503. Default 5. */
+  maxAttempts?: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** Serialises concurrent schema creation by several instances (CREATE … IF NOT EXISTS races). */
+const SCHEMA_LOCK = 0x5730_0b0c;
+/** Errors worth retrying: serialization failure, deadlock. */
+const RETRYABLE = new Set(['40001', '40P01']);
+/** Errors meaning "the database is not available right now": class 08, 53, 57P0x. */
+const UNAVAILABLE = /^(08|53|57P0)/;
+
+interface MissRow {
+  fingerprint: string | null;
+  status: number | null;
+  etag: string | null;
+  response: string | null;
+  id: string | null;
+  revision: number | null;
+  title: string | null;
+  body: string | null;
+  deleted: boolean | null;
+}
+
+/**
+ * The adapter for several instances sharing one ledger (SPEC §15). Every write is one autocommit
+ * statement on a pooled connection (see postgres-sql.ts): one round trip on the hot path, named
+ * prepared statements so the server parses each statement once per connection.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<ServerStore> {
+  const schema = options.schema ?? 'sw_outbox';
+  if (!SCHEMA_NAME.test(schema)) throw new TypeError(`invalid PostgreSQL schema name: ${schema}`);
+  const sql = postgresSql(schema);
+  const maxAttempts = options.maxAttempts ?? 5;
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 5000,
+  });
+  // An idle client that loses its connection must not crash the process.
+  pool.on('error', () => {});
+  await createSchema(pool, sql);
+
+  const named = (name: string) => `${schema}:${name}`;
+
+  async function query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await pool.query<R>({ name: named(name), text, values });
+      } catch (error) {
+        const code = errorCode(error);
+        if (code !== undefined && RETRYABLE.has(code)) {
+          if (attempt < maxAttempts) continue;
+          throw new StoreUnavailableError('PostgreSQL kept failing to serialise the write', {
+            cause: error,
+          });
+        }
+        if (isUnavailable(error))
+          throw new StoreUnavailableError('PostgreSQL is unavailable', { cause: error });
+        throw error;
+      }
+    }
+  }
+
+  /** One attempt of the write statement; `undefined` when the compare-and-set matched nothing. */
+  async function attempt(command: WriteCommand): Promise<StoredResponse | undefined> {
+    const { principal, key, fingerprint, now } = command;
+    if (command.op === 'create') {
+      const note = { id: command.id, revision: 1, title: command.title, body: command.body };
+      const json = noteJson(note);
+      await query('create', sql.create, [
+        principal,
+        key,
+        fingerprint,
+        now,
+        command.id,
+        command.title,
+        command.body,
+        json,
+      ]);
+      return { fingerprint, status: 201, etag: '"1"', body: json };
+    }
+    if (command.op === 'update') {
+      const { title, body } = command.patch;
+      const values = [
+        principal,
+        key,
+        fingerprint,
+        now,
+        command.id,
+        command.ifMatch,
+        title ?? null,
+        body ?? null,
+      ];
+      const result = await query<{ status: number; etag: string; body: string }>(
+        'update',
+        sql.update,
+        values,
+      );
+      const row = result.rows[0];
+      return row ? { fingerprint, status: row.status, etag: row.etag, body: row.body } : undefined;
+    }
+    const revision = command.ifMatch + 1;
+    const json = deletedJson(command.id, revision);
+    const values = [principal, key, fingerprint, now, command.id, command.ifMatch, json];
+    const result = await query('remove', sql.remove, values);
+    return result.rowCount === 1
+      ? { fingerprint, status: 200, etag: `"${revision}"`, body: json }
+      : undefined;
+  }
+
+  async function write(command: WriteCommand): Promise<WriteOutcome> {
+    // A miss is re-examined; the loop only repeats when a racing copy rolled back in between.
+    for (let round = 1; ; round++) {
+      try {
+        const response = await attempt(command);
+        if (response) return { kind: 'applied', response };
+      } catch (error) {
+        if (!(errorCode(error) === '23505' && isLedgerKey(error))) throw error;
+      }
+      const miss = await query<MissRow>('miss', sql.afterMiss, [
+        command.principal,
+        command.key,
+        command.id,
+      ]);
+      const row = miss.rows[0];
+      if (row?.fingerprint != null && row.status != null && row.response != null) {
+        const response = {
+          fingerprint: row.fingerprint,
+          status: row.status,
+          etag: row.etag,
+          body: row.response,
+        };
+        return { kind: 'completed', response };
+      }
+      if (command.op !== 'create') {
+        if (!row || row.id === null || row.deleted) return { kind: 'not-found' };
+        if (row.revision !== command.ifMatch) {
+          const current = {
+            id: row.id,
+            revision: row.revision!,
+            title: row.title!,
+            body: row.body!,
+          };
+          return { kind: 'conflict', current };
+        }
+      }
+      if (round >= maxAttempts)
+        throw new StoreUnavailableError('the write kept racing another request');
+    }
+  }
+
+  return {
+    kind: 'postgres',
+    async lookup(principal, key) {
+      const result = await query<StoredResponse>('lookup', sql.lookup, [principal, key]);
+      return result.rows[0];
+    },
+    write,
+    async getNote(principal, id) {
+      const result = await query<NoteRecord>('get', sql.getNote, [principal, id]);
+      return result.rows[0];
+    },
+    async listNotes(principal, limit) {
+      const result = await query<NoteRecord>('list', sql.listNotes, [principal, limit]);
+      return result.rows;
+    },
+    async editNote(principal, id, patch, now) {
+      const values = [principal, id, patch.title ?? null, patch.body ?? null, now];
+      const result = await query<NoteRecord>('edit', sql.edit, values);
+      return result.rows[0];
+    },
+    async sweepExpired(cutoff, batchSize) {
+      const result = await query('sweep', sql.sweep, [cutoff, batchSize]);
+      return result.rowCount ?? 0;
+    },
+    async summary(principal) {
+      const result =
+        principal === undefined
+          ? await query<SummaryRow>('summary-all', sql.summaryAll, [])
+          : await query<SummaryRow>('summary', sql.summary, [principal]);
+      const row = result.rows[0];
+      return {
+        notes: Number(row?.notes ?? 0),
+        deleted: Number(row?.deleted ?? 0),
+        revisionSum: Number(row?.revision_sum ?? 0),
+        receipts: Number(row?.receipts ?? 0),
+      };
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+interface SummaryRow {
+  notes: string;
+  deleted: string;
+  revision_sum: string;
+  receipts: string;
+}
+
+async function createSchema(pool: pg.Pool, sql: PostgresSql): Promise<void> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new StoreUnavailableError('cannot connect to PostgreSQL', { cause: error });
+  }
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+    for (const statement of sql.schema) await client.query(statement);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function isLedgerKey(error: unknown): boolean {
+  const constraint = (error as { constraint?: unknown }).constraint;
+  return typeof constraint === 'string' && constraint.startsWith('idempotency_ledger');
+}
+
+function isUnavailable(error: unknown): boolean {
+  const code = errorCode(error);
+  if (code !== undefined && UNAVAILABLE.test(code)) return true;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE') return true;
+  const message = error instanceof Error ? error.message : '';
+  return /timeout exceeded when trying to connect|Connection terminated/i.test(message);
+}

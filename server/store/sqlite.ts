@@ -1,0 +1,266 @@
+import Database from 'better-sqlite3';
+import { GroupCommit } from './group-commit.ts';
+import {
+  deletedJson,
+  type NotePatch,
+  type NoteRecord,
+  noteJson,
+  type ServerStore,
+  type StoredResponse,
+  type StoreSummary,
+  StoreUnavailableError,
+  type WriteCommand,
+  type WriteOutcome,
+} from './port.ts';
+
+/** `synchronous` in WAL mode; see server/README.md for why FULL is the default. */
+export type SqliteDurability = 'normal' | 'full';
+
+export interface SqliteStoreOptions {
+  /** A file path or `:memory:`. */
+  path: string;
+  /** Default `full`. */
+  durability?: SqliteDurability;
+  /** How long a writer waits for another process's lock before giving up (503). Default 5 s. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Keys are random (clients make them), so the ledger is a rowid table that grows at its end with
+ * a small unique index on `(principal, key)`: a random insert then touches one index page instead
+ * of a page of whole rows. Note ids are time-ordered for the same reason (see notes route).
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS notes (
+  principal TEXT NOT NULL,
+  id TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  title TEXT NOT NULL,
+  body TEXT NOT NULL,
+  deleted INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (principal, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS idempotency_ledger (
+  principal TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  etag TEXT,
+  body TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS idempotency_ledger_key ON idempotency_ledger (principal, key);
+CREATE INDEX IF NOT EXISTS idempotency_ledger_created_at ON idempotency_ledger (created_at);
+`;
+
+interface NoteRow {
+  id: string;
+  revision: number;
+  title: string;
+  body: string;
+  deleted: number;
+}
+
+/**
+ * The embedded default adapter (SPEC §15): better-sqlite3 in WAL mode, writes in `BEGIN
+ * IMMEDIATE` transactions, grouped per event-loop turn (see group-commit.ts). better-sqlite3 is
+ * synchronous, so a transaction runs to its end without yielding: inside one process no other
+ * request can interleave, and between processes the IMMEDIATE write lock (with `busy_timeout`)
+ * serialises writers.
+ */
+export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
+  let db: Database.Database;
+  try {
+    db = new Database(options.path);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    // A 64 MiB page cache keeps the random-access key index in memory; checkpoints every 4,000
+    // pages instead of 1,000 write each hot page back less often (measured: ~30 % fewer µs/write).
+    db.pragma('cache_size = -65536');
+    db.pragma('wal_autocheckpoint = 4000');
+    db.exec(SCHEMA);
+  } catch (error) {
+    throw new StoreUnavailableError(`cannot open SQLite database ${options.path}`, {
+      cause: error,
+    });
+  }
+
+  const selectReceipt = db.prepare<[string, string], StoredResponse>(
+    'SELECT fingerprint, status, etag, body FROM idempotency_ledger WHERE principal = ? AND key = ?',
+  );
+  const insertReceipt = db.prepare<[string, string, string, number, string | null, string, number]>(
+    'INSERT INTO idempotency_ledger (principal, key, fingerprint, status, etag, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const selectNote = db.prepare<[string, string], NoteRow>(
+    'SELECT id, revision, title, body, deleted FROM notes WHERE principal = ? AND id = ?',
+  );
+  const insertNote = db.prepare<[string, string, string, string, number, number]>(
+    'INSERT INTO notes (principal, id, revision, title, body, deleted, created_at, updated_at) VALUES (?, ?, 1, ?, ?, 0, ?, ?)',
+  );
+  const updateNote = db.prepare<[number, string, string, number, string, string]>(
+    'UPDATE notes SET revision = ?, title = ?, body = ?, updated_at = ? WHERE principal = ? AND id = ?',
+  );
+  const markDeleted = db.prepare<[number, number, string, string]>(
+    'UPDATE notes SET revision = ?, deleted = 1, updated_at = ? WHERE principal = ? AND id = ?',
+  );
+  const listLive = db.prepare<[string, number], NoteRecord>(
+    'SELECT id, revision, title, body FROM notes WHERE principal = ? AND deleted = 0 ORDER BY created_at, id LIMIT ?',
+  );
+  const sweep = db.prepare<[number, number]>(
+    'DELETE FROM idempotency_ledger WHERE rowid IN (SELECT rowid FROM idempotency_ledger WHERE created_at < ? LIMIT ?)',
+  );
+  const noteCounts = db.prepare<[string], { notes: number; deleted: number; revisionSum: number }>(
+    'SELECT coalesce(sum(deleted = 0), 0) AS notes, coalesce(sum(deleted), 0) AS deleted, coalesce(sum(revision), 0) AS revisionSum FROM notes WHERE principal = ?',
+  );
+  const allNoteCounts = db.prepare<[], { notes: number; deleted: number; revisionSum: number }>(
+    'SELECT coalesce(sum(deleted = 0), 0) AS notes, coalesce(sum(deleted), 0) AS deleted, coalesce(sum(revision), 0) AS revisionSum FROM notes',
+  );
+  const receiptCount = db.prepare<[string], { n: number }>(
+    'SELECT count(*) AS n FROM idempotency_ledger WHERE principal = ?',
+  );
+  const allReceiptCount = db.prepare<[], { n: number }>(
+    'SELECT count(*) AS n FROM idempotency_ledger',
+  );
+
+  /** Check 3 of SPEC §15 and the write; runs inside `BEGIN IMMEDIATE`. */
+  function applyWrite(command: WriteCommand): WriteOutcome {
+    const existing = selectReceipt.get(command.principal, command.key);
+    if (existing) return { kind: 'completed', response: existing };
+    let response: StoredResponse;
+    if (command.op === 'create') {
+      insertNote.run(
+        command.principal,
+        command.id,
+        command.title,
+        command.body,
+        command.now,
+        command.now,
+      );
+      const note = { id: command.id, revision: 1, title: command.title, body: command.body };
+      response = {
+        fingerprint: command.fingerprint,
+        status: 201,
+        etag: '"1"',
+        body: noteJson(note),
+      };
+    } else {
+      const row = selectNote.get(command.principal, command.id);
+      if (!row || row.deleted) return { kind: 'not-found' };
+      if (row.revision !== command.ifMatch) return { kind: 'conflict', current: toRecord(row) };
+      const revision = row.revision + 1;
+      if (command.op === 'update') {
+        const title = command.patch.title ?? row.title;
+        const body = command.patch.body ?? row.body;
+        updateNote.run(revision, title, body, command.now, command.principal, command.id);
+        const json = noteJson({ id: row.id, revision, title, body });
+        response = {
+          fingerprint: command.fingerprint,
+          status: 200,
+          etag: `"${revision}"`,
+          body: json,
+        };
+      } else {
+        markDeleted.run(revision, command.now, command.principal, command.id);
+        const json = deletedJson(row.id, revision);
+        response = {
+          fingerprint: command.fingerprint,
+          status: 200,
+          etag: `"${revision}"`,
+          body: json,
+        };
+      }
+    }
+    insertReceipt.run(
+      command.principal,
+      command.key,
+      response.fingerprint,
+      response.status,
+      response.etag,
+      response.body,
+      command.now,
+    );
+    return { kind: 'applied', response };
+  }
+
+  const writes = new GroupCommit(db, applyWrite, { mapError: toStoreError });
+  const editTx = db.transaction(
+    (principal: string, id: string, patch: NotePatch, now: number): NoteRecord | undefined => {
+      const row = selectNote.get(principal, id);
+      if (!row || row.deleted) return undefined;
+      const next = {
+        id: row.id,
+        revision: row.revision + 1,
+        title: patch.title ?? row.title,
+        body: patch.body ?? row.body,
+      };
+      updateNote.run(next.revision, next.title, next.body, now, principal, id);
+      return next;
+    },
+  );
+
+  return {
+    kind: 'sqlite',
+    async lookup(principal, key) {
+      return guard(() => selectReceipt.get(principal, key));
+    },
+    write(command) {
+      return writes.submit(command);
+    },
+    async getNote(principal, id) {
+      const row = guard(() => selectNote.get(principal, id));
+      return row && !row.deleted ? toRecord(row) : undefined;
+    },
+    async listNotes(principal, limit) {
+      return guard(() => listLive.all(principal, limit));
+    },
+    async editNote(principal, id, patch, now) {
+      return guard(() => editTx.immediate(principal, id, patch, now));
+    },
+    async sweepExpired(cutoff, batchSize) {
+      return guard(() => sweep.run(cutoff, batchSize).changes);
+    },
+    async summary(principal): Promise<StoreSummary> {
+      return guard(() => {
+        const counts = principal === undefined ? allNoteCounts.get() : noteCounts.get(principal);
+        const receipts =
+          principal === undefined ? allReceiptCount.get() : receiptCount.get(principal);
+        return {
+          notes: counts?.notes ?? 0,
+          deleted: counts?.deleted ?? 0,
+          revisionSum: counts?.revisionSum ?? 0,
+          receipts: receipts?.n ?? 0,
+        };
+      });
+    },
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}
+
+function toRecord(row: NoteRow): NoteRecord {
+  return { id: row.id, revision: row.revision, title: row.title, body: row.body };
+}
+
+function guard<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw toStoreError(error);
+  }
+}
+
+/** SQLITE_BUSY after `busy_timeout` is transient: the client retries (503), never a 500. */
+function toStoreError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (
+    typeof code === 'string' &&
+    (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+  ) {
+    return new StoreUnavailableError('SQLite database is busy', { cause: error });
+  }
+  return error;
+}
