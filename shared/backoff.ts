@@ -16,7 +16,8 @@ export function backoffDelay(
   random: number,
   retryAfterMs?: number,
 ): number {
-  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, config.maxMs);
+  // The server knows its own load: its Retry-After is honoured as given, even past the cap.
+  if (retryAfterMs !== undefined) return retryAfterMs;
   const ceiling = Math.min(config.maxMs, config.baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.floor(random * ceiling);
 }

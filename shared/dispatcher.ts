@@ -6,11 +6,17 @@ import { type FlushState, FlushStop } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
 import type { CollectionHandler } from './handler.ts';
 import type { Observed } from './intents.ts';
+import { lookupPredecessors } from './predecessors.ts';
 import type { FlushReport } from './protocol.ts';
 import { planQuarantine } from './quarantine.ts';
 import { resolveIntents } from './receipts.ts';
 import { decodeRow, type OutboxRow } from './row.ts';
-import { type PredecessorState, selectSendableRows, targetKey } from './select.ts';
+import {
+  type PredecessorLookup,
+  type PredecessorState,
+  selectSendableRows,
+  targetKey,
+} from './select.ts';
 import type { RowCursor } from './store/types.ts';
 
 export { type FlushState, FlushStop };
@@ -141,33 +147,16 @@ async function decodeBatch(deps: Deps, state: FlushState, raws: unknown[]): Prom
 }
 
 /** Looks up every `successorOf` row: from this batch, else from the store. */
-async function predecessorLookup(
-  deps: Deps,
-  rows: Observed[],
-): Promise<(id: string) => PredecessorState> {
+async function predecessorLookup(deps: Deps, rows: Observed[]): Promise<PredecessorLookup> {
   const known = new Map<string, PredecessorState>();
   for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
-  const missing = [
-    ...new Set(
-      rows
-        .map(({ row }) => row.successorOf)
-        .filter((id): id is string => id !== undefined && !known.has(id)),
+  return storage(() =>
+    lookupPredecessors(
+      deps.store,
+      rows.map(({ row }) => row.successorOf),
+      known,
     ),
-  ];
-  await Promise.all(
-    missing.map(async (id) => {
-      const decoded = decodeRow(await storage(() => deps.store.get(id)));
-      known.set(
-        id,
-        decoded.raw === undefined
-          ? 'absent'
-          : decoded.ok && decoded.row.state === 'blocked'
-            ? 'blocked'
-            : 'present',
-      );
-    }),
   );
-  return (id) => known.get(id) ?? 'absent';
 }
 
 /** Counts rows that still wait for a retry, and the earliest time one may go (§12 timer). */
@@ -184,7 +173,7 @@ async function recoverOrphanIntents(
   deps: Deps,
   state: FlushState,
   rows: Observed[],
-  predecessor: (id: string) => PredecessorState,
+  predecessor: PredecessorLookup,
 ): Promise<number> {
   let converted = 0;
   const orphans = rows.filter(
@@ -192,7 +181,7 @@ async function recoverOrphanIntents(
       row.request === undefined &&
       row.state === 'queued' &&
       row.successorOf !== undefined &&
-      predecessor(row.successorOf) === 'absent',
+      predecessor(row.successorOf, row.id) === 'absent',
   );
   for (const orphan of orphans)
     converted += await storage(() => resolveIntents(deps, state.owner, orphan));

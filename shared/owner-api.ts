@@ -3,6 +3,7 @@ import { type EnqueuePlan, planEnqueue } from './enqueue.ts';
 import { isQuotaError, OutboxError } from './errors.ts';
 import { newRequestId } from './identity.ts';
 import type { Observed } from './intents.ts';
+import { lookupPredecessors } from './predecessors.ts';
 import {
   EnqueueInputSchema,
   type EnqueueResult,
@@ -69,13 +70,17 @@ export function createOwnerApi(
     }
   }
 
-  function views(rows: Observed[]): RowView[] {
+  async function views(rows: Observed[]): Promise<RowView[]> {
+    const known = new Map<string, PredecessorState>();
+    for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
+    const predecessor = await guarded(() =>
+      lookupPredecessors(
+        store,
+        rows.map(({ row }) => row.successorOf),
+        known,
+      ),
+    );
     const now = deps.clock.now();
-    const byId = new Map(rows.map(({ row }) => [row.id, row]));
-    const predecessor = (id: string): PredecessorState => {
-      const row = byId.get(id);
-      return row === undefined ? 'absent' : row.state === 'blocked' ? 'blocked' : 'present';
-    };
     return rows.map(({ row }) => {
       const status = rowStatus(row, { now, leaseMs: deps.leaseMs }, predecessor);
       const view: RowView = { row, id: row.id, status };
@@ -230,7 +235,7 @@ export function createOwnerApi(
     },
 
     async rows(filter: RowFilter = {}) {
-      const all = views(await guarded(allRows));
+      const all = await views(await guarded(allRows));
       return all.filter(
         (view) =>
           (filter.collection === undefined ||
@@ -240,14 +245,14 @@ export function createOwnerApi(
     },
 
     async row(id) {
-      const all = views(await guarded(allRows));
+      const all = await views(await guarded(allRows));
       return all.find((view) => view.id === id);
     },
 
     flush,
 
     async stats(): Promise<OutboxStats> {
-      const all = views(await guarded(allRows));
+      const all = await views(await guarded(allRows));
       const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<RowStatus, number>;
       for (const view of all) counts[view.status]++;
       const oldest = all.reduce<number | null>((min, v) => {

@@ -11,6 +11,9 @@ export interface SelectContext {
 /** What the selection knows about a `successorOf` row: gone, blocked, or still waiting. */
 export type PredecessorState = 'absent' | 'blocked' | 'present';
 
+/** Looks up the state of `id` as the predecessor of the row `askerId`. */
+export type PredecessorLookup = (id: string, askerId?: string) => PredecessorState;
+
 /** Why a row is not sendable now, or `sendable` (SPEC §7, in the order the rules apply). */
 export type Sendability =
   | 'sendable'
@@ -26,12 +29,13 @@ export type Sendability =
 export function sendability(
   row: OutboxRow,
   ctx: SelectContext,
-  predecessor: (id: string) => PredecessorState,
+  predecessor: PredecessorLookup,
 ): Sendability {
   if (row.state === 'blocked') return 'blocked';
   if (row.state === 'held') return 'held';
   if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'in_flight';
-  if (row.successorOf !== undefined && predecessor(row.successorOf) === 'present') return 'waiting';
+  if (row.successorOf !== undefined && predecessor(row.successorOf, row.id) === 'present')
+    return 'waiting';
   if (isIntentRow(row) || row.request === undefined) return 'intent';
   if (!ctx.force && row.nextAttemptAt !== undefined && row.nextAttemptAt > ctx.now)
     return 'backoff';
@@ -46,7 +50,7 @@ export function sendability(
 export function selectSendableRows(
   rows: OutboxRow[],
   ctx: SelectContext,
-  predecessor: (id: string) => PredecessorState,
+  predecessor: PredecessorLookup,
   busyTargets: ReadonlySet<string> = new Set(),
 ): OutboxRow[] {
   const chosen: OutboxRow[] = [];
@@ -78,13 +82,14 @@ export function targetKey(row: Pick<OutboxRow, 'collection' | 'targetId'>): stri
 export function rowStatus(
   row: OutboxRow,
   ctx: Omit<SelectContext, 'force'>,
-  predecessor: (id: string) => PredecessorState,
+  predecessor: PredecessorLookup,
 ): RowStatus {
   if (row.state === 'blocked') return 'blocked';
   if (row.state === 'held') return 'held';
   if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'sending';
   if (isIntentRow(row)) return 'intent';
-  if (row.successorOf !== undefined && predecessor(row.successorOf) === 'present') return 'waiting';
+  if (row.successorOf !== undefined && predecessor(row.successorOf, row.id) === 'present')
+    return 'waiting';
   if (row.state !== 'queued' && row.state !== 'sending') return 'unknown';
   return row.deferredAt !== undefined ? 'deferred' : 'queued';
 }

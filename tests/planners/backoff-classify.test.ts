@@ -180,6 +180,10 @@ describe('Retry-After', () => {
       expect(backoffDelay(attempt, DEFAULT_BACKOFF, random, 7_000)).toBe(7_000);
     },
   );
+
+  it('a Retry-After longer than the backoff cap is honoured as the server gave it', () => {
+    expect(backoffDelay(3, DEFAULT_BACKOFF, 0.5, 3_600_000)).toBe(3_600_000);
+  });
 });
 
 /** SPEC §11: exponential with full jitter, base 1 s, factor 2, cap 5 min. */

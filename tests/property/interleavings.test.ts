@@ -354,10 +354,9 @@ describe.each(STORE_KINDS)('pinned interleavings on the %s store', (kind) => {
     }
   });
 
-  // Known bug (G3/G4), reported: the conflict successor of U1 keeps U1's savedAt but U2 still
-  // names the deleted U1 as its predecessor, so U2 becomes sendable beside the successor and
-  // the id decides which goes first. U2 goes first and the rebased U1 then overwrites it.
-  it.fails('an edit made while the original was in flight reaches the server after the original’s conflict successor', async () => {
+  // The conflict successor of U1 keeps U1's savedAt while U2 still names the deleted U1 as its
+  // predecessor: U1's superseded tombstone must keep U2 waiting behind the resend (G4).
+  it('an edit made while the original was in flight reaches the server after the original’s conflict successor', async () => {
     const world = await World.create(kind);
     try {
       const record = world.server.seed(OWNER, { title: 'seed' });
