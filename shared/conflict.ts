@@ -159,6 +159,7 @@ export function planConflictSuccessor(
     request,
     successorOf: observed.id,
     evidence: {
+      ...observed.evidence,
       attemptCount: observed.evidence?.attemptCount ?? 1,
       lastAttemptAt: ctx.now,
       lastErrorCode: 'revision_conflict',
