@@ -1,0 +1,80 @@
+import { expect, test } from './fixtures.ts';
+
+/**
+ * The demo used as a person would (SPEC §16; G1, G2, G4): edits made while the server refuses
+ * them, the tab closed, the server back — every edit lands exactly once, with no tab open, and
+ * the reopened inspector shows how (receipts, replays, the worker's log).
+ */
+test('edits made offline reach the server exactly once after the tab is closed and the server is back', async ({
+  demo,
+  demoServer,
+  user,
+}) => {
+  await demo.open();
+  await demo.signIn(user);
+  await expect(demo.page.locator('#cards .empty')).toBeVisible();
+
+  await demo.addNote('Shopping', 'milk');
+  await demo.addNote('Old list', 'socks');
+  await expect(demo.card('Shopping').locator('.badge')).toHaveText('synced');
+  await expect(demo.card('Old list').locator('.badge')).toHaveText('synced');
+
+  await demo.control('offline');
+  await expect(demo.page.locator('[data-banner="offline"]')).toBeVisible();
+  // Committed after the server is back, with the answers lost on the way: the outbox must resend.
+  await demo.control('drop');
+
+  await demo.editNote('Shopping', { body: 'milk, eggs, bread' });
+  await demo.addNote('Call the plumber', 'Tuesday');
+  // Once the create has been tried (and refused), an edit of it is an intent row (SPEC §8).
+  await expect(demo.card('Call the plumber').locator('.badge')).toHaveText('deferred');
+  await demo.editNote('Call the plumber', { title: 'Call the plumber before 10' });
+  await demo.deleteNote('Old list');
+
+  await expect(demo.card('Call the plumber before 10').locator('.chip')).toHaveText([
+    'create · deferred',
+    'update · intent',
+  ]);
+  await expect(demo.page.locator('#rows tbody tr[data-row]')).toHaveCount(4);
+  await expect(demo.figure('edits-made')).toHaveText('6');
+  await demo.screenshot('editor', 'offline-editor');
+  await demo.screenshot('inspector', 'offline-inspector');
+
+  await demo.close();
+  await demoServer.goOnline(user);
+
+  // No tab is open: the worker's own retry timer sends everything (SPEC §12).
+  await expect
+    .poll(async () => (await demoServer.stats(user)).effects, { timeout: 20_000 })
+    .toBe(6);
+
+  await demo.open();
+  await expect(demo.page.locator('#rows .empty')).toHaveText(/outbox is empty/);
+  await expect(demo.figure('effects')).toHaveText('6');
+  await expect(demo.figure('receipts')).toHaveText('6');
+  await expect(demo.figure('applied-twice')).toHaveText('0');
+  await expect(demo.page.locator('.verdict')).toHaveAttribute('data-verdict', 'ok');
+  await expect(demo.page.locator('#receipts tbody tr')).toHaveCount(6);
+  await expect(demo.page.locator('#receipts td.ok')).toHaveCount(6);
+  await expect(demo.page.locator('#events [data-event="settled"]').first()).toBeVisible();
+
+  await expect(demo.card('Shopping').locator('.card-body')).toHaveText('milk, eggs, bread');
+  await expect(demo.card('Call the plumber before 10').locator('.badge')).toHaveText('synced');
+  await expect(demo.card('Old list')).toHaveCount(0);
+  await demo.screenshot('editor', 'synced-editor');
+  await demo.screenshot('inspector', 'synced-inspector');
+
+  const stats = await demoServer.stats(user);
+  expect(Object.values(stats.effectsByKey)).toEqual([1, 1, 1, 1, 1, 1]);
+  // The two dropped answers came back as replays of the stored response, not second writes.
+  expect(stats.replays).toBeGreaterThanOrEqual(2);
+  const notes = await demoServer.notes(user);
+  expect(
+    notes
+      .map(({ title, body }) => ({ title, body }))
+      .sort((a, b) => a.title.localeCompare(b.title)),
+  ).toEqual([
+    { title: 'Call the plumber before 10', body: 'Tuesday' },
+    { title: 'Shopping', body: 'milk, eggs, bread' },
+  ]);
+});
