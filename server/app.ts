@@ -81,7 +81,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('comparedFingerprint', null);
 
   // The body is read as bytes so its digest is the fingerprint's digest (SPEC §15).
-  app.removeContentTypeParser('application/json');
+  // Only JSON is accepted (415 otherwise, SPEC §15 clear problems for every bad input).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
     const bytes = raw as Buffer;
     request.bodyDigest = sha256Digest(bytes);
