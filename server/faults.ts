@@ -85,8 +85,18 @@ export class FaultInjector {
     return this.#rules.map((rule) => ({ ...rule }));
   }
 
-  clear(): void {
-    this.#rules = [];
+  /** Removes every rule, or only the rules of `user`; returns how many were removed. */
+  clear(user?: string): number {
+    const before = this.#rules.length;
+    this.#rules = user === undefined ? [] : this.#rules.filter((rule) => rule.user !== user);
+    return before - this.#rules.length;
+  }
+
+  /** Removes one rule by id; `false` when there is no such rule (it may have fired out). */
+  remove(id: number): boolean {
+    const before = this.#rules.length;
+    this.#rules = this.#rules.filter((rule) => rule.id !== id);
+    return this.#rules.length < before;
   }
 
   /** Whether any rule exists: the hot path skips matching entirely when none do. */

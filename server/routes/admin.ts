@@ -17,7 +17,9 @@ const AddFaultsSchema = z.union([
  * injection). Unauthenticated by design: the server listens on loopback only.
  *
  * - `POST /__faults` — add rules (body: see `FaultRuleInputSchema` in faults.ts) → `{ rules }`
- * - `GET /__faults` → `{ rules }`; `DELETE /__faults` → clears all rules
+ * - `GET /__faults` → `{ rules }`
+ * - `DELETE /__faults` → clears all rules; `DELETE /__faults?user=<name>` only that user's;
+ *   `DELETE /__faults/<id>` one rule (404 when it is gone) → `{ removed }`
  * - `POST /__faults/expire-token` `{ user }` → opens a 401 window until the user logs in again
  * - `POST /__faults/edit` `{ user, id, title?, body? }` → another device bumps the revision
  * - `GET /__stats?user=<name>` → this process's counters and the store's counts
@@ -38,9 +40,18 @@ export function adminRoutes(ctx: AppContext) {
 
     app.get('/__faults', async () => ({ rules: ctx.faults.list() }));
 
-    app.delete('/__faults', async () => {
-      ctx.faults.clear();
-      return { rules: [] };
+    app.delete('/__faults', async (request) => {
+      const user = (request.query as { user?: unknown }).user;
+      return {
+        removed: ctx.faults.clear(typeof user === 'string' && user !== '' ? user : undefined),
+      };
+    });
+
+    app.delete('/__faults/:id', async (request, reply) => {
+      const id = Number((request.params as { id: string }).id);
+      if (!Number.isInteger(id) || !ctx.faults.remove(id))
+        return sendProblem(reply, 404, PROBLEM.notFound);
+      return { removed: 1 };
     });
 
     app.post('/__faults/expire-token', async (request, reply) => {

@@ -118,10 +118,26 @@ describe('fault injection', () => {
     const mine = await api.create('fine too');
     expect(mine.status).toBe(201);
     expect((await api.patch(mine.json.id, 1, { title: 'x' })).status).toBe(503);
-    expect((await admin('DELETE', '/__faults')).json.rules).toEqual([]);
+    expect((await admin('DELETE', '/__faults')).json.removed).toBe(1);
     expect((await api.patch(mine.json.id, 1, { title: 'x' })).status).toBe(200);
     const bad = await admin('POST', '/__faults', { kind: 'explode' });
     expect([bad.status, bad.json.type]).toEqual([422, 'validation-failed']);
+  });
+
+  it('removes the rules of one user, or one rule by id', async () => {
+    const [alice, bob] = [newUser(), newUser()];
+    const added = await admin('POST', '/__faults', {
+      rules: [
+        { kind: 'unavailable', user: alice },
+        { kind: 'unavailable', user: alice, route: 'write' },
+        { kind: 'unavailable', user: bob },
+      ],
+    });
+    const ids = added.json.rules.map((rule: { id: number }) => rule.id);
+    expect((await admin('DELETE', `/__faults/${ids[2]}`)).json.removed).toBe(1);
+    expect((await admin('DELETE', `/__faults/${ids[2]}`)).status).toBe(404);
+    expect((await admin('DELETE', `/__faults?user=${alice}`)).json.removed).toBe(2);
+    expect((await admin('GET', '/__faults')).json.rules).toEqual([]);
   });
 
   it('counts effects per key and resets the counters', async () => {
