@@ -95,23 +95,24 @@ export async function addFault(rule: Record<string, unknown>): Promise<void> {
   await call('/__faults', { method: 'POST', body: json(rule) });
 }
 
-/**
- * Removes the fault rules of one user that `match` (all of them by default). The server can only
- * clear every rule at once, so the rules that stay are put back, with what is left of their
- * counts.
- */
+/** Removes the fault rules of one user that `match`, or all of the user's rules. */
 export async function removeFaults(
   user: string,
-  match: (rule: FaultRule) => boolean = () => true,
+  match?: (rule: FaultRule) => boolean,
 ): Promise<void> {
-  const { rules } = await call<{ rules: FaultRule[] }>('/__faults');
-  await call('/__faults', { method: 'DELETE' });
-  const kept = rules
-    .filter((rule) => rule.user !== user || !match(rule))
-    .map(({ id: _id, fired, ...rule }) =>
-      rule.count === undefined ? rule : { ...rule, count: Math.max(1, rule.count - fired) },
-    );
-  if (kept.length > 0) await call('/__faults', { method: 'POST', body: json({ rules: kept }) });
+  if (match === undefined) {
+    await call(`/__faults?user=${encodeURIComponent(user)}`, { method: 'DELETE' });
+    return;
+  }
+  const rules = (await faultRules(user)).filter(match);
+  await Promise.all(
+    rules.map((rule) =>
+      // A rule whose count ran out is gone already: that is what was asked for.
+      call(`/__faults/${rule.id}`, { method: 'DELETE' }).catch((error: unknown) => {
+        if (!(error instanceof HttpError && error.status === 404)) throw error;
+      }),
+    ),
+  );
 }
 
 /** The rule behind the demo's "offline": every request of the user refused with 503. */

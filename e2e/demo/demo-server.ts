@@ -65,29 +65,16 @@ export class DemoServer {
     return ((await response.json()) as { process: EffectStats }).process;
   }
 
-  /**
-   * Ends the demo's "offline" for `user` with no tab open, as the demo's own button does: the
-   * open-ended 503 rule goes, every other rule stays (the server clears only all at once).
-   */
+  /** Ends the demo's "offline" for `user` with no tab open: its open-ended 503 rule goes. */
   async goOnline(user: string): Promise<void> {
     const { rules } = (await (await fetch(`${this.url}/__faults`)).json()) as {
-      rules: Array<{ id: number; fired: number; kind: string; user?: string; count?: number }>;
+      rules: Array<{ id: number; kind: string; user?: string; count?: number }>;
     };
-    await fetch(`${this.url}/__faults`, { method: 'DELETE' });
-    const kept = rules
-      .filter(
-        (rule) => !(rule.user === user && rule.kind === 'unavailable' && rule.count === undefined),
-      )
-      .map(({ id: _id, fired, ...rule }) =>
-        rule.count === undefined ? rule : { ...rule, count: Math.max(1, rule.count - fired) },
-      );
-    if (kept.length > 0) {
-      await fetch(`${this.url}/__faults`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ rules: kept }),
-      });
-    }
+    const offline = rules.filter(
+      (rule) => rule.user === user && rule.kind === 'unavailable' && rule.count === undefined,
+    );
+    for (const rule of offline)
+      await fetch(`${this.url}/__faults/${rule.id}`, { method: 'DELETE' });
   }
 
   /** The user's live notes, read with a token of its own (a second "device"). */
