@@ -24,12 +24,19 @@ export interface FlushSchedulerOptions {
   retryDelayMs: number;
   /** The longest a wake-up is allowed to wait; later rows are found by the next trigger. */
   maxWakeDelayMs: number;
+  /**
+   * Whether the device is online. No wake-up is armed while offline: retrying then only fails;
+   * `online` in a page and Background Sync in a worker bring the loop back (§12).
+   */
+  online?: () => boolean;
   /** Called with each run's reports (telemetry, sync registration). */
   onRun?: (reports: FlushReport[], trigger: string) => void;
 }
 
 export interface FlushScheduler {
   run(trigger: string, options?: FlushOptions & { owners?: string[] }): Promise<FlushRun>;
+  /** Cancels the wake-up timer and lets whoever waits on it go; later runs may arm a new one. */
+  releaseWake(): void;
   /** Cancels the wake-up timer and refuses later runs (a page sender that handed over). */
   stop(): void;
 }
@@ -37,6 +44,21 @@ export interface FlushScheduler {
 /** Whether a run left work that a later attempt should pick up (transient failures, backoff). */
 export function needsRetry(reports: readonly FlushReport[]): boolean {
   return reports.some((report) => report.remaining > 0 || report.stopped !== undefined);
+}
+
+/** The earliest `nextAttemptAt` among reports that still wait, if any. */
+export function earliestAttempt(reports: readonly FlushReport[]): number | undefined {
+  let at: number | undefined;
+  for (const report of reports) {
+    if (
+      report.remaining > 0 &&
+      report.nextAttemptAt !== null &&
+      (at === undefined || report.nextAttemptAt < at)
+    ) {
+      at = report.nextAttemptAt;
+    }
+  }
+  return at;
 }
 
 export function createFlushScheduler(options: FlushSchedulerOptions): FlushScheduler {
@@ -52,7 +74,9 @@ export function createFlushScheduler(options: FlushSchedulerOptions): FlushSched
 
   function arm(at: number): Promise<void> {
     if (timer !== undefined && timer.at <= at) return timer.done;
-    const delay = Math.min(Math.max(0, at - options.clock.now()), options.maxWakeDelayMs);
+    // A floor keeps a `Retry-After: 0` from turning the wake-up into a tight loop.
+    const floor = Math.min(options.retryDelayMs, 1000);
+    const delay = Math.min(Math.max(floor, at - options.clock.now()), options.maxWakeDelayMs);
     let done: Promise<void>;
     let resolve: (v: Promise<void>) => void;
     if (timer === undefined) {
@@ -77,6 +101,7 @@ export function createFlushScheduler(options: FlushSchedulerOptions): FlushSched
   }
 
   function wakeFor(reports: FlushReport[]): Promise<void> | undefined {
+    if (options.online?.() === false) return undefined;
     let at: number | undefined;
     for (const report of reports) {
       const due =
@@ -105,15 +130,19 @@ export function createFlushScheduler(options: FlushSchedulerOptions): FlushSched
     return { reports, wake: stopped ? undefined : wakeFor(reports) };
   }
 
+  function releaseWake(): void {
+    if (timer === undefined) return;
+    clearTimeout(timer.handle);
+    timer.resolve(Promise.resolve());
+    timer = undefined;
+  }
+
   return {
     run,
+    releaseWake,
     stop() {
       stopped = true;
-      if (timer !== undefined) {
-        clearTimeout(timer.handle);
-        timer.resolve(Promise.resolve());
-        timer = undefined;
-      }
+      releaseWake();
     },
   };
 }

@@ -96,6 +96,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
     owners: async () => wiring.owners(await store()),
     retryDelayMs: config.backoff?.baseMs ?? 1000,
     maxWakeDelayMs: config.backoff?.maxMs ?? 300_000,
+    online: () => globalThis.navigator?.onLine !== false,
     ...(wiring.onRun ? { onRun: wiring.onRun } : {}),
   });
   return { holderId, clock, store, core, scheduler, credentials };

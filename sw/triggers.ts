@@ -8,7 +8,7 @@ import {
   PUSH_FLUSH_TYPE,
   SYNC_TAG,
 } from '../shared/connection.ts';
-import { type FlushRun, needsRetry } from '../shared/flush-scheduler.ts';
+import { earliestAttempt, type FlushRun, needsRetry } from '../shared/flush-scheduler.ts';
 import type { FlushOptions } from '../shared/protocol.ts';
 import type { EngineContext } from './engine.ts';
 
@@ -17,6 +17,10 @@ import type { EngineContext } from './engine.ts';
  * kept alive with `waitUntil` together with the backoff wake-up it arms. Triggers that overlap
  * fold into the core's one loop per owner.
  */
+
+/** Passes one sync event may make, and how long it may wait for a retry due soon. */
+const SYNC_PASSES = 3;
+const SYNC_WAIT_MS = 10_000;
 
 /** What the engine reports about its triggers through `onEvent`. */
 export type TriggerEvent =
@@ -61,6 +65,10 @@ export function attachTriggers(scope: ServiceWorkerGlobalScope, ctx: EngineConte
       () => undefined,
     );
 
+  // Chromium activates an update only once the old worker's extended events have settled: a
+  // wake-up held in waitUntil would hold the update back for as long as the backoff (§17).
+  scope.registration.addEventListener('updatefound', () => ctx.scheduler.releaseWake());
+
   scope.addEventListener('install', (event) => {
     if (config.skipWaiting !== false) event.waitUntil(scope.skipWaiting());
   });
@@ -71,21 +79,35 @@ export function attachTriggers(scope: ServiceWorkerGlobalScope, ctx: EngineConte
     void runAndWake('activate');
   });
 
+  /**
+   * A sync respects backoff (it also fires right after every enqueue, so forcing it would ignore
+   * a server's Retry-After), but waits inside the event for a retry due soon — the usual case
+   * when connectivity returns after a few failed attempts — before asking the browser for another.
+   */
+  const syncFlush = async (lastChance: boolean) => {
+    let result = await run('sync');
+    for (let pass = 1; pass < SYNC_PASSES && needsRetry(result.reports); pass++) {
+      const at = earliestAttempt(result.reports);
+      const wait = at === undefined ? undefined : at - ctx.clock.now();
+      if (wait === undefined || wait > SYNC_WAIT_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(wait, 0)));
+      result = await run('sync');
+    }
+    if (lastChance || !needsRetry(result.reports)) return;
+    const remaining = result.reports.reduce((sum, report) => sum + report.remaining, 0);
+    ctx.emit({ type: 'sync_retry', holderId: ctx.holderId, remaining });
+    // Rejecting asks the browser to schedule another sync (§12).
+    throw new Error(`sw-outbox: ${remaining} rows wait for a retry`);
+  };
+
   scope.addEventListener('sync', (event) => {
-    if (event.tag !== SYNC_TAG) return;
-    // Sync fires when connectivity returns: the moment waiting rows should go, backoff or not.
-    const done = run('sync', { force: true }).then((result) => {
-      if (event.lastChance || !needsRetry(result.reports)) return;
-      const remaining = result.reports.reduce((sum, report) => sum + report.remaining, 0);
-      ctx.emit({ type: 'sync_retry', holderId: ctx.holderId, remaining });
-      // Rejecting asks the browser to schedule another sync (§12).
-      throw new Error(`sw-outbox: ${remaining} rows wait for a retry`);
-    });
-    event.waitUntil(done);
+    if (event.tag === SYNC_TAG) event.waitUntil(syncFlush(event.lastChance));
   });
 
   scope.addEventListener('periodicsync', (event) => {
-    if (event.tag === PERIODIC_SYNC_TAG) event.waitUntil(runAndWake('periodicsync'));
+    // Periodic sync fires at most a few times a day: whatever waits by then should go.
+    if (event.tag === PERIODIC_SYNC_TAG)
+      event.waitUntil(runAndWake('periodicsync', { force: true }));
   });
 
   scope.addEventListener('push', (event) => {
