@@ -72,6 +72,9 @@ const e2e = {
                 collections: notes(),
                 leaseMs: params.leaseMs ?? 1500,
                 backoff: { baseMs: 250, maxMs: 2000 },
+                // Page-sender events join the log, tagged like the worker's.
+                onEvent: (event: object) =>
+                  events.push({ ...event, holder: 'page', at: Date.now() }),
               },
             }
           : {}),

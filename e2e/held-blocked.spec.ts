@@ -1,0 +1,78 @@
+import { AppPage } from './support/app-page.ts';
+import { expect, test } from './support/fixtures.ts';
+
+interface View {
+  id: string;
+  status: string;
+  row: { state: string; blockedCode?: string; blockedDetail?: string };
+}
+
+const create = (title: unknown) => ({ collection: 'notes', kind: 'create', payload: { title } });
+
+test('a 401 holds the row until the app re-authenticates and calls resumeHeld, then it is sent', async ({
+  context,
+  baseURL,
+  server,
+  user,
+}) => {
+  const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
+  await server.expireToken(user);
+
+  const { id } = await app.value<{ id: string }>('enqueue', create('after login'));
+  await expect
+    .poll(async () => (await app.value<View | undefined>('row', id))?.status)
+    .toBe('held');
+  expect((await server.stats(user)).effects).toBe(0);
+
+  expect((await app.login(user)).ok).toBe(true);
+  expect(await app.value('resumeHeld')).toBe(1);
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
+  await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+});
+
+test('a permanent rejection blocks the row with its reason visible through subscribe, and retry and discard act on it', async ({
+  context,
+  baseURL,
+  server,
+  user,
+}) => {
+  // The server turns the first create away with 403 once; a retry goes through.
+  let refused = false;
+  await context.route('**/api/notes', async (route) => {
+    if (route.request().method() !== 'POST' || refused) return route.fallback();
+    refused = true;
+    await route.fulfill({
+      status: 403,
+      contentType: 'application/problem+json',
+      body: JSON.stringify({
+        type: 'forbidden',
+        title: 'Forbidden',
+        status: 403,
+        detail: 'not today',
+      }),
+    });
+  });
+  const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
+  await app.subscribe();
+
+  const first = await app.value<{ id: string }>('enqueue', create('retry me'));
+  const blockedIn = async (id: string) => {
+    const latest = (await app.snapshots<View>()).at(-1) ?? [];
+    return latest.find((view) => view.id === id);
+  };
+  await expect.poll(async () => (await blockedIn(first.id))?.status).toBe('blocked');
+  const blocked = (await blockedIn(first.id))!;
+  expect(blocked.row.blockedCode).toBe('http_403');
+  expect(blocked.row.blockedDetail).toContain('not today');
+
+  await app.value('retry', first.id);
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[first.id]).toBe(1);
+
+  // A body the server rejects as invalid (422) is blocked too; discard removes it for good.
+  const second = await app.value<{ id: string }>('enqueue', create(42));
+  await expect.poll(async () => (await blockedIn(second.id))?.row.blockedCode).toBe('http_422');
+  expect((await blockedIn(second.id))!.row.blockedDetail).toContain('validation-failed');
+  await app.value('discard', second.id);
+  await expect.poll(async () => (await app.snapshots<View>()).at(-1)).toEqual([]);
+  expect((await server.stats(user)).effects).toBe(1);
+});

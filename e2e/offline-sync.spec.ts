@@ -1,0 +1,43 @@
+import { AppPage } from './support/app-page.ts';
+import { expect, test } from './support/fixtures.ts';
+import { workerEvents } from './support/worker-events.ts';
+
+test('intents enqueued offline are sent once each by the sync event after every page has closed', async ({
+  context,
+  baseURL,
+  server,
+  user,
+}) => {
+  // Persisted credentials: the worker sends with no tab open (SPEC §13).
+  const app = await AppPage.open(context, baseURL!, {
+    owner: user,
+    login: { user, persist: true },
+  });
+  await context.setOffline(true);
+  const ids: string[] = [];
+  for (const title of ['one', 'two', 'three']) {
+    const result = await app.value<{ id: string }>('enqueue', {
+      collection: 'notes',
+      kind: 'create',
+      payload: { title },
+    });
+    ids.push(result.id);
+  }
+  expect((await app.value<{ total: number }>('stats')).total).toBe(3);
+  await app.page.close();
+  expect(context.pages()).toHaveLength(0);
+
+  await context.setOffline(false);
+  await expect.poll(async () => (await server.stats(user)).effects, { timeout: 20_000 }).toBe(3);
+  const stats = await server.stats(user);
+  expect(Object.keys(stats.effectsByKey).sort()).toEqual([...ids].sort());
+  expect(Object.values(stats.effectsByKey)).toEqual([1, 1, 1]);
+  expect((await server.notes(user)).map((note) => note.title).sort()).toEqual([
+    'one',
+    'three',
+    'two',
+  ]);
+
+  const flushes = (await workerEvents(context)).filter((event) => event.type === 'flushed');
+  expect(flushes.some((event) => event.trigger === 'sync' && event.remaining === 0)).toBe(true);
+});

@@ -1,0 +1,97 @@
+import type { Page } from '@playwright/test';
+import { AppPage } from './support/app-page.ts';
+import { grantBackgroundSync, WorkerControl } from './support/cdp.ts';
+import { expect, test } from './support/fixtures.ts';
+import type { ReferenceServer } from './support/server.ts';
+import { workerEvents } from './support/worker-events.ts';
+
+interface View {
+  id: string;
+  status: string;
+}
+
+/** Enqueues a create that the server turns away once with a long Retry-After: it waits deferred. */
+async function deferredCreate(
+  app: AppPage,
+  server: ReferenceServer,
+  user: string,
+  title: string,
+): Promise<string> {
+  await server.fault({
+    kind: 'unavailable',
+    route: 'POST /api/notes',
+    user,
+    count: 1,
+    retryAfter: 3600,
+  });
+  const { id } = await app.value<{ id: string }>('enqueue', {
+    collection: 'notes',
+    kind: 'create',
+    payload: { title },
+  });
+  await expect
+    .poll(async () => (await app.value<View | undefined>('row', id))?.status)
+    .toBe('deferred');
+  return id;
+}
+
+async function openWithControl(page: Page | undefined, app: AppPage, baseURL: string) {
+  return WorkerControl.attach(page ?? app.page, new URL(baseURL).origin);
+}
+
+test('a push and a periodic sync each flush the outbox, in the classic worker build too', async ({
+  browser,
+  context,
+  baseURL,
+  server,
+  user,
+}) => {
+  const app = await AppPage.open(context, baseURL!, { owner: user, login: user, classic: true });
+  await grantBackgroundSync(browser, context, app.page, new URL(baseURL!).origin);
+  const workers = await openWithControl(undefined, app, baseURL!);
+
+  const pushed = await deferredCreate(app, server, user, 'by push');
+  await workers.push(JSON.stringify({ type: 'sw-outbox.flush' }));
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[pushed]).toBe(1);
+
+  const periodic = await deferredCreate(app, server, user, 'by periodic sync');
+  await workers.periodicSync();
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[periodic]).toBe(1);
+
+  const triggers = (await workerEvents(context))
+    .filter((e) => e.type === 'flushed')
+    .map((e) => e.trigger);
+  expect(triggers).toEqual(expect.arrayContaining(['push', 'periodicsync']));
+  expect((await server.notes(user)).map((note) => note.title).sort()).toEqual([
+    'by periodic sync',
+    'by push',
+  ]);
+});
+
+test('a sync that leaves transient failures asks the browser to retry, and the row is sent once the server recovers', async ({
+  context,
+  baseURL,
+  server,
+  user,
+}) => {
+  const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
+  const workers = await openWithControl(undefined, app, baseURL!);
+  await server.fault({ kind: 'unavailable', route: 'POST /api/notes', user, retryAfter: 1 });
+  const { id } = await app.value<{ id: string }>('enqueue', {
+    collection: 'notes',
+    kind: 'create',
+    payload: { title: 'late' },
+  });
+
+  await workers.sync();
+  await expect
+    .poll(async () => (await workerEvents(context)).filter((e) => e.type === 'sync_retry').length)
+    .toBeGreaterThan(0);
+  expect((await server.stats(user)).effects).toBe(0);
+
+  await server.clearFaults();
+  await workers.sync();
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
+  await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+  expect((await server.stats(user)).effects).toBe(1);
+});
