@@ -6,6 +6,7 @@ import {
 } from '../../client/index.ts';
 import type { Card } from './cards.ts';
 import { short, tickRelativeTimes } from './dom.ts';
+import { keepEvidence, loadEvidence } from './evidence.ts';
 import { FaultControls } from './fault-controls.ts';
 import { attempt, notify } from './messages.ts';
 import { NotesCache } from './notes-cache.ts';
@@ -16,7 +17,6 @@ import { countEdit, loadTally } from './tally.ts';
 import { currentHolder, onWorkerEvent, stopHolder, workerEvents } from './worker-link.ts';
 
 const STATS_EVERY_MS = 2000;
-const EVIDENCE_KEY = 'sw-outbox-demo:evidence:';
 
 /**
  * The demo's controller: connects the outbox for the signed-in user, keeps {@link AppState} in
@@ -51,7 +51,7 @@ export class DemoApp implements Actions {
       rows: [],
       receipts: [],
       conflicts: [],
-      evidence: JSON.parse(localStorage.getItem(EVIDENCE_KEY + session.user) ?? '{}'),
+      evidence: loadEvidence(session.user),
       notes: this.#cache.all(),
       notesFrom: 'device',
       admin: true,
@@ -66,6 +66,9 @@ export class DemoApp implements Actions {
     this.render();
     onWorkerEvent((event) => {
       this.state.events = [...this.state.events, event].slice(-200);
+      // A holder we do not know: the browser restarted the worker (or a stopped one woke up).
+      // Asking only then, rather than polling, lets an idle worker be stopped as browsers do.
+      if (event.holderId !== this.state.holder?.holderId) void this.#refreshHolder();
       this.render();
     });
     await this.#connect();
@@ -96,9 +99,14 @@ export class DemoApp implements Actions {
       outbox.setAuth(authHeaders(this.state.session), { persist: true }),
     );
     this.#stopRows = outbox.subscribe((rows) => this.#onRows(rows));
-    this.state.holder = await currentHolder().catch(() => undefined);
+    await this.#refreshHolder();
     // Opening the app is a good moment to sync: it ignores backoff, like the `online` event.
     void outbox.flush({ force: true }).catch(() => undefined);
+    this.render();
+  }
+
+  async #refreshHolder(): Promise<void> {
+    this.state.holder = (await currentHolder().catch(() => undefined)) ?? this.state.holder;
     this.render();
   }
 
@@ -111,7 +119,7 @@ export class DemoApp implements Actions {
     this.state.progress =
       left === 0 ? { done: 0, left: 0 } : { done: progress.done + settled, left };
     this.state.rows = rows;
-    this.#keepEvidence(rows);
+    this.state.evidence = keepEvidence(this.state.session.user, this.state.evidence, rows);
     this.#watchForeignClaims(rows);
     clearTimeout(this.#ledgerTimer);
     this.#ledgerTimer = setTimeout(
@@ -119,25 +127,6 @@ export class DemoApp implements Actions {
       100,
     );
     this.render();
-  }
-
-  /** A successor's evidence lives on its row only until it settles; the ledger keeps a summary. */
-  #keepEvidence(rows: RowView[]): void {
-    let changed = false;
-    for (const { id, row } of rows) {
-      const conflict = (row as { conflict?: unknown }).conflict;
-      if (conflict !== undefined && this.state.evidence[id] === undefined) {
-        this.state.evidence[id] = conflict;
-        changed = true;
-      }
-    }
-    if (!changed) return;
-    const entries = Object.entries(this.state.evidence).slice(-30);
-    this.state.evidence = Object.fromEntries(entries);
-    localStorage.setItem(
-      EVIDENCE_KEY + this.state.session.user,
-      JSON.stringify(this.state.evidence),
-    );
   }
 
   /**
@@ -177,7 +166,6 @@ export class DemoApp implements Actions {
 
   async #refreshServerSide(): Promise<void> {
     const { user } = this.state.session;
-    this.state.holder = (await currentHolder().catch(() => undefined)) ?? this.state.holder;
     try {
       const [stats, faults] = await Promise.all([server.stats(user), server.faultRules(user)]);
       Object.assign(this.state, { stats, faults, admin: true });
