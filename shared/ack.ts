@@ -4,7 +4,7 @@ import { ledgerEntryFor } from './conflict.ts';
 import { settleConflict } from './conflict-settle.ts';
 import type { OutboxCoreConfig, OutboxTuning } from './core-types.ts';
 import { type FlushState, FlushStop } from './flush-state.ts';
-import { intentConversion, receiptFor } from './receipts.ts';
+import { intentConversion, receiptFor, successorRebase } from './receipts.ts';
 import { decodeRow, type OutboxRow } from './row.ts';
 import { planSettleFailure, planSettleSuccess } from './settle.ts';
 import type { ReplacePlan } from './store/types.ts';
@@ -110,12 +110,16 @@ async function planSuccessWithIntents(
   receipt: ReturnType<typeof receiptFor>,
   ctx: { owner: string; holderId: string; fence: number; now: number },
 ): Promise<ReplacePlan | undefined> {
-  const extra =
+  const intents =
     current === undefined ? undefined : await intentConversion(deps, owner, current, receipt);
+  const rebased =
+    current === undefined ? undefined : await successorRebase(deps, owner, current, receipt);
   const entry = current === undefined ? undefined : ledgerEntryFor(current, receipt);
   const plan = planSettleSuccess(current, raw, receipt, ctx, {
-    expected: [],
-    ...extra,
+    expected: [...(intents?.expected ?? []), ...(rebased?.expected ?? [])],
+    put: [...(intents?.put ?? []), ...(rebased?.put ?? [])],
+    delete: intents?.delete ?? [],
+    tombstones: intents?.tombstones ?? [],
     ...(entry ? { ledger: [entry] } : {}),
   });
   if (plan.kind === 'not_mine') return undefined;

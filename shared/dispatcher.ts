@@ -5,6 +5,7 @@ import type { OutboxCoreConfig, OutboxTuning } from './core-types.ts';
 import { type FlushState, FlushStop } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
 import type { CollectionHandler } from './handler.ts';
+import { isRowInFlight } from './inflight.ts';
 import type { Observed } from './intents.ts';
 import { lookupPredecessors } from './predecessors.ts';
 import type { FlushReport } from './protocol.ts';
@@ -101,7 +102,7 @@ async function runPass(deps: Deps, state: FlushState): Promise<number> {
       predecessor,
       state.busyTargets,
     );
-    noteWaiting(state, rows, now);
+    noteWaiting(deps, state, rows, now);
     const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
     for (const row of candidates) {
       if (state.stop !== undefined) break;
@@ -159,11 +160,20 @@ async function predecessorLookup(deps: Deps, rows: Observed[]): Promise<Predeces
   );
 }
 
-/** Counts rows that still wait for a retry, and the earliest time one may go (§12 timer). */
-function noteWaiting(state: FlushState, rows: Observed[], now: number): void {
+/** Rows that still wait — on backoff or on another holder's lease — and when (§12 timer). */
+function noteWaiting(deps: Deps, state: FlushState, rows: Observed[], now: number): void {
   for (const { row } of rows) {
-    if (row.nextAttemptAt === undefined || row.state !== 'queued' || state.attempted.has(row.id))
+    if (state.attempted.has(row.id)) continue;
+    if (isRowInFlight(row, now, deps.leaseMs)) {
+      // Another holder is sending it. Should that holder be dead, this one takes over when the
+      // lease ends (§4): wake up then.
+      const claimEnd = row.claim && row.writer ? row.claim.expiresAt : 0;
+      const legacyEnd =
+        row.state === 'sending' && row.sentAt !== undefined ? row.sentAt + deps.leaseMs : 0;
+      state.waiting.set(row.id, Math.max(claimEnd, legacyEnd, now));
       continue;
+    }
+    if (row.nextAttemptAt === undefined || row.state !== 'queued') continue;
     state.waiting.set(row.id, Math.max(row.nextAttemptAt, now));
   }
 }

@@ -5,6 +5,7 @@ import { type Observed, planIntentConversion } from './intents.ts';
 import type { Json } from './json.ts';
 import { decodeRow, isIntentRow, type OutboxRow, pendingCreateId } from './row.ts';
 import type { OutboxStore, Receipt, ReplacePlan, Tombstone } from './store/types.ts';
+import { planSuccessorRebase } from './successors.ts';
 
 type Deps = OutboxCoreConfig & OutboxTuning;
 
@@ -92,6 +93,25 @@ export async function intentConversion(
     delete: plan.delete,
     tombstones: plan.tombstones,
   };
+}
+
+/** The rebased successors of a settled row, to commit with its success ACK (§6, G4). */
+export async function successorRebase(
+  deps: Deps,
+  owner: string,
+  sent: OutboxRow,
+  receipt: Receipt,
+): Promise<Pick<ReplacePlan, 'expected' | 'put'> | undefined> {
+  if (pendingCreateId(sent.targetId) !== undefined) return undefined;
+  const successors: Observed[] = [];
+  for (const raw of await deps.store.byTarget(owner, sent.collection, sent.targetId)) {
+    const decoded = decodeRow(raw);
+    if (decoded.ok && decoded.row.successorOf === sent.id)
+      successors.push({ row: decoded.row, raw });
+  }
+  if (successors.length === 0) return undefined;
+  const plan = planSuccessorRebase(successors, sent, receipt, deps.handlers[sent.collection]);
+  return plan.put.length === 0 ? undefined : plan;
 }
 
 /**
