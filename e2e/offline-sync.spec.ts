@@ -38,6 +38,12 @@ test('intents enqueued offline are sent once each by the sync event after every 
     'two',
   ]);
 
-  const flushes = (await workerEvents(context)).filter((event) => event.type === 'flushed');
-  expect(flushes.some((event) => event.trigger === 'sync' && event.remaining === 0)).toBe(true);
+  // A run reports once it has settled every row, a moment after the server saw the effects.
+  await expect
+    .poll(async () =>
+      (await workerEvents(context)).some(
+        (event) => event.type === 'flushed' && event.trigger === 'sync' && event.remaining === 0,
+      ),
+    )
+    .toBe(true);
 });
