@@ -46,8 +46,17 @@ test('a push and a periodic sync each flush the outbox, in the classic worker bu
   server,
   user,
 }) => {
+  const first = await AppPage.open(context, baseURL!, { owner: user, login: user, classic: true });
+  await grantBackgroundSync(browser, context, first.page, new URL(baseURL!).origin);
+  // Once permitted, connecting registers periodic sync (§12).
   const app = await AppPage.open(context, baseURL!, { owner: user, login: user, classic: true });
-  await grantBackgroundSync(browser, context, app.page, new URL(baseURL!).origin);
+  await expect
+    .poll(() =>
+      app.page.evaluate(
+        async () => (await (await navigator.serviceWorker.ready).periodicSync?.getTags()) ?? [],
+      ),
+    )
+    .toEqual(['sw-outbox-periodic']);
   const workers = await openWithControl(undefined, app, baseURL!);
 
   const pushed = await deferredCreate(app, server, user, 'by push');

@@ -100,23 +100,28 @@ export class WorkerControl {
   }
 }
 
-/** Grants periodic and one-off Background Sync (the grant replaces all others, so both). */
+/**
+ * Grants periodic and one-off Background Sync for the context's origin (Playwright's
+ * `grantPermissions` does not know them). The grant lives as long as the DevTools session that
+ * made it — detaching resets it — so the session is returned and kept open for the test.
+ */
 export async function grantBackgroundSync(
   browser: Browser,
   context: BrowserContext,
   page: Page,
   origin: string,
-): Promise<void> {
+): Promise<CDPSession> {
   const cdp = await context.newCDPSession(page);
   const { targetInfo } = (await cdp.send('Target.getTargetInfo')) as {
     targetInfo: { browserContextId: string };
   };
   await cdp.detach();
   const browserCdp = await browser.newBrowserCDPSession();
+  // The grant replaces all others, so both kinds are named.
   await browserCdp.send('Browser.grantPermissions', {
     origin,
     browserContextId: targetInfo.browserContextId,
     permissions: ['periodicBackgroundSync', 'backgroundSync'],
   });
-  await browserCdp.detach();
+  return browserCdp;
 }
