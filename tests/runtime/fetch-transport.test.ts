@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { createFetchTransport, type FetchTransportOptions } from '../../shared/fetch-transport.ts';
+import type { RowRequest } from '../../shared/row.ts';
+
+const request = (over: Partial<RowRequest> = {}): RowRequest => ({
+  requestId: 'notes-0123456789abcdef01234567',
+  fingerprint: 'f',
+  method: 'POST',
+  url: '/api/notes',
+  headers: { 'content-type': 'application/json' },
+  body: '{"title":"x"}',
+  ...over,
+});
+const ctx = { owner: 'alice', collection: 'notes' };
+
+function transport(
+  over: Partial<FetchTransportOptions> & {
+    respond?: (url: string, init: RequestInit) => Promise<Response>;
+  },
+) {
+  const seen: Array<{ url: string; init: RequestInit }> = [];
+  const respond =
+    over.respond ?? (async () => new Response('{}', { status: 201, headers: { ETag: '"1"' } }));
+  const t = createFetchTransport({
+    auth: async () => ({ authorization: 'Bearer t' }),
+    allowedOrigins: ['https://app.example'],
+    baseUrl: 'https://app.example/sw.js',
+    timeoutMs: 1000,
+    fetch: (async (url: string, init: RequestInit) => {
+      seen.push({ url, init });
+      return respond(url, init);
+    }) as typeof fetch,
+    ...over,
+  });
+  return { t, seen };
+}
+
+describe('the fetch transport (SPEC §14)', () => {
+  it('sends the stored bytes with credentials added at send time and answers with lower-cased headers', async () => {
+    const { t, seen } = transport({});
+    const stored = request();
+    const result = await t.send(stored, ctx);
+    expect(result).toEqual({
+      kind: 'response',
+      status: 201,
+      headers: { 'content-type': 'text/plain;charset=UTF-8', etag: '"1"' },
+      body: '{}',
+    });
+    const headers = new Headers(seen[0]!.init.headers);
+    expect(seen[0]!.url).toBe('https://app.example/api/notes');
+    expect(seen[0]!.init.body).toBe(stored.body);
+    expect(headers.get('authorization')).toBe('Bearer t');
+    expect(headers.get('idempotency-key')).toBe(`"${stored.requestId}"`);
+    // The row's request is never changed: credentials are not stored (§2).
+    expect(stored.headers).toEqual({ 'content-type': 'application/json' });
+  });
+
+  it('keeps an Idempotency-Key already in the stored headers', async () => {
+    const { t, seen } = transport({});
+    await t.send(request({ headers: { 'idempotency-key': 'legacy-key-000001' } }), ctx);
+    expect(new Headers(seen[0]!.init.headers).get('idempotency-key')).toBe('legacy-key-000001');
+  });
+
+  it('refuses a URL outside allowedOrigins without sending it', async () => {
+    const { t, seen } = transport({});
+    const result = await t.send(request({ url: 'https://evil.example/api/notes' }), ctx);
+    expect(result).toMatchObject({ kind: 'refused', code: 'origin_not_allowed' });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('reports missing credentials instead of sending anonymously', async () => {
+    const { t, seen } = transport({ auth: async () => null });
+    expect(await t.send(request(), ctx)).toEqual({ kind: 'auth_unavailable' });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('turns a network failure and an attempt past its timeout into values, never throws', async () => {
+    const failing = transport({
+      respond: async () => Promise.reject(new TypeError('Failed to fetch')),
+    });
+    expect(await failing.t.send(request(), ctx)).toEqual({
+      kind: 'network_error',
+      message: 'Failed to fetch',
+    });
+    const hanging = transport({
+      timeoutMs: 20,
+      respond: (_url, init) =>
+        new Promise((_, reject) =>
+          init.signal?.addEventListener('abort', () =>
+            reject(new DOMException('aborted', 'AbortError')),
+          ),
+        ),
+    });
+    expect(await hanging.t.send(request(), ctx)).toEqual({ kind: 'timeout' });
+  });
+
+  it('looks up a receipt at the origin of the request it is about', async () => {
+    const { t, seen } = transport({
+      respond: async (url) =>
+        url.endsWith('/idempotency/known-000000000001')
+          ? new Response(JSON.stringify({ status: 201, body: { id: 'n1', revision: 1 } }))
+          : new Response('{}', { status: 404 }),
+    });
+    const at = { ...ctx, url: '/api/notes' };
+    expect(await t.lookupReceipt('known-000000000001', at)).toEqual({
+      kind: 'found',
+      status: 201,
+      body: { id: 'n1', revision: 1 },
+    });
+    expect(await t.lookupReceipt('unknown-00000000001', at)).toEqual({ kind: 'not_found' });
+    expect(seen[0]!.url).toBe('https://app.example/idempotency/known-000000000001');
+    expect(new Headers(seen[0]!.init.headers).get('authorization')).toBe('Bearer t');
+  });
+
+  it('treats a failed lookup as an error, not as "not found"', async () => {
+    const { t } = transport({ respond: async () => new Response('busy', { status: 503 }) });
+    expect(await t.lookupReceipt('known-000000000001', { ...ctx, url: '/api/notes' })).toEqual({
+      kind: 'error',
+      message: 'http_503',
+    });
+  });
+});
