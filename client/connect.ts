@@ -100,7 +100,6 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
     },
   });
 
-  const useWorker = () => pageSender === undefined;
   const api = async <T>(call: (api: EndpointApi) => Promise<T>): Promise<T> => {
     if (closed) throw new OutboxError('closed');
     if (pageSender !== undefined) return call(await pageSender.api());
@@ -115,15 +114,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   const flushSoon = (flushOptions: FlushOptions = {}) =>
     void flush(flushOptions).catch(() => undefined);
 
-  if (!container?.controller && options.pageSender !== undefined) {
-    pageSender = startPageSender(options.pageSender, owner);
-    subscriptions.attach(await pageSender.api(), (listener) => listener);
-    flushSoon();
-  } else {
-    await withRetry(() => channel.ensure());
-  }
-
-  // A worker took control (first install, update, or after a hard reload): hand over to it.
+  // A worker took control (first install, update, or a page sender's tab): hand over to it.
   const onControllerChange = () => {
     channel.drop();
     if (pageSender !== undefined) {
@@ -140,6 +131,31 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   globalThis.addEventListener('online', onOnline);
   globalThis.document?.addEventListener('visibilitychange', onVisible);
 
+  const shutDown = () => {
+    closed = true;
+    container?.removeEventListener('controllerchange', onControllerChange);
+    globalThis.removeEventListener('online', onOnline);
+    globalThis.document?.removeEventListener('visibilitychange', onVisible);
+    subscriptions.clear();
+    pageSender?.stop();
+    channel.close();
+  };
+
+  try {
+    if (!container?.controller && options.pageSender !== undefined) {
+      pageSender = startPageSender(options.pageSender, owner);
+      subscriptions.attach(await pageSender.api(), (listener) => listener);
+      // Control may have arrived while the page sender opened; its event has fired by now.
+      if (container?.controller) onControllerChange();
+      else flushSoon();
+    } else {
+      await withRetry(() => channel.ensure());
+    }
+  } catch (error) {
+    shutDown();
+    throw error;
+  }
+
   if (options.periodicSync !== false) {
     void registered?.registration.then((registration) =>
       registerPeriodicSync(
@@ -151,7 +167,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
 
   return {
     get mode() {
-      return useWorker() ? 'worker' : 'page';
+      return pageSender === undefined ? 'worker' : 'page';
     },
     workbox: registered?.workbox,
     async enqueue(input) {
@@ -192,14 +208,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       await api((a) => a.setAuth(headers, authOptions));
     },
     close() {
-      if (closed) return;
-      closed = true;
-      container?.removeEventListener('controllerchange', onControllerChange);
-      globalThis.removeEventListener('online', onOnline);
-      globalThis.document?.removeEventListener('visibilitychange', onVisible);
-      subscriptions.clear();
-      pageSender?.stop();
-      channel.close();
+      if (!closed) shutDown();
     },
   };
 }

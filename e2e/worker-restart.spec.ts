@@ -19,6 +19,7 @@ test('a worker stopped mid-send is replaced by a new holder that takes over afte
     sw: { lease: '1500' },
   });
   const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
+  await app.subscribe();
   const held = requests.hold((entry) => entry.method === 'POST' && entry.from === 'worker');
 
   const { id } = await app.value<{ id: string }>('enqueue', {
@@ -47,6 +48,10 @@ test('a worker stopped mid-send is replaced by a new holder that takes over afte
     )
     .toBe(0);
   expect((await server.stats(user)).effectsByKey).toEqual({ [id]: 1 });
+  // The subscription died with the old worker; after the reconnect it was made again, so the
+  // page hears the new worker settle the row.
+  await expect.poll(async () => (await app.snapshots()).at(-1)).toEqual([]);
+  expect((await app.snapshots()).some((rows) => rows.length === 1)).toBe(true);
 
   const claims = (await app.events<WorkerEvent>()).filter(
     (event) => event.type === 'claimed' && event.id === id,
