@@ -18,7 +18,7 @@ export function receiptRoutes(ctx: AppContext, retentionMs: number) {
     });
 
     app.get('/idempotency/:key', async (request, reply) => {
-      const raw = decodeURIComponent((request.params as { key: string }).key);
+      const raw = (request.params as { key: string }).key;
       const parsed = parseIdempotencyKey(raw);
       if (parsed.kind !== 'ok')
         return sendProblem(reply, 404, PROBLEM.notFound, { detail: 'no such key' });

@@ -55,5 +55,16 @@ export function defineInputConformance(getUrl: () => string): void {
       expect([lying.status, lying.json.type]).toEqual([400, 'content-digest-mismatch']);
       expect((await api.get('/api/notes')).json.items).toEqual([]);
     });
+
+    it('answers 404 for receipt lookups of keys that cannot exist', async () => {
+      const api = await Api.login(getUrl(), newUser());
+      for (const path of [
+        '/idempotency/short',
+        '/idempotency/%25G',
+        '/idempotency/a%20b%20c%20d%20e',
+      ]) {
+        expect((await api.get(path)).status).toBe(404);
+      }
+    });
   });
 }
