@@ -1,10 +1,10 @@
 import { finalizer, releaseProxy } from 'comlink';
-import { z } from 'zod';
 import type { EndpointApi, Hello, WatchUpdate } from './connection.ts';
 import type { Credentials } from './credentials.ts';
 import { OutboxError } from './errors.ts';
 import type { OutboxApi, RowView } from './protocol.ts';
 import type { RowFeed } from './row-feed.ts';
+import { type Schema, summarizeIssues, z } from './schema-kit.ts';
 
 /**
  * One connection's API (SPEC §13), bound to one owner. Every argument that crosses the boundary
@@ -12,29 +12,28 @@ import type { RowFeed } from './row-feed.ts';
  * proxies are released when unsubscribed and when the page releases the connection.
  */
 
-const rowId = z.string().min(1).max(200);
-const filterSchema = z
-  .strictObject({ collection: z.string().optional(), targetId: z.string().optional() })
-  .optional();
-const limitSchema = z
-  .strictObject({ limit: z.number().int().positive().max(10_000).optional() })
-  .optional();
-const headersSchema = z.record(z.string().min(1).max(200), z.string().max(8192)).nullable();
-const authOptionsSchema = z.strictObject({ persist: z.boolean().optional() }).optional();
+const rowId = z.string().check(z.minLength(1), z.maxLength(200));
+const filterSchema = z.optional(
+  z.strictObject({ collection: z.optional(z.string()), targetId: z.optional(z.string()) }),
+);
+const limitSchema = z.optional(
+  z.strictObject({
+    limit: z.optional(z.number().check(z.int(), z.positive(), z.maximum(10_000))),
+  }),
+);
+const headersSchema = z.nullable(
+  z.record(z.string().check(z.minLength(1), z.maxLength(200)), z.string().check(z.maxLength(8192))),
+);
+const authOptionsSchema = z.optional(z.strictObject({ persist: z.optional(z.boolean()) }));
 const listenerSchema = z.custom<(value: unknown) => unknown>(
   (value) => typeof value === 'function',
-  {
-    message: 'expected a listener function (a Comlink proxy)',
-  },
+  { error: 'expected a listener function (a Comlink proxy)' },
 );
 
-function parse<T>(schema: z.ZodType<T>, value: unknown, argument: string): T {
+function parse<T>(schema: Schema<T>, value: unknown, argument: string): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({
-    path: issue.path.join('.'),
-    message: issue.message,
-  }));
+  const issues = summarizeIssues(result.error.issues);
   const code = argument === 'id' ? 'invalid_id' : 'invalid_intent';
   throw new OutboxError(code, `invalid ${argument}: ${issues[0]?.message ?? 'rejected'}`, {
     argument,

@@ -16,6 +16,7 @@ import {
 } from './protocol.ts';
 import { resolvePendingCreate } from './receipts.ts';
 import { decodeRow, type OutboxRow, pendingCreateId, type RowStatus } from './row.ts';
+import { summarizeIssues } from './schema-kit.ts';
 import { type PredecessorState, rowStatus } from './select.ts';
 import type { ReplacePlan, RowCursor } from './store/types.ts';
 
@@ -150,10 +151,7 @@ export function createOwnerApi(
     async enqueue(input) {
       const parsed = EnqueueInputSchema.safeParse(input);
       if (!parsed.success) {
-        const issues = parsed.error.issues.map((i) => ({
-          path: i.path.join('.'),
-          message: i.message,
-        }));
+        const issues = summarizeIssues(parsed.error.issues);
         const code = parsed.error.issues.some((i) => i.path[0] === 'id')
           ? 'invalid_id'
           : 'invalid_intent';

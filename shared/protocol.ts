@@ -1,6 +1,5 @@
-import { z } from 'zod';
-import type { Json } from './json.ts';
 import type { OutboxRow, RowStatus } from './row.ts';
+import { type Infer, jsonValue, z } from './schema-kit.ts';
 import type { ConflictLedgerEntry, Receipt } from './store/types.ts';
 
 /**
@@ -11,30 +10,19 @@ import type { ConflictLedgerEntry, Receipt } from './store/types.ts';
 /** The id pattern every engine-accepted id must match (SPEC §9). */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{8,80}$/;
 
-const json: z.ZodType<Json> = z.lazy(() =>
-  z.union([
-    z.null(),
-    z.boolean(),
-    z.number(),
-    z.string(),
-    z.array(json),
-    z.record(z.string(), json),
-  ]),
-);
-
 /** What the app hands to `enqueue`. A create omits `targetId` (it becomes `pending:<id>`). */
 export const EnqueueInputSchema = z.strictObject({
-  collection: z.string().min(1).max(100),
-  kind: z.string().min(1).max(40),
-  targetId: z.string().min(1).max(200).optional(),
-  baseRevision: z.number().int().nonnegative().nullable().optional(),
-  payload: json.optional(),
-  id: z.string().regex(ID_PATTERN).optional(),
-  meta: json.optional(),
+  collection: z.string().check(z.minLength(1), z.maxLength(100)),
+  kind: z.string().check(z.minLength(1), z.maxLength(40)),
+  targetId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  baseRevision: z.optional(z.nullable(z.number().check(z.int(), z.nonnegative()))),
+  payload: z.optional(jsonValue),
+  id: z.optional(z.string().check(z.regex(ID_PATTERN))),
+  meta: z.optional(jsonValue),
   /** Optional: when given it must be the connection's owner (`owner_mismatch` otherwise). */
-  owner: z.string().min(1).optional(),
+  owner: z.optional(z.string().check(z.minLength(1))),
 });
-export type EnqueueInput = z.infer<typeof EnqueueInputSchema>;
+export type EnqueueInput = Infer<typeof EnqueueInputSchema>;
 
 /** How an enqueue ended: a new row, or the existing outcome for a repeated id (§9). */
 export interface EnqueueResult {

@@ -1,40 +1,30 @@
-import { z } from 'zod';
-import type { Json } from './json.ts';
+import { type Infer, jsonValue, summarizeIssues, z } from './schema-kit.ts';
 
 /**
  * Row format v1 (SPEC §2). Every object schema is loose: a rewrite never drops a field it does
  * not know, so older and newer writers can share one outbox.
  */
-const jsonValue: z.ZodType<Json> = z.lazy(() =>
-  z.union([
-    z.null(),
-    z.boolean(),
-    z.number(),
-    z.string(),
-    z.array(jsonValue),
-    z.record(z.string(), jsonValue),
-  ]),
-);
-
 export const RowRequestSchema = z.looseObject({
   requestId: z.string(),
   fingerprint: z.string(),
   method: z.string(),
   url: z.string(),
   headers: z.record(z.string(), z.string()),
-  body: z.string().nullable(),
+  body: z.nullable(z.string()),
 });
+
+const count = z.number().check(z.int(), z.nonnegative());
 
 export const ClaimSchema = z.looseObject({
   holderId: z.string(),
   expiresAt: z.number(),
-  fence: z.number().int().nonnegative(),
+  fence: count,
 });
 
 export const EvidenceSchema = z.looseObject({
-  attemptCount: z.number().int().nonnegative(),
-  lastAttemptAt: z.number().optional(),
-  lastErrorCode: z.string().optional(),
+  attemptCount: count,
+  lastAttemptAt: z.optional(z.number()),
+  lastErrorCode: z.optional(z.string()),
 });
 
 export const WriterSchema = z.looseObject({ bundle: z.string(), at: z.number() });
@@ -44,37 +34,37 @@ export const ROW_STATES = ['queued', 'sending', 'held', 'blocked'] as const;
 export type KnownRowState = (typeof ROW_STATES)[number];
 
 export const OutboxRowSchema = z.looseObject({
-  v: z.literal(1).optional(),
-  id: z.string().min(1),
+  v: z.optional(z.literal(1)),
+  id: z.string().check(z.minLength(1)),
   owner: z.string(),
   collection: z.string(),
   kind: z.string(),
   targetId: z.string(),
   savedAt: z.number(),
   state: z.string(),
-  payload: jsonValue.optional(),
-  baseRevision: z.number().nullable().optional(),
-  request: RowRequestSchema.optional(),
-  sentAt: z.number().optional(),
-  deferredAt: z.number().optional(),
-  nextAttemptAt: z.number().optional(),
-  heldAt: z.number().optional(),
-  blockedAt: z.number().optional(),
-  blockedCode: z.string().optional(),
-  blockedDetail: z.string().optional(),
-  claim: ClaimSchema.optional(),
-  successorOf: z.string().optional(),
-  evidence: EvidenceSchema.optional(),
-  writer: WriterSchema.optional(),
-  conflict: z.looseObject({ version: z.number() }).optional(),
-  meta: jsonValue.optional(),
+  payload: z.optional(jsonValue),
+  baseRevision: z.optional(z.nullable(z.number())),
+  request: z.optional(RowRequestSchema),
+  sentAt: z.optional(z.number()),
+  deferredAt: z.optional(z.number()),
+  nextAttemptAt: z.optional(z.number()),
+  heldAt: z.optional(z.number()),
+  blockedAt: z.optional(z.number()),
+  blockedCode: z.optional(z.string()),
+  blockedDetail: z.optional(z.string()),
+  claim: z.optional(ClaimSchema),
+  successorOf: z.optional(z.string()),
+  evidence: z.optional(EvidenceSchema),
+  writer: z.optional(WriterSchema),
+  conflict: z.optional(z.looseObject({ version: z.number() })),
+  meta: z.optional(jsonValue),
 });
 
-export type RowRequest = z.infer<typeof RowRequestSchema>;
-export type Claim = z.infer<typeof ClaimSchema>;
-export type RowEvidence = z.infer<typeof EvidenceSchema>;
+export type RowRequest = Infer<typeof RowRequestSchema>;
+export type Claim = Infer<typeof ClaimSchema>;
+export type RowEvidence = Infer<typeof EvidenceSchema>;
 /** One outbox row as stored (v1; a v0 row lacks `v`). Unknown fields ride along untouched. */
-export type OutboxRow = z.infer<typeof OutboxRowSchema>;
+export type OutboxRow = Infer<typeof OutboxRowSchema>;
 
 /** `pending:<create row id>`: the target of edits to a create that has no server id yet (§8). */
 export const PENDING_PREFIX = 'pending:';
@@ -99,8 +89,8 @@ export function decodeRow(raw: unknown): DecodedRow {
     id: typeof record.id === 'string' ? record.id : String(record.id),
     owner: typeof record.owner === 'string' ? record.owner : undefined,
     raw,
-    issues: parsed.error.issues
-      .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+    issues: summarizeIssues(parsed.error.issues)
+      .map((issue) => `${issue.path}: ${issue.message}`)
       .join('; '),
   };
 }

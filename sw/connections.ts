@@ -1,5 +1,4 @@
 import { expose } from 'comlink';
-import { z } from 'zod';
 import { installComlinkErrors } from '../shared/comlink-errors.ts';
 import {
   CONNECT_MESSAGE,
@@ -12,6 +11,7 @@ import { createEndpoint, type Endpoint } from '../shared/endpoint.ts';
 import { BUNDLE_VERSION } from '../shared/outbox.ts';
 import { rememberOwner } from '../shared/owners.ts';
 import { createRowFeed } from '../shared/row-feed.ts';
+import { z } from '../shared/schema-kit.ts';
 import type { EngineContext } from './engine.ts';
 
 /**
@@ -20,7 +20,7 @@ import type { EngineContext } from './engine.ts';
  * page named, and records the owner so later flushes serve it with no tab open (§12).
  */
 
-const ownerSchema = z.string().min(1).max(200);
+const ownerSchema = z.string().check(z.minLength(1), z.maxLength(200));
 
 export function acceptConnections(scope: ServiceWorkerGlobalScope, ctx: EngineContext): void {
   installComlinkErrors();
