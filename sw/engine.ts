@@ -1,6 +1,6 @@
 import type { FlushRun } from '../shared/flush-scheduler.ts';
 import { knownOwners } from '../shared/owners.ts';
-import type { FlushOptions, OutboxApi, OutboxEvent } from '../shared/protocol.ts';
+import type { FlushOptions, FlushReport, OutboxApi, OutboxEvent } from '../shared/protocol.ts';
 import { createSender, type Sender, type SenderConfig } from '../shared/sender.ts';
 import { acceptConnections } from './connections.ts';
 import { attachTriggers, type TriggerEvent } from './triggers.ts';
@@ -24,6 +24,8 @@ export interface OutboxEngineConfig extends Omit<SenderConfig, 'onEvent'> {
 export interface EngineContext extends Sender {
   readonly config: OutboxEngineConfig;
   emit(event: EngineEvent): void;
+  /** Sees the reports of every run, the wake-up timer's included. */
+  observeRuns(observer: (reports: FlushReport[], trigger: string) => void): void;
 }
 
 /** The engine of one worker start. */
@@ -53,8 +55,23 @@ export function createOutboxEngine(config: OutboxEngineConfig): OutboxEngine {
       config.logger?.warn('onEvent threw', { error: String(error) });
     }
   };
-  const sender = createSender({ ...config, onEvent: emit }, { kind: 'sw', owners: knownOwners });
-  const context: EngineContext = { ...sender, config, emit };
+  const observers = new Set<(reports: FlushReport[], trigger: string) => void>();
+  const sender = createSender(
+    { ...config, onEvent: emit },
+    {
+      kind: 'sw',
+      owners: knownOwners,
+      onRun: (reports, trigger) => {
+        for (const observer of observers) observer(reports, trigger);
+      },
+    },
+  );
+  const context: EngineContext = {
+    ...sender,
+    config,
+    emit,
+    observeRuns: (observer) => observers.add(observer),
+  };
   return {
     holderId: sender.holderId,
     attach(scope) {

@@ -32,32 +32,30 @@ export type TriggerEvent =
 export function attachTriggers(scope: ServiceWorkerGlobalScope, ctx: EngineContext): void {
   const { config } = ctx;
 
+  ctx.observeRuns((reports, trigger) => {
+    const remaining = reports.reduce((sum, report) => sum + report.remaining, 0);
+    const stopped = reports.find((report) => report.stopped)?.stopped;
+    ctx.emit({
+      type: 'flushed',
+      trigger,
+      holderId: ctx.holderId,
+      remaining,
+      ...(stopped ? { stopped } : {}),
+    });
+    // Offline failures: let the browser wake us when connectivity returns, even with no tab.
+    if (needsRetry(reports) && scope.navigator.onLine === false) {
+      scope.registration.sync?.register(SYNC_TAG).catch(() => undefined);
+    }
+  });
+
   const run = (
     trigger: string,
     options: FlushOptions & { owners?: string[] } = {},
   ): Promise<FlushRun> =>
-    ctx.scheduler.run(trigger, options).then(
-      (result) => {
-        const remaining = result.reports.reduce((sum, report) => sum + report.remaining, 0);
-        const stopped = result.reports.find((report) => report.stopped)?.stopped;
-        ctx.emit({
-          type: 'flushed',
-          trigger,
-          holderId: ctx.holderId,
-          remaining,
-          ...(stopped ? { stopped } : {}),
-        });
-        // Offline failures: let the browser wake us when connectivity returns, even with no tab.
-        if (needsRetry(result.reports) && scope.navigator.onLine === false) {
-          scope.registration.sync?.register(SYNC_TAG).catch(() => undefined);
-        }
-        return result;
-      },
-      (error: unknown) => {
-        ctx.emit({ type: 'trigger_failed', trigger, holderId: ctx.holderId, error: String(error) });
-        throw error;
-      },
-    );
+    ctx.scheduler.run(trigger, options).catch((error: unknown) => {
+      ctx.emit({ type: 'trigger_failed', trigger, holderId: ctx.holderId, error: String(error) });
+      throw error;
+    });
   /** A run plus its wake-up, for triggers whose event may stay alive until then. */
   const runAndWake = (trigger: string, options?: FlushOptions & { owners?: string[] }) =>
     run(trigger, options).then(
