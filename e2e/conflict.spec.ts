@@ -61,7 +61,7 @@ test('a conflict resend is durable before it is sent; after a lost answer and a 
   const successor = await storedRow(app, successorId);
   expect(successor).toMatchObject({ successorOf: original.id, baseRevision: 2, state: 'sending' });
   expect(
-    (successor?.conflict as { predecessor: { requestId: string } }).predecessor.requestId,
+    (successor!.conflict as { predecessor: { requestId: string } }).predecessor.requestId,
   ).toBe(original.requestId);
   expect((await server.stats(user)).effectsByKey[successorId]).toBeUndefined();
 
