@@ -70,7 +70,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Connects a page to its outbox: registers the worker and returns the page API (SPEC §13). */
 export async function connectOutbox(options: ConnectOptions): Promise<OutboxClient> {
   if (typeof options.owner !== 'string' || options.owner === '') {
-    throw new OutboxError('invalid_intent', 'connectOutbox needs a non-empty owner');
+    throw new OutboxError('invalid_argument', 'connectOutbox needs a non-empty owner');
   }
   installComlinkErrors();
   const { owner } = options;

@@ -41,7 +41,7 @@ test('invalid input to enqueue fails on the page with a typed error code, and th
   expect(otherOwner).toMatchObject({ ok: false, error: { code: 'owner_mismatch' } });
 
   const badFilter = await app.call('rows', { collection: 7 });
-  expect(badFilter).toMatchObject({ ok: false, error: { code: 'invalid_intent' } });
+  expect(badFilter).toMatchObject({ ok: false, error: { code: 'invalid_argument' } });
 
   // The same connection still answers, and a valid intent still goes out.
   expect(await app.call('stats')).toMatchObject({ ok: true, value: { total: 0 } });

@@ -34,7 +34,7 @@ function parse<T>(schema: Schema<T>, value: unknown, argument: string): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issues = summarizeIssues(result.error.issues);
-  const code = argument === 'id' ? 'invalid_id' : 'invalid_intent';
+  const code = argument === 'id' ? 'invalid_id' : 'invalid_argument';
   throw new OutboxError(code, `invalid ${argument}: ${issues[0]?.message ?? 'rejected'}`, {
     argument,
     issues,

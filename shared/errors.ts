@@ -4,6 +4,7 @@
  */
 export const ERROR_CODES = {
   invalid_intent: 'The intent did not match the enqueue schema; fix the call (see details.issues).',
+  invalid_argument: 'An argument to an outbox call was malformed; see details for which and why.',
   invalid_id: 'Ids must match ^[A-Za-z0-9_-]{8,80}$; pass such an id or let the engine make one.',
   target_deleted: 'A delete for this record is already queued; the record cannot be edited again.',
   owner_mismatch: 'This connection serves another owner; open a new connectOutbox for this owner.',

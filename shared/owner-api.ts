@@ -233,6 +233,18 @@ export function createOwnerApi(
     },
 
     async rows(filter: RowFilter = {}) {
+      // One record: read it through its index, not the whole outbox (live views call this
+      // after every committed transaction).
+      if (filter.collection !== undefined && filter.targetId !== undefined) {
+        const { collection, targetId } = filter;
+        const raws = await guarded(() => store.byTarget(owner, collection, targetId));
+        const rows = raws.flatMap((raw) => {
+          const decoded = decodeRow(raw);
+          return decoded.ok ? [{ row: decoded.row, raw }] : [];
+        });
+        rows.sort((a, b) => a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1));
+        return views(rows);
+      }
       const all = await views(await guarded(allRows));
       return all.filter(
         (view) =>
@@ -243,8 +255,11 @@ export function createOwnerApi(
     },
 
     async row(id) {
-      const all = await views(await guarded(allRows));
-      return all.find((view) => view.id === id);
+      const raw = await guarded(() => store.get(id));
+      const decoded = decodeRow(raw);
+      if (!decoded.ok || decoded.row.owner !== owner) return undefined;
+      const [view] = await views([{ row: decoded.row, raw }]);
+      return view;
     },
 
     flush,

@@ -29,7 +29,8 @@ export function restHandler(options: RestHandlerOptions): CollectionHandler {
     revision === null || revision === undefined ? {} : { 'if-match': `"${revision}"` };
 
   return {
-    conflict: options.conflict ?? 'rebase',
+    // No policy of its own unless given: the engine's `conflict` (default `rebase`) applies.
+    ...(options.conflict === undefined ? {} : { conflict: options.conflict }),
     toRequest(intent: IntentInfo): PreparedRequest {
       const body = intent.payload === undefined ? null : JSON.stringify(intent.payload);
       const json: Record<string, string> =
