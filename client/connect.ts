@@ -5,6 +5,7 @@ import type { EndpointApi, WatchUpdate } from '../shared/connection.ts';
 import type { SetAuthOptions } from '../shared/credentials.ts';
 import { cryptoIds } from '../shared/defaults.ts';
 import { OutboxError } from '../shared/errors.ts';
+import { emptyFlushReport } from '../shared/flush-state.ts';
 import { newRequestId } from '../shared/identity.ts';
 import type {
   EnqueueInput,
@@ -185,7 +186,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
     watch: (id, listener) => subscriptions.watch(id, listener),
     async flush(flushOptions) {
       const reports = await flush(flushOptions);
-      return reports[0] ?? emptyReport();
+      return reports[0] ?? emptyFlushReport();
     },
     rows: (filter) => api((a) => a.rows(filter)),
     row: (id) => api((a) => a.row(id)),
@@ -224,18 +225,4 @@ async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function emptyReport(): FlushReport {
-  return {
-    claimed: 0,
-    succeeded: 0,
-    transient: 0,
-    held: 0,
-    blocked: 0,
-    conflicts: 0,
-    stale: 0,
-    remaining: 0,
-    nextAttemptAt: null,
-  };
 }

@@ -2,7 +2,7 @@ import { settle, storage } from './ack.ts';
 import { planClaim } from './claim.ts';
 import { classifyResult, type Outcome } from './classify.ts';
 import type { OutboxCoreConfig, OutboxTuning } from './core-types.ts';
-import { type FlushState, FlushStop } from './flush-state.ts';
+import { emptyFlushReport, type FlushState, FlushStop } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
 import type { CollectionHandler } from './handler.ts';
 import { isRowInFlight } from './inflight.ts';
@@ -24,20 +24,6 @@ export { type FlushState, FlushStop };
 
 type Deps = OutboxCoreConfig & OutboxTuning;
 
-function emptyReport(): FlushReport {
-  return {
-    claimed: 0,
-    succeeded: 0,
-    transient: 0,
-    held: 0,
-    blocked: 0,
-    conflicts: 0,
-    stale: 0,
-    remaining: 0,
-    nextAttemptAt: null,
-  };
-}
-
 /**
  * The flush loop of one holder for one owner (SPEC §4–§8, §11): select → claim → send →
  * settle, passes repeated while they unblock successors. Environment-free: every effect goes
@@ -47,7 +33,7 @@ export async function runFlush(deps: Deps, owner: string, force: boolean): Promi
   const state: FlushState = {
     owner,
     force,
-    report: emptyReport(),
+    report: emptyFlushReport(),
     attempted: new Set(),
     busyTargets: new Set(),
     writes: createGroupCommit(deps.store),

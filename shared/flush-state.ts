@@ -24,3 +24,18 @@ export interface FlushState {
   writes: GroupCommit;
   stop?: FlushReport['stopped'];
 }
+
+/** A report of a flush that did nothing. */
+export function emptyFlushReport(): FlushReport {
+  return {
+    claimed: 0,
+    succeeded: 0,
+    transient: 0,
+    held: 0,
+    blocked: 0,
+    conflicts: 0,
+    stale: 0,
+    remaining: 0,
+    nextAttemptAt: null,
+  };
+}
