@@ -28,10 +28,11 @@ export function requireRevision(
  *
  * Check 2 (after validation, before the work) compares the body's own digest with the ledger
  * when check 1 could not, because the client sent no `Content-Digest`. When check 1 already
- * compared this exact fingerprint, repeating the lookup here would only cost a round trip: the
- * notes routes do no slow work between the two, a copy running in this process is caught by the
- * in-flight registry, and one that completed meanwhile anywhere is caught by check 3 (measured on
- * PostgreSQL: the extra lookup cost about a third of the write throughput).
+ * compared this exact fingerprint, repeating the lookup would buy nothing and cost a database
+ * round trip per write on PostgreSQL: the notes routes do no slow work between the two checks, a
+ * copy running in this process is caught by the in-flight registry, and one that completed
+ * meanwhile anywhere is caught by check 3. A route with expensive work after validation (seed
+ * 001 decodes photos there) should look up again.
  *
  * Check 3 is the store's `write`: key claim, revision compare-and-set and response store in one
  * transaction, so a failed attempt leaves no ledger entry and racing copies cannot both write.
