@@ -1,0 +1,163 @@
+import { openIdbStore } from '../../../shared/store/index.ts';
+import type { OutboxStore, RowCursor } from '../../../shared/store/types.ts';
+import { createOutboxEngine, restHandler } from '../../../sw/index.ts';
+import {
+  type BenchRequest,
+  type FirstBatchSample,
+  notePayload,
+  type OutboxWorkerHooks,
+} from './protocol.ts';
+
+/**
+ * The bench's outbox worker: the engine as an app would configure it (the `notes` collection of
+ * the reference server through `restHandler`, concurrency 4, default lease and batch size), plus
+ * hooks on `self.bench` that the runner calls through Playwright to fill, seed and time it.
+ */
+
+const CONCURRENCY = 4;
+const scope = globalThis as unknown as ServiceWorkerGlobalScope & { bench?: OutboxWorkerHooks };
+
+let onClaimed: (() => void) | undefined;
+const engine = createOutboxEngine({
+  collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
+  concurrency: CONCURRENCY,
+  onEvent(event) {
+    if (event.type === 'claimed') onClaimed?.();
+  },
+});
+engine.attach(scope);
+
+/** A second connection for the bench's own reads and bulk writes; no change notices. */
+let benchStore: Promise<OutboxStore> | undefined;
+const store = () => {
+  benchStore ??= openIdbStore({ broadcast: false });
+  return benchStore;
+};
+
+interface StoredRow {
+  id: string;
+  savedAt: number;
+  request?: BenchRequest & { fingerprint: string };
+}
+
+async function* rowsOf(owner: string, batch = 1000): AsyncGenerator<StoredRow[]> {
+  const db = await store();
+  let after: RowCursor | undefined;
+  for (;;) {
+    const rows = (await db.scan(
+      owner,
+      after ? { after, limit: batch } : { limit: batch },
+    )) as StoredRow[];
+    if (rows.length > 0) yield rows;
+    if (rows.length < batch) return;
+    const last = rows[rows.length - 1]!;
+    after = { savedAt: last.savedAt, id: last.id };
+  }
+}
+
+/** Runs `count` tasks with at most `width` outstanding. */
+async function pool(count: number, width: number, task: (i: number) => Promise<unknown>) {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, count) }, lane));
+}
+
+const SEED_TRANSACTION_ROWS = 10_000;
+
+/** The owner's rows, counted on the `[owner, savedAt, id]` index without reading them. */
+function countRows(owner: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open('sw-outbox');
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const count = db
+        .transaction('rows')
+        .objectStore('rows')
+        .index('by_owner_savedAt')
+        .count(IDBKeyRange.bound([owner], [owner, []]));
+      count.onsuccess = () => {
+        db.close();
+        resolve(count.result);
+      };
+      count.onerror = () => reject(count.error);
+    };
+  });
+}
+
+scope.bench = {
+  holderId: engine.holderId,
+  concurrency: CONCURRENCY,
+
+  async fill(owner, count, from) {
+    const api = await engine.forOwner(owner);
+    const started = performance.now();
+    await pool(count, 8, (i) =>
+      api.enqueue({ collection: 'notes', kind: 'create', payload: notePayload(from + i) }),
+    );
+    return { ms: performance.now() - started };
+  },
+
+  setAuth: (owner, headers) => engine.setAuth(owner, headers),
+
+  async requests(owner) {
+    const out: BenchRequest[] = [];
+    for await (const rows of rowsOf(owner)) {
+      for (const row of rows) {
+        if (row.request === undefined) continue;
+        const { requestId, method, url, headers, body } = row.request;
+        out.push({ requestId, method, url, headers, body });
+      }
+    }
+    return out;
+  },
+
+  async seed(owner, count) {
+    const db = await store();
+    const [template] = (await db.scan(owner, { limit: 1 })) as StoredRow[];
+    if (template?.request === undefined) throw new Error('seed needs one enqueued row to copy');
+    let last = template;
+    for await (const rows of rowsOf(owner, 10_000)) last = rows[rows.length - 1]!;
+    const started = performance.now();
+    for (let done = 0; done < count; done += SEED_TRANSACTION_ROWS) {
+      const put: StoredRow[] = [];
+      for (let i = done; i < Math.min(count, done + SEED_TRANSACTION_ROWS); i++) {
+        const savedAt = last.savedAt + 1 + i;
+        const id = `notes-${savedAt.toString(16).padStart(24, '0')}`;
+        put.push({
+          ...template,
+          id,
+          savedAt,
+          request: {
+            ...template.request,
+            requestId: id,
+            headers: { ...template.request.headers, 'idempotency-key': `"${id}"` },
+          },
+        });
+      }
+      await db.replace({ owner, expected: [], put, reason: 'bench-seed' });
+    }
+    return { ms: performance.now() - started, total: await countRows(owner) };
+  },
+
+  async firstBatch(owner, reps) {
+    const samples: FirstBatchSample[] = [];
+    for (let rep = 0; rep < reps; rep++) {
+      const claims: number[] = [];
+      const started = performance.now();
+      onClaimed = () => claims.push(performance.now() - started);
+      const run = await engine.flush({ force: true, owners: [owner] });
+      const flushMs = performance.now() - started;
+      onClaimed = undefined;
+      samples.push({
+        firstClaimMs: claims[0] ?? Number.NaN,
+        batchClaimMs: claims[CONCURRENCY - 1] ?? claims[claims.length - 1] ?? Number.NaN,
+        flushMs,
+        claimed: run.reports[0]?.claimed ?? 0,
+      });
+    }
+    return samples;
+  },
+};

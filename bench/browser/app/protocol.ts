@@ -1,0 +1,97 @@
+/**
+ * What the bench runner (Node) and the bench page and workers (Chromium) exchange. Types only:
+ * the runner reaches the workers through Playwright's `evaluate`, which runs in the worker's
+ * global scope, so each worker publishes its hooks on `self.bench`.
+ */
+
+/** One request as both queues send it: the same URL, method, headers and body bytes. */
+export interface BenchRequest {
+  requestId: string;
+  method: string;
+  url: string;
+  /** Without credentials: each queue adds its own user's `Authorization`. */
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+/** Per-row claim timings of one flush started by {@link OutboxWorkerHooks.firstBatch}. */
+export interface FirstBatchSample {
+  /** From the flush call to the first `claimed` event, ms. */
+  firstClaimMs: number;
+  /** From the flush call to the claim that fills the first batch (`concurrency` rows), ms. */
+  batchClaimMs: number;
+  /** The whole flush: select, claim, the failed sends (offline), settle, ms. */
+  flushMs: number;
+  claimed: number;
+}
+
+/** Hooks of the outbox worker (`bench/browser/app/outbox-sw.ts`). */
+export interface OutboxWorkerHooks {
+  readonly holderId: string;
+  readonly concurrency: number;
+  /** Enqueues `count` creates through the engine's own API (no page round trip, no flush). */
+  fill(owner: string, count: number, from: number): Promise<{ ms: number }>;
+  /** Hands credentials to the engine, as a page's `setAuth` does. */
+  setAuth(owner: string, headers: Record<string, string>): Promise<void>;
+  /** The queued requests of an owner in queue order (what the Workbox queue will replay). */
+  requests(owner: string): Promise<BenchRequest[]>;
+  /** Writes `count` copies of the owner's first row straight into IndexedDB, big transactions. */
+  seed(owner: string, count: number): Promise<{ ms: number; total: number }>;
+  /** Forced flushes while offline: each selects and claims the first batch, then fails fast. */
+  firstBatch(owner: string, reps: number): Promise<FirstBatchSample[]>;
+}
+
+/** Hooks of the Workbox worker (`bench/browser/app/workbox-sw.ts`). */
+export interface WorkboxWorkerHooks {
+  /** `Queue.pushRequest` for each request in order, each with `authorization` added. */
+  push(requests: BenchRequest[], authorization: string): Promise<{ ms: number }>;
+  size(): Promise<number>;
+}
+
+/** Messages the bench page posts to the Workbox worker (each with a reply port). */
+export type WorkboxMessage =
+  | { type: 'bench.enqueue'; request: BenchRequest; authorization: string }
+  /** Replays until the queue is empty; a failed replay is retried at once, up to `maxRounds`. */
+  | { type: 'bench.replay'; maxRounds: number };
+
+export interface WorkboxReply {
+  ok: boolean;
+  error?: string;
+  rounds?: number;
+}
+
+/** The bench page's API on `window.bench`. */
+export interface BenchPageApi {
+  /** Registers and connects our outbox worker (`/outbox-sw.js`) for `owner`. */
+  connectOutbox(owner: string): Promise<void>;
+  /** Registers the Workbox worker (`/workbox-sw.js`) and waits until it controls the page. */
+  connectWorkbox(): Promise<void>;
+  setAuth(token: string): Promise<void>;
+  /** Sequential enqueues through the page API; returns each call's latency in ms. */
+  outboxEnqueueLatency(count: number, from: number): Promise<number[]>;
+  /** `count` enqueues with `inFlight` calls outstanding; returns the elapsed ms. */
+  outboxEnqueueRate(count: number, inFlight: number, from: number): Promise<number>;
+  /** Sequential page → worker → `pushRequest` round trips; each latency in ms. */
+  workboxEnqueueLatency(requests: BenchRequest[], authorization: string): Promise<number[]>;
+  workboxEnqueueRate(
+    requests: BenchRequest[],
+    authorization: string,
+    inFlight: number,
+  ): Promise<number>;
+  /** Starts a forced flush of our outbox and returns at once (the drain's trigger). */
+  outboxFlush(): void;
+  /** Forced flushes until the outbox is empty (response-loss runs); returns the flush count. */
+  outboxDrain(maxRounds: number): Promise<number>;
+  /** Starts the Workbox replay and returns at once. */
+  workboxReplay(maxRounds: number): void;
+  /** Resolves when the replay started by {@link workboxReplay} ended. */
+  workboxReplayDone(): Promise<WorkboxReply>;
+}
+
+/** The note every create carries: a title and a body of about 200 bytes. */
+export function notePayload(index: number): { title: string; body: string } {
+  return {
+    title: `bench note ${index}`,
+    body: `row ${index} `.padEnd(200, 'lorem ipsum dolor sit amet '),
+  };
+}

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page, type Worker } from 'playwright-core';
+import type { BenchPageApi, OutboxWorkerHooks, WorkboxWorkerHooks } from './app/protocol.ts';
+import { browserPid, treeCpuMs } from './cpu.ts';
+
+/**
+ * One measurement's browser: headless Chromium on a fresh persistent profile (TOOLING: contexts
+ * from `newContext()` keep IndexedDB in memory, so durability would cost nothing), the bench
+ * page open and its worker in control. The profile directory is removed afterwards.
+ *
+ * Playwright inspects a service worker's network traffic by default: every fetch the worker makes
+ * is reported over the DevTools protocol, which measured here roughly triples the browser's CPU
+ * per request (a worker's sequential POSTs: 188/s inspected, 536/s not). Throughput runs turn it
+ * off; only runs that need `context.setOffline` to reach the worker keep it on.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export interface Profile {
+  context: BrowserContext;
+  page: Page;
+  /** Calls a method of `window.bench` in the page. */
+  call<R>(run: (bench: BenchPageApi, arg: never) => R | Promise<R>, arg?: unknown): Promise<R>;
+  /** CPU ms used so far by every process of this browser (undefined without /proc). */
+  cpuMs(): number | undefined;
+}
+
+export interface ProfileOptions {
+  /** Keep Playwright's network inspection of the worker, so `setOffline` reaches its fetches. */
+  offlineCapable?: boolean;
+}
+
+const NO_WORKER_NETWORK = 'PLAYWRIGHT_DISABLE_SERVICE_WORKER_NETWORK';
+
+export async function withProfile<T>(
+  baseUrl: string,
+  work: (profile: Profile) => Promise<T>,
+  options: ProfileOptions = {},
+): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'sw-outbox-bench-profile-'));
+  // Read by Playwright when it attaches to a worker: set for this profile's whole life.
+  if (options.offlineCapable) delete process.env[NO_WORKER_NETWORK];
+  else process.env[NO_WORKER_NETWORK] = '1';
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`${baseUrl}/`);
+    await page.waitForFunction(() => 'bench' in globalThis);
+    const call: Profile['call'] = (run, arg) =>
+      page.evaluate(
+        ([source, value]) => {
+          const fn = new Function(`return (${source})`)() as (b: unknown, a: unknown) => unknown;
+          return fn((globalThis as unknown as { bench: unknown }).bench, value);
+        },
+        [run.toString(), arg] as const,
+      ) as Promise<never>;
+    const pid = browserPid(dir);
+    return await work({ context, page, call, cpuMs: () => treeCpuMs(pid) });
+  } finally {
+    await context.close().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The running service worker of the profile (after the page connected to it). */
+export async function serviceWorker(context: BrowserContext): Promise<Worker> {
+  return context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
+}
+
+/** Calls a hook of the outbox worker's `self.bench`. */
+export function outboxHooks<R>(
+  worker: Worker,
+  run: (hooks: OutboxWorkerHooks, arg: never) => Promise<R>,
+  arg?: unknown,
+): Promise<R> {
+  return callHooks(worker, run, arg);
+}
+
+/** Calls a hook of the Workbox worker's `self.bench`. */
+export function workboxHooks<R>(
+  worker: Worker,
+  run: (hooks: WorkboxWorkerHooks, arg: never) => Promise<R>,
+  arg?: unknown,
+): Promise<R> {
+  return callHooks(worker, run, arg);
+}
+
+function callHooks<R>(worker: Worker, run: (hooks: never, arg: never) => unknown, arg: unknown) {
+  return worker.evaluate(
+    ([source, value]) => {
+      const fn = new Function(`return (${source})`)() as (h: unknown, a: unknown) => unknown;
+      return fn((globalThis as unknown as { bench: unknown }).bench, value);
+    },
+    [run.toString(), arg] as const,
+  ) as Promise<R>;
+}

@@ -1,0 +1,104 @@
+import type { BrowserResults } from '../run.ts';
+
+/** The small table `npm run bench` prints at the end. */
+
+const pad = (value: unknown, width: number) => String(value).padStart(width);
+const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : '—');
+const drainLabel = (o: { rows: number; latencyMs: number }) =>
+  `${o.rows.toLocaleString('en')} rows, +${o.latencyMs} ms`;
+
+/** What is read from bench/results/server.json (its owner may add fields; all optional). */
+interface ServerRow {
+  adapter?: string;
+  writesPerSecond?: number;
+  medianWritesPerSecond?: number;
+  bestWritesPerSecond?: number;
+  p99Ms?: number;
+  storm?: { copies?: number; effects?: number };
+}
+
+export function printTable(browser: BrowserResults, server: unknown): void {
+  const out: string[] = [''];
+  const { machine } = browser;
+  out.push(
+    `${machine.chromium} · node ${machine.node} · ${machine.cpus} cpus · load ${machine.loadavgBefore
+      .map((l) => l.toFixed(2))
+      .join(' ')} → ${(browser.loadavgAfter ?? []).map((l) => l.toFixed(2)).join(' ')}`,
+  );
+
+  if (browser.enqueue) {
+    out.push(
+      '',
+      'enqueue, page → worker → committed   p50 ms   p99 ms   max ms   seq/s   16 in flight/s',
+    );
+    for (const r of browser.enqueue) {
+      out.push(
+        `  ${`${r.system} (${r.network})`.padEnd(36)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad(r.sequentialPerSecond, 8)}${pad(r.concurrent.perSecond, 17)}`,
+      );
+    }
+  }
+
+  if (browser.drains) {
+    out.push(
+      '',
+      'flush throughput, rows/s        outbox   workbox   ratio   drained in (outbox | workbox)',
+    );
+    for (const { options, outbox, workbox, ratio } of browser.drains) {
+      const detail = (r: typeof outbox) =>
+        `${r.drained}${r.complete ? '' : ` of ${r.rows}`} in ${r.seconds} s`;
+      out.push(
+        `  ${drainLabel(options).padEnd(28)}${pad(outbox.rowsPerSecond, 9)}${pad(workbox.rowsPerSecond, 10)}${pad(`${ratio}×`, 8)}   ${detail(outbox)} | ${detail(workbox)}`,
+      );
+    }
+    out.push(
+      '',
+      'cost per drained row             CPU ms browser   CPU ms server   IDB transactions (read+write)',
+    );
+    for (const { options, outbox, workbox } of browser.drains) {
+      for (const r of [outbox, workbox]) {
+        const cpu = r.cpuMsPerRow;
+        const tx = r.transactionsPerRow;
+        out.push(
+          `  ${`${drainLabel(options)}, ${r.system}`.padEnd(32)}${pad(cpu ? ms(cpu.browser) : '—', 14)}${pad(cpu ? ms(cpu.server) : '—', 16)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 16)}`,
+        );
+      }
+    }
+  }
+
+  if (browser.loss) {
+    out.push(
+      '',
+      'response loss           rows   drop   effects   duplicate   missing   replays   seconds',
+    );
+    for (const r of [browser.loss.outbox, browser.loss.workbox]) {
+      out.push(
+        `  ${r.system.padEnd(20)}${pad(r.rows, 7)}${pad(`${r.dropRate * 100}%`, 7)}${pad(r.effects, 10)}${pad(r.duplicateEffects, 12)}${pad(r.missing, 10)}${pad(r.replays, 10)}${pad(r.seconds, 10)}`,
+      );
+    }
+  }
+
+  if (browser.firstBatch) {
+    out.push(
+      '',
+      'first batch (ours)      queued   first claim ms   batch of 4 ms   whole flush ms',
+    );
+    for (const r of browser.firstBatch) {
+      out.push(
+        `  ${''.padEnd(20)}${pad(r.queued.toLocaleString('en'), 8)}${pad(ms(r.firstClaimMs), 17)}${pad(ms(r.batchClaimMs), 16)}${pad(ms(r.flushMs), 17)}`,
+      );
+    }
+  }
+
+  const report = server as { rows?: ServerRow[]; results?: ServerRow[] } | undefined;
+  const rows = report?.results ?? report?.rows;
+  if (Array.isArray(rows)) {
+    out.push('', 'reference server        writes/s   p99 ms   duplicate storm (copies → effects)');
+    for (const r of rows) {
+      const writes = r.medianWritesPerSecond ?? r.writesPerSecond ?? r.bestWritesPerSecond;
+      out.push(
+        `  ${String(r.adapter ?? '?').padEnd(20)}${pad(writes ?? '—', 10)}${pad(r.p99Ms === undefined ? '—' : ms(r.p99Ms), 9)}   ${r.storm ? `${r.storm.copies} → ${r.storm.effects}` : '—'}`,
+      );
+    }
+  }
+  console.log(out.join('\n'));
+}

@@ -1,0 +1,191 @@
+/**
+ * `npm run bench` (SPEC §19): builds the bench bundles, runs the browser benchmarks — our outbox
+ * side by side with workbox-background-sync's Queue on the same requests and the same server —
+ * then the server load bench (`bench/server.ts`), writes JSON to `bench/results/` and prints a
+ * table. Loopback only; bounded: about 10 minutes on 2 cores, `--quick` about 2.
+ *
+ *   npm run bench [-- --quick] [-- --only enqueue,drain,loss,first-batch,server]
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  type DrainOptions,
+  type DrainResult,
+  type EnqueueResult,
+  type FirstBatchResult,
+  type LossResult,
+  measureDrain,
+  measureEnqueue,
+  measureFirstBatch,
+  measureLoss,
+} from './browser/measure.ts';
+import { BenchServer } from './browser/server.ts';
+import { printTable } from './browser/table.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PARTS = ['enqueue', 'drain', 'loss', 'first-batch', 'server'] as const;
+type Part = (typeof PARTS)[number];
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+  },
+});
+const quick = values.quick === true;
+const only = new Set((values.only?.split(',') ?? PARTS) as Part[]);
+for (const part of only) {
+  if (!PARTS.includes(part)) throw new Error(`--only takes ${PARTS.join(',')}; got ${part}`);
+}
+
+/** What each mode measures; the full run is what bench/README.md reports. */
+const PLAN = quick
+  ? {
+      enqueue: { calls: 200, concurrentCalls: 400 },
+      drains: [
+        { rows: 1_000, latencyMs: 0, capSeconds: 60 },
+        { rows: 1_000, latencyMs: 50, capSeconds: 15 },
+      ],
+      loss: { rows: 300, dropRate: 0.1 },
+      firstBatch: { sizes: [1_000, 100_000], reps: 3 },
+      serverArgs: ['--seconds', '3', '--storm', '50'],
+    }
+  : {
+      enqueue: { calls: 500, concurrentCalls: 1_000 },
+      drains: [
+        { rows: 1_000, latencyMs: 0, capSeconds: 120 },
+        { rows: 10_000, latencyMs: 0, capSeconds: 180 },
+        { rows: 1_000, latencyMs: 50, capSeconds: 120 },
+        // Workbox needs ~10 minutes for all of these: a 45 s window gives the rate with 10,000
+        // rows queued.
+        { rows: 10_000, latencyMs: 50, capSeconds: 45 },
+      ],
+      loss: { rows: 1_000, dropRate: 0.1 },
+      firstBatch: { sizes: [1_000, 100_000], reps: 5 },
+      serverArgs: [],
+    };
+
+export interface BrowserResults {
+  date: string;
+  mode: 'full' | 'quick';
+  machine: { cpus: number; node: string; chromium: string; loadavgBefore: number[] };
+  enqueue?: EnqueueResult[];
+  drains?: Array<{
+    options: DrainOptions;
+    outbox: DrainResult;
+    workbox: DrainResult;
+    ratio: number;
+  }>;
+  loss?: { outbox: LossResult; workbox: LossResult };
+  firstBatch?: FirstBatchResult[];
+  loadavgAfter?: number[];
+}
+
+function build(): void {
+  const rollup = createRequire(import.meta.url).resolve('rollup/dist/bin/rollup');
+  execFileSync(process.execPath, [rollup, '-c', 'bench/rollup.config.mjs', '--silent'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+}
+
+function chromiumVersion(): string {
+  try {
+    return execFileSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', ['--version'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+const log = (message: string) => console.log(`[bench] ${message}`);
+
+async function runBrowser(): Promise<BrowserResults> {
+  const results: BrowserResults = {
+    date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
+    machine: {
+      cpus: cpus().length,
+      node: process.version,
+      chromium: chromiumVersion(),
+      loadavgBefore: loadavg(),
+    },
+  };
+  const server = await BenchServer.start(ROOT);
+  try {
+    if (only.has('enqueue')) {
+      log('enqueue latency');
+      results.enqueue = await measureEnqueue(server, PLAN.enqueue);
+    }
+    if (only.has('drain')) {
+      results.drains = [];
+      for (const options of PLAN.drains) {
+        log(`flush throughput: ${options.rows} rows, +${options.latencyMs} ms`);
+        const [outbox, workbox] = await measureDrain(server, options);
+        const ratio = Math.round((outbox.rowsPerSecond / workbox.rowsPerSecond) * 100) / 100;
+        results.drains.push({ options, outbox, workbox, ratio });
+      }
+    }
+    if (only.has('loss')) {
+      log(`duplicate effects under ${PLAN.loss.dropRate * 100} % response loss`);
+      const [outbox, workbox] = await measureLoss(server, PLAN.loss);
+      results.loss = { outbox, workbox };
+    }
+    if (only.has('first-batch')) {
+      log(`first batch with ${PLAN.firstBatch.sizes.join(' / ')} rows queued`);
+      results.firstBatch = await measureFirstBatch(server, PLAN.firstBatch);
+    }
+  } finally {
+    await server.stop();
+  }
+  results.loadavgAfter = loadavg();
+  return results;
+}
+
+/** The server engineer's load bench, in its own process; it writes bench/results/server.json. */
+function runServerBench(): unknown {
+  const script = join(ROOT, 'bench', 'server.ts');
+  if (!existsSync(script)) {
+    log('bench/server.ts does not exist: skipping the server bench');
+    return undefined;
+  }
+  log('server bench (bench/server.ts)');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...PLAN.serverArgs], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    timeout: 5 * 60_000,
+  });
+  if (run.status !== 0) {
+    log(`bench/server.ts exited with ${run.status ?? run.signal}`);
+    return undefined;
+  }
+  const out = join(ROOT, 'bench', 'results', 'server.json');
+  return existsSync(out) ? JSON.parse(readFileSync(out, 'utf8')) : undefined;
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const resultsDir = join(ROOT, 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  log('building dist/bench');
+  build();
+  const browser = await runBrowser();
+  const browserFile = join(resultsDir, quick ? 'browser-quick.json' : 'browser.json');
+  writeFileSync(browserFile, `${JSON.stringify(browser, null, 2)}\n`);
+  const server = only.has('server') ? runServerBench() : undefined;
+  printTable(browser, server);
+  log(`written to ${browserFile}${server ? ' and bench/results/server.json' : ''}`);
+  log(`done in ${Math.round((performance.now() - started) / 1000)} s`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
