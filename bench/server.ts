@@ -11,7 +11,7 @@
  * bench/results/server.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -60,7 +60,11 @@ interface Target {
 }
 
 interface Round extends LoadResult {
+  /** CPU per write: steadier than writes/s when the machine is shared. */
+  serverCpuUsPerWrite: number;
   serverCpuPercent: number;
+  /** 1-minute load average when the round ended: other work on the machine. */
+  loadAverage: number;
   /** CPU of all local `postgres` processes during the run (≈0 for SQLite). */
   databaseCpuPercent: number;
   loadCpuPercent: number;
@@ -166,7 +170,7 @@ async function measureAdapter(target: Target): Promise<AdapterResult> {
     }
     const last = rounds.at(-1)!;
     console.log(
-      `${target.name} round ${round}: ${last.writesPerSecond} writes/s, p99 ${last.p99Ms} ms, cpu server ${last.serverCpuPercent}% db ${last.databaseCpuPercent}% load ${last.loadCpuPercent}%`,
+      `${target.name} round ${round}: ${last.writesPerSecond} writes/s, p99 ${last.p99Ms} ms, server ${last.serverCpuUsPerWrite} µs cpu/write; cpu server ${last.serverCpuPercent}% db ${last.databaseCpuPercent}% load ${last.loadCpuPercent}% (load average ${last.loadAverage})`,
     );
   }
   const sorted = [...rounds].sort((a, b) => a.writesPerSecond - b.writesPerSecond);
@@ -199,9 +203,12 @@ async function measureRound(url: string, pid: number): Promise<Round> {
   const wallMs = result.seconds * 1000;
   const load = process.cpuUsage(load0);
   const percent = (ms: number) => Math.round((ms / wallMs) * 100);
+  const serverMs = processCpuMs(pid) - server0;
   return {
     ...result,
-    serverCpuPercent: percent(processCpuMs(pid) - server0),
+    serverCpuUsPerWrite: Math.round((serverMs * 1000) / Math.max(1, result.writes)),
+    serverCpuPercent: percent(serverMs),
+    loadAverage: Math.round(loadavg()[0]! * 10) / 10,
     databaseCpuPercent: percent(postgresCpuMs() - database0),
     loadCpuPercent: percent((load.user + load.system) / 1000),
   };
