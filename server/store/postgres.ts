@@ -55,6 +55,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     connectionString: options.connectionString,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 5000,
+    // No idle timeout: pg-pool arms a timer on every release otherwise, twice per write here.
+    idleTimeoutMillis: 0,
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
