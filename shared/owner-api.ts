@@ -109,10 +109,8 @@ export function createOwnerApi(
       const handler = deps.handlers[intent.collection];
       if (handler === undefined)
         throw new OutboxError('unknown_collection', undefined, { collection: intent.collection });
-      if (intent.id !== undefined) {
-        const known = await existing(intent.id);
-        if (known) return known;
-      }
+      // A repeated id (a retry after a dead port, §9) is found when its plan meets the row, the
+      // receipt or the tombstone inside the write transaction — no reads up front.
       const id = intent.id ?? newRequestId(deps.ids, intent.collection);
       let targetId = intent.targetId;
       let baseRevision = intent.baseRevision;
@@ -150,14 +148,19 @@ export function createOwnerApi(
           maxRowBytes: deps.maxRowBytes,
           handler,
         });
-        if (planned.kind === 'reject')
+        if (planned.kind === 'reject') {
+          // A retry of an enqueue that already landed answers with what landed, not an error.
+          const known = await existing(id);
+          if (known) return known;
           throw new OutboxError(planned.code, planned.message, { targetId });
+        }
         if (planned.kind === 'retarget') {
           targetId = planned.targetId;
           baseRevision = baseRevision ?? planned.baseRevision;
           continue;
         }
-        if ((await commit(planned.plan)) === 'committed') {
+        const plan = { ...planned.plan, absent: { receipts: [id], tombstones: [id] } };
+        if ((await commit(plan)) === 'committed') {
           deps.onEvent?.({
             type: 'enqueued',
             id: planned.result.id,

@@ -190,9 +190,9 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
 
 function storesFor(plan: ReplacePlan): StoreName[] {
   const stores: StoreName[] = [STORE.rows];
-  if (plan.receipts?.length) stores.push(STORE.receipts);
+  if (plan.receipts?.length || plan.absent?.receipts?.length) stores.push(STORE.receipts);
   if (plan.ledger?.length) stores.push(STORE.conflicts);
-  if (plan.tombstones?.length) stores.push(STORE.tombstones);
+  if (plan.tombstones?.length || plan.absent?.tombstones?.length) stores.push(STORE.tombstones);
   return stores;
 }
 
@@ -201,6 +201,13 @@ async function applyPlan(tx: WriteTx, track: Track, plan: ReplacePlan): Promise<
   const rows = tx.objectStore(STORE.rows);
   const current = await Promise.all(plan.expected.map(({ id }) => track(rows.get(id))));
   if (!plan.expected.every(({ row }, i) => matchesObservation(current[i], row))) return false;
+  const present = await Promise.all([
+    ...(plan.absent?.receipts ?? []).map((id) => track(tx.objectStore(STORE.receipts).count(id))),
+    ...(plan.absent?.tombstones ?? []).map((id) =>
+      track(tx.objectStore(STORE.tombstones).count(id)),
+    ),
+  ]);
+  if (present.some((n) => n > 0)) return false;
   // Deletes before puts: a plan that deletes and puts one id leaves the put row.
   for (const id of plan.delete ?? []) track(rows.delete(id));
   for (const row of plan.put ?? []) track(rows.put(row));

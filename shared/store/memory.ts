@@ -204,6 +204,9 @@ class MemoryConnection implements OutboxStore {
     for (const { id, row } of plan.expected) {
       if (!matchesObservation(stores.rows.get(id), row)) return 'stale';
     }
+    if (plan.absent?.receipts?.some((id) => stores.receipts.get(id) !== undefined)) return 'stale';
+    if (plan.absent?.tombstones?.some((id) => stores.tombstones.get(id) !== undefined))
+      return 'stale';
     // Every write is checked and cloned before any is applied, so a value IndexedDB would
     // refuse fails the whole plan and writes nothing.
     const deletes = (plan.delete ?? []).map((id) => {

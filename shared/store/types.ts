@@ -56,6 +56,11 @@ export interface Expectation {
 export interface ReplacePlan {
   owner: string;
   expected: Expectation[];
+  /**
+   * Receipts and tombstones that must not exist, checked in the same transaction: an enqueue
+   * with an id the app supplied is stale if that id was settled or removed meanwhile (§9).
+   */
+  absent?: { receipts?: string[]; tombstones?: string[] };
   put?: unknown[];
   delete?: string[];
   receipts?: Receipt[];

@@ -265,4 +265,27 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
     world.clock.advance(1000);
     expect(await a.api.flush()).toMatchObject({ succeeded: 1, remaining: 0, nextAttemptAt: null });
   });
+
+  it('answers a retried delete with its existing outcome instead of target_deleted', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const intent = {
+      id: 'delete-00000001',
+      collection: 'notes',
+      kind: 'delete',
+      targetId: record.id,
+    };
+    const first = await a.api.enqueue(intent);
+    await expect(a.api.enqueue(intent)).resolves.toMatchObject({
+      id: first.id,
+      outcome: 'existing',
+    });
+    await a.api.flush();
+    await expect(a.api.enqueue(intent)).resolves.toMatchObject({
+      id: first.id,
+      outcome: 'existing',
+    });
+    expect(world.server.effects.map((e) => e.method)).toEqual(['DELETE']);
+  });
 });

@@ -354,6 +354,25 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
       );
     });
 
+    describe('absent receipts and tombstones', () => {
+      it('is stale when a receipt or tombstone named absent exists, and commits otherwise', async () => {
+        await store.replace(plan({ receipts: [receipt('r1', 1)], reason: 'seed' }));
+        await store.replace(
+          plan({
+            tombstones: [{ id: 't1', owner: OWNER, reason: 'cancelled', at: 1 }],
+            reason: 'seed',
+          }),
+        );
+        const put = (id: string, absent: ReplacePlan['absent']) =>
+          store.replace(plan({ expected: [{ id, row: null }], put: [row(id, 1)], absent }));
+        expect(await put('a', { receipts: ['r1'] })).toBe('stale');
+        expect(await put('a', { tombstones: ['t1'] })).toBe('stale');
+        expect(await store.get('a')).toBeUndefined();
+        expect(await put('a', { receipts: ['r2'], tombstones: ['t2'] })).toBe('committed');
+        expect(await store.get('a')).toMatchObject({ id: 'a' });
+      });
+    });
+
     describe('replaceEach (batched claims and ACKs)', () => {
       it('commits each plan whose observation holds and skips each stale one, in one notice', async () => {
         await seed([row('a', 1), row('b', 2), row('c', 3)]);
