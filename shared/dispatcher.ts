@@ -2,7 +2,7 @@ import { settle, storage } from './ack.ts';
 import { planClaim } from './claim.ts';
 import { classifyResult, type Outcome } from './classify.ts';
 import type { OutboxCoreConfig, OutboxTuning } from './core-types.ts';
-import { emptyFlushReport, type FlushState, FlushStop } from './flush-state.ts';
+import { emptyFlushReport, type FlushState, FlushStop, Semaphore } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
 import type { CollectionHandler } from './handler.ts';
 import { isRowInFlight } from './inflight.ts';
@@ -37,6 +37,7 @@ export async function runFlush(deps: Deps, owner: string, force: boolean): Promi
     attempted: new Set(),
     busyTargets: new Set(),
     writes: createGroupCommit(deps.store),
+    sends: new Semaphore(deps.concurrency),
     conflictsPerTarget: new Map(),
     deferred: new Map(),
     waiting: new Map(),
@@ -92,7 +93,9 @@ async function runPass(deps: Deps, state: FlushState): Promise<number> {
     const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
     for (const row of candidates) {
       if (state.stop !== undefined) break;
-      while (active.size >= deps.concurrency) await Promise.race(active);
+      // Twice as many rows in hand as may be on the network: the next rows are claimed (and the
+      // last ones settled) while requests are in flight, so a slot never waits on IndexedDB.
+      while (active.size >= 2 * deps.concurrency) await Promise.race(active);
       if (state.stop !== undefined) break;
       const key = targetKey(row);
       if (state.busyTargets.has(key)) continue;
@@ -217,10 +220,16 @@ async function sendOne(
   const request = row.request!;
   deps.onEvent?.({ type: 'claimed', id: row.id, holderId: deps.holderId, fence });
   const handler = deps.handlers[row.collection];
-  const result = await deps.transport.send(request, {
-    owner: state.owner,
-    collection: row.collection,
+  const result = await state.sends.run(async () => {
+    // A claim that waited too long for a slot is not spent on a request that could outlive it.
+    if (deps.clock.now() - row.sentAt! > deps.leaseMs / 2) return undefined;
+    return deps.transport.send(request, { owner: state.owner, collection: row.collection });
   });
+  if (result === undefined) {
+    const lapsed: Outcome = { kind: 'transient', code: 'lease_lapsed', device: true };
+    await settle(deps, state, row, fence, lapsed, { kind: 'timeout' });
+    return;
+  }
   deps.onEvent?.({ type: 'sent', id: row.id, requestId: request.requestId, fence });
   const outcome = classify(handler, result, deps.clock.now());
   await settle(deps, state, row, fence, outcome, result);

@@ -20,6 +20,8 @@ export interface FlushState {
   deferred: Map<string, number>;
   /** Rows the latest pass saw waiting on backoff, with their `nextAttemptAt`. */
   waiting: Map<string, number>;
+  /** At most `concurrency` requests on the network at once; claims and ACKs run beside them. */
+  sends: Semaphore;
   /** Claims and ACKs of this flush, committed together when they arrive together. */
   writes: GroupCommit;
   stop?: FlushReport['stopped'];
@@ -38,4 +40,26 @@ export function emptyFlushReport(): FlushReport {
     remaining: 0,
     nextAttemptAt: null,
   };
+}
+
+/** A counting semaphore: `run` waits for a free slot, runs, and frees it. */
+export class Semaphore {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(slots: number) {
+    this.#free = Math.max(1, slots);
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((go) => this.#waiting.push(go));
+    try {
+      return await task();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    }
+  }
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutboxStore } from '../../shared/store/types.ts';
-import { STORE_KINDS, World } from '../support/harness.ts';
+import { LEASE, STORE_KINDS, World } from '../support/harness.ts';
 
 /** SPEC §4 batching and §7 cost: claims and ACKs share transactions; each row still checked alone. */
 describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => {
@@ -84,5 +84,37 @@ describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => 
         keys[i],
       );
     }
+  });
+
+  it('claims the next rows while requests are in flight, but never sends on a claim that waited past half its lease', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A', { concurrency: 1 });
+    const first = await a.api.enqueue({
+      collection: 'notes',
+      kind: 'create',
+      payload: { title: 'one' },
+    });
+    const second = await a.api.enqueue({
+      collection: 'notes',
+      kind: 'create',
+      payload: { title: 'two' },
+    });
+    a.transport.close();
+    const flush = a.api.flush();
+    await world.until(
+      () => world.log.filter((l) => l.startsWith('claim:A:')).length === 2,
+      'both rows claimed while one request may be on the network',
+    );
+    expect(world.server.seen).toHaveLength(0);
+    world.clock.advance(LEASE / 2 + 1);
+    a.transport.open();
+    await flush;
+    expect(world.server.seen.map((s) => s.key)).toEqual([first.requestId]);
+    expect(await world.row(second.id)).toMatchObject({
+      state: 'queued',
+      evidence: { lastErrorCode: 'lease_lapsed' },
+    });
+    await a.api.flush({ force: true });
+    expect(world.server.effects.map((e) => e.key)).toEqual([first.requestId, second.requestId]);
   });
 });
