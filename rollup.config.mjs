@@ -93,7 +93,9 @@ const browser = (input, file, format = 'es') => ({
   input,
   onwarn,
   plugins: [nodeResolve({ extensions, browser: true }), nodeEnv(), typescript(), bundleSize()],
-  output: { file, format, sourcemap: true },
+  // One file per bundle: the page sender's lazy import is inlined here (apps that bundle the
+  // library get it as a separate chunk).
+  output: { file, format, sourcemap: true, inlineDynamicImports: true },
 });
 
 const e2e = [

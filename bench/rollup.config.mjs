@@ -42,7 +42,7 @@ const bundle = (input, file, extra = []) => ({
     esbuild({ target: 'es2022', tsconfig: 'tsconfig.json', minify: true }),
     ...extra,
   ],
-  output: { file, format: 'es' },
+  output: { file, format: 'es', inlineDynamicImports: true },
 });
 
 export default [

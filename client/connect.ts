@@ -19,7 +19,7 @@ import type {
 import type { ConflictLedgerEntry, Receipt } from '../shared/store/types.ts';
 import { WorkerChannel } from './channel.ts';
 import { flushViaWorker } from './flush-message.ts';
-import { type PageSender, type PageSenderConfig, startPageSender } from './page-sender.ts';
+import type { PageSender, PageSenderConfig } from './page-sender.ts';
 import { registerPeriodicSync, registerWorker, requestBackgroundSync } from './registration.ts';
 import { Subscriptions } from './subscriptions.ts';
 
@@ -144,6 +144,9 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
 
   try {
     if (!container?.controller && options.pageSender !== undefined) {
+      // Loaded only here: the page sender carries the whole core, which a page that a worker
+      // controls never needs.
+      const { startPageSender } = await import('./page-sender.ts');
       pageSender = startPageSender(options.pageSender, owner);
       subscriptions.attach(await pageSender.api(), (listener) => listener);
       // Control may have arrived while the page sender opened; its event has fired by now.

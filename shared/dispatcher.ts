@@ -221,13 +221,21 @@ async function sendOne(
   deps.onEvent?.({ type: 'claimed', id: row.id, holderId: deps.holderId, fence });
   const handler = deps.handlers[row.collection];
   const result = await state.sends.run(async () => {
-    // A claim that waited too long for a slot is not spent on a request that could outlive it.
-    if (deps.clock.now() - row.sentAt! > deps.leaseMs / 2) return undefined;
-    return deps.transport.send(request, { owner: state.owner, collection: row.collection });
+    // A claim that waited for a slot is not spent after the flush stopped (say, offline), nor
+    // on a request that could outlive its lease: it goes back to the queue unsent.
+    if (state.stop !== undefined) return 'flush_stopped' as const;
+    if (deps.clock.now() - row.sentAt! > deps.leaseMs / 2) return 'lease_lapsed' as const;
+    const answer = await deps.transport.send(request, {
+      owner: state.owner,
+      collection: row.collection,
+    });
+    // The network itself failed: stop before the slot passes to a row claimed ahead (§12 retries).
+    if (answer.kind === 'network_error' || answer.kind === 'timeout') state.stop ??= 'offline';
+    return answer;
   });
-  if (result === undefined) {
-    const lapsed: Outcome = { kind: 'transient', code: 'lease_lapsed', device: true };
-    await settle(deps, state, row, fence, lapsed, { kind: 'timeout' });
+  if (typeof result === 'string') {
+    const unsent: Outcome = { kind: 'transient', code: result, device: true };
+    await settle(deps, state, row, fence, unsent, { kind: 'timeout' });
     return;
   }
   deps.onEvent?.({ type: 'sent', id: row.id, requestId: request.requestId, fence });

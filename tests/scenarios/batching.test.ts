@@ -117,4 +117,28 @@ describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => 
     await a.api.flush({ force: true });
     expect(world.server.effects.map((e) => e.key)).toEqual([first.requestId, second.requestId]);
   });
+
+  it('puts rows claimed ahead back unsent when the network fails under the flush', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A', { concurrency: 1 });
+    const first = await a.api.enqueue({
+      collection: 'notes',
+      kind: 'create',
+      payload: { title: 'one' },
+    });
+    const second = await a.api.enqueue({
+      collection: 'notes',
+      kind: 'create',
+      payload: { title: 'two' },
+    });
+    world.server.inject('network');
+    const report = await a.api.flush();
+    expect(report.stopped).toBe('offline');
+    expect(world.log.filter((l) => l.startsWith('send:'))).toEqual([`send:A:${first.requestId}`]);
+    expect(await world.row(second.id)).toMatchObject({
+      state: 'queued',
+      evidence: { lastErrorCode: 'flush_stopped' },
+    });
+    expect((await world.row(second.id))?.sentAt).toBeUndefined();
+  });
 });
