@@ -13,17 +13,10 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import {
-  type DrainOptions,
-  type DrainResult,
-  type EnqueueResult,
-  type FirstBatchResult,
-  type LossResult,
-  measureDrain,
-  measureEnqueue,
-  measureFirstBatch,
-  measureLoss,
-} from './browser/measure.ts';
+import { type DrainOptions, type DrainResult, measureDrain } from './browser/drain.ts';
+import { type EnqueueResult, measureEnqueue } from './browser/enqueue.ts';
+import { type FirstBatchResult, measureFirstBatch } from './browser/first-batch.ts';
+import { type LossResult, measureLoss } from './browser/loss.ts';
 import { BenchServer } from './browser/server.ts';
 import { printTable } from './browser/table.ts';
 
@@ -52,7 +45,7 @@ const PLAN = quick
         { rows: 1_000, latencyMs: 50, capSeconds: 15 },
       ],
       loss: { rows: 300, dropRate: 0.1 },
-      firstBatch: { sizes: [1_000, 100_000], reps: 3 },
+      firstBatch: { sizes: [1_000, 100_000], reps: 7 },
       serverArgs: ['--seconds', '3', '--storm', '50'],
     }
   : {
@@ -66,7 +59,7 @@ const PLAN = quick
         { rows: 10_000, latencyMs: 50, capSeconds: 45 },
       ],
       loss: { rows: 1_000, dropRate: 0.1 },
-      firstBatch: { sizes: [1_000, 100_000], reps: 5 },
+      firstBatch: { sizes: [1_000, 100_000], reps: 15 },
       serverArgs: [],
     };
 

@@ -68,11 +68,11 @@ export function printTable(browser: BrowserResults, server: unknown): void {
   if (browser.loss) {
     out.push(
       '',
-      'response loss           rows   drop   effects   duplicate   missing   replays   seconds',
+      'response loss           rows   drop   effects   duplicate   missing   replays   queue retries   seconds',
     );
     for (const r of [browser.loss.outbox, browser.loss.workbox]) {
       out.push(
-        `  ${r.system.padEnd(20)}${pad(r.rows, 7)}${pad(`${r.dropRate * 100}%`, 7)}${pad(r.effects, 10)}${pad(r.duplicateEffects, 12)}${pad(r.missing, 10)}${pad(r.replays, 10)}${pad(r.seconds, 10)}`,
+        `  ${r.system.padEnd(20)}${pad(r.rows, 7)}${pad(`${r.dropRate * 100}%`, 7)}${pad(r.effects, 10)}${pad(r.duplicateEffects, 12)}${pad(r.missing, 10)}${pad(r.replays, 10)}${pad(r.queueRetries, 16)}${pad(r.seconds, 10)}`,
       );
     }
   }

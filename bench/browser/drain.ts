@@ -1,0 +1,191 @@
+import type { Worker } from 'playwright-core';
+import type { BenchRequest } from './app/protocol.ts';
+import { outboxHooks, type Profile, withProfile, workboxHooks } from './chromium.ts';
+import type { BenchServer } from './server.ts';
+import {
+  connectOutbox,
+  connectWorkbox,
+  freshUser,
+  perSecond,
+  round,
+  type System,
+} from './session.ts';
+
+export interface DrainResult {
+  system: System;
+  rows: number;
+  latencyMs: number;
+  /** How the queue was filled: our engine's own enqueue, or `Queue.pushRequest`, in the worker. */
+  fillPerSecond: number;
+  /** Effects on the server when the drain ended (all rows, or what the time cap allowed). */
+  drained: number;
+  seconds: number;
+  rowsPerSecond: number;
+  complete: boolean;
+  /**
+   * CPU ms per drained row while draining: the whole browser (every Chromium process) and the
+   * server process. Read with the rate on a busy machine: it shows the cost, not just the speed.
+   */
+  cpuMsPerRow?: { browser: number; server: number };
+  /** IndexedDB transactions the worker opened per drained row (ours and Workbox's own idb). */
+  transactionsPerRow: { readonly: number; readwrite: number };
+}
+
+export interface DrainOptions {
+  rows: number;
+  latencyMs: number;
+  /** Stop waiting after this long and report the rate so far. */
+  capSeconds: number;
+}
+
+/**
+ * Flush throughput, ours then Workbox on the same requests: fill the queue inside the worker
+ * while nothing asks it to send (our engine's own `enqueue` does not flush, and the Workbox queue
+ * replays only when told), check that the server saw nothing yet, then trigger and time until the
+ * server counted the last effect.
+ */
+export async function measureDrain(
+  server: BenchServer,
+  options: DrainOptions,
+): Promise<[DrainResult, DrainResult]> {
+  const { rows, latencyMs } = options;
+  let requests: BenchRequest[] = [];
+  const ours = await withProfile(server.url, async (profile) => {
+    const user = freshUser(`drain-${rows}-${latencyMs}-outbox`);
+    const worker = await connectOutbox(server, profile, user);
+    const fill = await outboxHooks(
+      worker,
+      (hooks, [owner, n]: [string, number]) => hooks.fill(owner, n, 0),
+      [user, rows],
+    );
+    requests = await outboxHooks(worker, (hooks, owner: string) => hooks.requests(owner), user);
+    if (requests.length !== rows) throw new Error(`filled ${requests.length} of ${rows} rows`);
+    const drained = await timeDrain(server, profile, worker, user, options, () =>
+      profile.call((bench) => bench.outboxFlush()),
+    );
+    return {
+      system: 'outbox' as const,
+      rows,
+      latencyMs,
+      fillPerSecond: perSecond(rows, fill.ms),
+      ...drained,
+    };
+  });
+  const theirs = await withProfile(server.url, async (profile) => {
+    const user = freshUser(`drain-${rows}-${latencyMs}-workbox`);
+    const authorization = `Bearer ${await server.token(user)}`;
+    const worker = await connectWorkbox(profile);
+    const fill = await workboxHooks(
+      worker,
+      (hooks, [r, a]: [BenchRequest[], string]) => hooks.push(r, a),
+      [requests, authorization],
+    );
+    const queued = await workboxHooks(worker, (hooks) => hooks.size());
+    if (queued !== rows) throw new Error(`queued ${queued} of ${rows} requests`);
+    const drained = await timeDrain(server, profile, worker, user, options, () =>
+      profile.call((bench) => bench.workboxReplay(3)),
+    );
+    return {
+      system: 'workbox' as const,
+      rows,
+      latencyMs,
+      fillPerSecond: perSecond(rows, fill.ms),
+      ...drained,
+    };
+  });
+  return [ours, theirs];
+}
+
+/**
+ * Counts the IndexedDB transactions a worker opens from now on, whichever library opens them.
+ * A string, not a function: the runner's transpiler may add helpers a worker does not have.
+ */
+const COUNT_TRANSACTIONS = `(() => {
+  const scope = globalThis;
+  scope.__benchTransactions = { readonly: 0, readwrite: 0 };
+  if (scope.__benchCounting) return;
+  scope.__benchCounting = true;
+  const open = IDBDatabase.prototype.transaction;
+  IDBDatabase.prototype.transaction = function (stores, mode, options) {
+    scope.__benchTransactions[mode === 'readwrite' ? 'readwrite' : 'readonly']++;
+    return open.call(this, stores, mode, options);
+  };
+})()`;
+
+const cpuSince = (before: number | undefined, after: number | undefined) =>
+  before === undefined || after === undefined ? undefined : after - before;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Adds the latency fault for `user`, runs `trigger` and polls the server's effects counter until
+ * every row took effect or the cap passed. The end is the poll that first saw the last effect;
+ * polls are spaced so that their resolution stays near 1 % of the expected drain.
+ */
+async function timeDrain(
+  server: BenchServer,
+  profile: Profile,
+  worker: Worker,
+  user: string,
+  options: DrainOptions,
+  trigger: () => Promise<void>,
+): Promise<
+  Pick<
+    DrainResult,
+    'drained' | 'seconds' | 'rowsPerSecond' | 'complete' | 'cpuMsPerRow' | 'transactionsPerRow'
+  >
+> {
+  const { rows, latencyMs, capSeconds } = options;
+  if ((await server.stats(user)).effects !== 0) throw new Error('rows were sent before the drain');
+  if (latencyMs > 0) {
+    await server.fault({
+      kind: 'delay',
+      ms: latencyMs,
+      phase: 'before-commit',
+      route: 'write',
+      user,
+    });
+  }
+  const interval = rows > 2_000 || latencyMs > 0 ? 100 : 25;
+  try {
+    await worker.evaluate(COUNT_TRANSACTIONS);
+    const cpuBefore = { browser: profile.cpuMs(), server: server.cpuMs() };
+    const started = performance.now();
+    await trigger();
+    let effects = 0;
+    let at = started;
+    for (;;) {
+      await sleep(interval);
+      const now = performance.now();
+      effects = (await server.stats(user)).effects;
+      at = now;
+      if (effects >= rows || now - started > capSeconds * 1000) break;
+    }
+    const seconds = (at - started) / 1000;
+    const browserCpu = cpuSince(cpuBefore.browser, profile.cpuMs());
+    const serverCpu = cpuSince(cpuBefore.server, server.cpuMs());
+    const transactions = (await worker.evaluate('globalThis.__benchTransactions')) as {
+      readonly: number;
+      readwrite: number;
+    };
+    return {
+      drained: effects,
+      seconds: round(seconds, 2),
+      rowsPerSecond: round(effects / seconds, 1),
+      complete: effects >= rows,
+      transactionsPerRow: {
+        readonly: round(transactions.readonly / Math.max(effects, 1), 2),
+        readwrite: round(transactions.readwrite / Math.max(effects, 1), 2),
+      },
+      ...(browserCpu !== undefined && serverCpu !== undefined && effects > 0
+        ? {
+            cpuMsPerRow: {
+              browser: round(browserCpu / effects, 2),
+              server: round(serverCpu / effects, 2),
+            },
+          }
+        : {}),
+    };
+  } finally {
+    await server.clearFaults();
+  }
+}

@@ -1,0 +1,125 @@
+import type { BenchRequest } from './app/protocol.ts';
+import { outboxHooks, withProfile } from './chromium.ts';
+import type { BenchServer } from './server.ts';
+import { connectOutbox, connectWorkbox, freshUser, type System } from './session.ts';
+import { percentile } from './stats.ts';
+
+export interface EnqueueResult {
+  system: System;
+  /** `offline`: nothing can be sent; `online`: our worker sends while the page enqueues. */
+  network: 'offline' | 'online';
+  calls: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** One call after another: 1000 / mean latency. */
+  sequentialPerSecond: number;
+  /** With `inFlight` calls outstanding. */
+  concurrent: { calls: number; inFlight: number; perSecond: number };
+}
+
+function enqueueResult(
+  system: System,
+  network: EnqueueResult['network'],
+  latencies: number[],
+  concurrent: { calls: number; inFlight: number; ms: number },
+): EnqueueResult {
+  const mean = latencies.reduce((sum, ms) => sum + ms, 0) / latencies.length;
+  return {
+    system,
+    network,
+    calls: latencies.length,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: Math.max(...latencies),
+    sequentialPerSecond: Math.round(1000 / mean),
+    concurrent: {
+      calls: concurrent.calls,
+      inFlight: concurrent.inFlight,
+      perSecond: Math.round((concurrent.calls * 1000) / concurrent.ms),
+    },
+  };
+}
+
+const WARMUP = 20;
+const IN_FLIGHT = 16;
+
+/**
+ * Enqueue latency page → worker → committed, as the page sees it: our page API offline (the
+ * worker cannot send) and online (it sends while the page enqueues), and Workbox's
+ * `pushRequest` behind the same page → worker message hop, offline.
+ */
+export async function measureEnqueue(
+  server: BenchServer,
+  options: { calls: number; concurrentCalls: number },
+): Promise<EnqueueResult[]> {
+  const { calls, concurrentCalls } = options;
+  const results: EnqueueResult[] = [];
+  let requests: BenchRequest[] = [];
+  for (const network of ['offline', 'online'] as const) {
+    await withProfile(
+      server.url,
+      async (profile) => {
+        const user = freshUser(`enqueue-${network}`);
+        const worker = await connectOutbox(server, profile, user);
+        if (network === 'offline') await profile.context.setOffline(true);
+        await profile.call((bench, n: number) => bench.outboxEnqueueLatency(n, 0), WARMUP);
+        const latencies = await profile.call(
+          (bench, n: number) => bench.outboxEnqueueLatency(n, 1_000_000),
+          calls,
+        );
+        const ms = await profile.call(
+          (bench, [n, width]: [number, number]) => bench.outboxEnqueueRate(n, width, 2_000_000),
+          [concurrentCalls, IN_FLIGHT],
+        );
+        results.push(
+          enqueueResult('outbox', network, latencies, {
+            calls: concurrentCalls,
+            inFlight: IN_FLIGHT,
+            ms,
+          }),
+        );
+        if (network === 'offline')
+          requests = await outboxHooks(
+            worker,
+            (hooks, owner: string) => hooks.requests(owner),
+            user,
+          );
+      },
+      { offlineCapable: network === 'offline' },
+    );
+  }
+  await withProfile(
+    server.url,
+    async (profile) => {
+      const authorization = `Bearer ${await server.token(freshUser('enqueue-workbox'))}`;
+      await connectWorkbox(profile);
+      await profile.context.setOffline(true);
+      const warm = requests.slice(0, WARMUP);
+      const timed = requests.slice(WARMUP, WARMUP + calls);
+      const rest = requests.slice(WARMUP + calls, WARMUP + calls + concurrentCalls);
+      await profile.call(
+        (bench, [r, a]: [BenchRequest[], string]) => bench.workboxEnqueueLatency(r, a),
+        [warm, authorization],
+      );
+      const latencies = await profile.call(
+        (bench, [r, a]: [BenchRequest[], string]) => bench.workboxEnqueueLatency(r, a),
+        [timed, authorization],
+      );
+      const ms = await profile.call(
+        (bench, [r, a, width]: [BenchRequest[], string, number]) =>
+          bench.workboxEnqueueRate(r, a, width),
+        [rest, authorization, IN_FLIGHT],
+      );
+      results.push(
+        enqueueResult('workbox', 'offline', latencies, {
+          calls: rest.length,
+          inFlight: IN_FLIGHT,
+          ms,
+        }),
+      );
+    },
+    { offlineCapable: true },
+  );
+  return results;
+}

@@ -1,0 +1,59 @@
+import type { FirstBatchSample } from './app/protocol.ts';
+import { outboxHooks, withProfile } from './chromium.ts';
+import type { BenchServer } from './server.ts';
+import { connectOutbox, freshUser, round } from './session.ts';
+import { median } from './stats.ts';
+
+export interface FirstBatchResult {
+  queued: number;
+  firstClaimMs: number;
+  batchClaimMs: number;
+  flushMs: number;
+  samples: FirstBatchSample[];
+}
+
+/**
+ * Time to select and claim the first batch, with `sizes[0]` rows queued and then with the queue
+ * grown to each later size: rows are copied straight into IndexedDB in big transactions, then
+ * forced flushes run offline, so each one selects and claims the head of the queue, fails its
+ * sends at once and leaves the queue as it was.
+ */
+export async function measureFirstBatch(
+  server: BenchServer,
+  options: { sizes: number[]; reps: number },
+): Promise<FirstBatchResult[]> {
+  return withProfile(
+    server.url,
+    async (profile) => {
+      const user = freshUser('first-batch');
+      const worker = await connectOutbox(server, profile, user);
+      await profile.context.setOffline(true);
+      await outboxHooks(worker, (hooks, owner: string) => hooks.fill(owner, 1, 0), user);
+      const results: FirstBatchResult[] = [];
+      let queued = 1;
+      for (const size of options.sizes) {
+        const seeded = await outboxHooks(
+          worker,
+          (hooks, [owner, n]: [string, number]) => hooks.seed(owner, n),
+          [user, size - queued],
+        );
+        queued = seeded.total;
+        if (queued !== size) throw new Error(`seeded ${queued} rows, wanted ${size}`);
+        const samples = await outboxHooks(
+          worker,
+          (hooks, [owner, reps]: [string, number]) => hooks.firstBatch(owner, reps),
+          [user, options.reps],
+        );
+        results.push({
+          queued,
+          firstClaimMs: round(median(samples.map((s) => s.firstClaimMs)), 2),
+          batchClaimMs: round(median(samples.map((s) => s.batchClaimMs)), 2),
+          flushMs: round(median(samples.map((s) => s.flushMs)), 2),
+          samples,
+        });
+      }
+      return results;
+    },
+    { offlineCapable: true },
+  );
+}

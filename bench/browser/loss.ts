@@ -1,0 +1,104 @@
+import type { BenchRequest } from './app/protocol.ts';
+import { outboxHooks, withProfile, workboxHooks } from './chromium.ts';
+import type { BenchServer } from './server.ts';
+import { connectOutbox, connectWorkbox, freshUser, round, type System } from './session.ts';
+
+export interface LossResult {
+  system: System;
+  rows: number;
+  dropRate: number;
+  effects: number;
+  /** Effects beyond the first for a key: what the server's ledger failed to stop. */
+  duplicateEffects: number;
+  /** Keys that never took effect. */
+  missing: number;
+  /** Copies the ledger answered from a stored result: duplicates had it not been there. */
+  replays: number;
+  /**
+   * Failures the queue itself saw and retried: our forced flushes after the first (a lost
+   * response stops a flush as `offline`), Workbox's `replayRequests` calls after the first.
+   * The rest of the lost responses never reached the queue: Chromium re-sent those POSTs itself.
+   */
+  queueRetries: number;
+  seconds: number;
+}
+
+/**
+ * Duplicate effects under response loss: the server drops `dropRate` of write responses after
+ * committing them. Both queues are driven until empty; the server's counter per key says how
+ * many effects each request had.
+ */
+export async function measureLoss(
+  server: BenchServer,
+  options: { rows: number; dropRate: number },
+): Promise<[LossResult, LossResult]> {
+  const { rows, dropRate } = options;
+  let requests: BenchRequest[] = [];
+  const ours = await withProfile(server.url, async (profile) => {
+    const user = freshUser('loss-outbox');
+    const worker = await connectOutbox(server, profile, user);
+    await outboxHooks(worker, (hooks, [owner, n]: [string, number]) => hooks.fill(owner, n, 0), [
+      user,
+      rows,
+    ]);
+    requests = await outboxHooks(worker, (hooks, owner: string) => hooks.requests(owner), user);
+    return lossRun(server, 'outbox', user, requests, dropRate, () =>
+      profile.call((bench) => bench.outboxDrain(500)),
+    );
+  });
+  const theirs = await withProfile(server.url, async (profile) => {
+    const user = freshUser('loss-workbox');
+    const authorization = `Bearer ${await server.token(user)}`;
+    const worker = await connectWorkbox(profile);
+    await workboxHooks(worker, (hooks, [r, a]: [BenchRequest[], string]) => hooks.push(r, a), [
+      requests,
+      authorization,
+    ]);
+    return lossRun(server, 'workbox', user, requests, dropRate, async () => {
+      await profile.call((bench) => bench.workboxReplay(10_000));
+      const done = await profile.call((bench) => bench.workboxReplayDone());
+      if (!done.ok) throw new Error(`workbox replay failed: ${done.error}`);
+      return done.rounds ?? 1;
+    });
+  });
+  return [ours, theirs];
+}
+
+async function lossRun(
+  server: BenchServer,
+  system: System,
+  user: string,
+  requests: BenchRequest[],
+  dropRate: number,
+  /** Drains the queue; resolves with how many drain rounds it took. */
+  drain: () => Promise<number>,
+): Promise<LossResult> {
+  await server.fault({ kind: 'drop-after-commit', route: 'write', rate: dropRate, user });
+  const started = performance.now();
+  let rounds: number;
+  try {
+    rounds = await drain();
+  } finally {
+    await server.clearFaults();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const stats = await server.stats(user);
+  let duplicateEffects = 0;
+  let missing = 0;
+  for (const { requestId } of requests) {
+    const count = stats.effectsByKey[requestId] ?? 0;
+    if (count === 0) missing++;
+    else duplicateEffects += count - 1;
+  }
+  return {
+    system,
+    rows: requests.length,
+    dropRate,
+    effects: stats.effects,
+    duplicateEffects,
+    missing,
+    replays: stats.replays,
+    queueRetries: Math.max(0, rounds - 1),
+    seconds: round(seconds, 2),
+  };
+}

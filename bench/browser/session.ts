@@ -1,0 +1,41 @@
+import type { Worker } from 'playwright-core';
+import { type Profile, serviceWorker } from './chromium.ts';
+import type { BenchServer } from './server.ts';
+
+/**
+ * What every browser measurement shares (SPEC §19). Each runs in its own fresh persistent
+ * profile against one shared reference server; every queue writes as its own user, so the
+ * server's per-user effects counter belongs to exactly one measurement.
+ */
+
+export type System = 'outbox' | 'workbox';
+
+let userSeq = 0;
+const RUN = Date.now().toString(36);
+/** A user no other measurement writes as. */
+export const freshUser = (label: string) => `bench-${RUN}-${++userSeq}-${label}`;
+
+/** Registers our worker for `user` and hands it that user's token. */
+export async function connectOutbox(
+  server: BenchServer,
+  profile: Profile,
+  user: string,
+): Promise<Worker> {
+  await profile.call((bench, owner: string) => bench.connectOutbox(owner), user);
+  const token = await server.token(user);
+  await profile.call((bench, t: string) => bench.setAuth(t), token);
+  return serviceWorker(profile.context);
+}
+
+/** Registers the Workbox worker. */
+export async function connectWorkbox(profile: Profile): Promise<Worker> {
+  await profile.call((bench) => bench.connectWorkbox());
+  return serviceWorker(profile.context);
+}
+
+export const perSecond = (rows: number, ms: number) => Math.round((rows * 1000) / ms);
+
+export function round(value: number, digits: number): number {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}
