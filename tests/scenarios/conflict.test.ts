@@ -9,7 +9,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
   afterEach(() => world?.close());
 
   /** A record at revision 2 on the server while the app still edits revision 1. */
-  async function staleEdit(payload = { title: 'mine' }) {
+  async function staleEdit() {
     const record = world.server.seed(OWNER, { title: 'base' });
     world.server.editElsewhere(record.id, { title: 'theirs' });
     return record;
