@@ -61,6 +61,9 @@ export function earliestAttempt(reports: readonly FlushReport[]): number | undef
   return at;
 }
 
+/** Triggers the browser sends when it believes the device is connected. */
+const CONNECTED_TRIGGERS = new Set(['sync', 'periodicsync', 'push']);
+
 export function createFlushScheduler(options: FlushSchedulerOptions): FlushScheduler {
   let timer:
     | {
@@ -120,6 +123,12 @@ export function createFlushScheduler(options: FlushSchedulerOptions): FlushSched
     flushOptions: FlushOptions & { owners?: string[] } = {},
   ): Promise<FlushRun> {
     if (stopped) return { reports: [], wake: undefined };
+    // Offline, a flush can only fail, and it would compete with the enqueue that triggered it.
+    // `online` and Background Sync bring the loop back; a forced flush, and the browser's own
+    // sync, periodic sync and push events (which come with connectivity), still run (§12).
+    if (!flushOptions.force && !CONNECTED_TRIGGERS.has(trigger) && options.online?.() === false) {
+      return { reports: [], wake: undefined };
+    }
     const { owners: named, ...rest } = flushOptions;
     const [core, owners] = await Promise.all([
       options.core(),

@@ -142,4 +142,18 @@ describe('the flush scheduler', () => {
     ).toBe(5);
     expect(earliestAttempt([report({ nextAttemptAt: 5 })])).toBeUndefined();
   });
+
+  it('skips flushes offline that could only fail, but not forced ones nor the browser’s sync events', async () => {
+    const { s, calls } = scheduler([], () => false);
+    expect(await s.run('message')).toEqual({ reports: [], wake: undefined });
+    expect(calls).toHaveLength(0);
+    await s.run('message', { force: true });
+    await s.run('sync');
+    expect(calls.map((c) => [c.owner, c.force])).toEqual([
+      ['alice', true],
+      ['bob', true],
+      ['alice', false],
+      ['bob', false],
+    ]);
+  });
 });
