@@ -8,15 +8,12 @@ import { OutboxError } from '../shared/errors.ts';
 import { emptyFlushReport } from '../shared/flush-state.ts';
 import { newRequestId } from '../shared/identity.ts';
 import type {
-  EnqueueInput,
-  EnqueueResult,
   FlushOptions,
   FlushReport,
-  OutboxStats,
+  OutboxApi,
   RowFilter,
   RowView,
 } from '../shared/protocol.ts';
-import type { ConflictLedgerEntry, Receipt } from '../shared/store/types.ts';
 import { WorkerChannel } from './channel.ts';
 import { flushViaWorker } from './flush-message.ts';
 import type { PageSender, PageSenderConfig } from './page-sender.ts';
@@ -41,26 +38,15 @@ export interface ConnectOptions {
   periodicSync?: { minIntervalMs: number } | false;
 }
 
-/** The page API (SPEC §13). Every call has a timeout; none hangs. */
-export interface OutboxClient {
+/** The page API (SPEC §13): the worker's API plus live views. Every call has a timeout; none hangs. */
+export interface OutboxClient extends OutboxApi {
   /** Who serves the page right now: its service worker, or the page sender. */
   readonly mode: 'worker' | 'page';
   readonly workbox: Workbox | undefined;
-  enqueue(input: EnqueueInput): Promise<EnqueueResult>;
   /** Calls `listener` with the rows now and after every change; returns a function that stops it. */
   subscribe(listener: (rows: RowView[]) => void, filter?: RowFilter): () => void;
   /** Follows one row until it is settled (then its receipt); returns a function that stops it. */
   watch(id: string, listener: (update: WatchUpdate) => void): () => void;
-  flush(options?: FlushOptions): Promise<FlushReport>;
-  rows(filter?: RowFilter): Promise<RowView[]>;
-  row(id: string): Promise<RowView | undefined>;
-  stats(): Promise<OutboxStats>;
-  resumeHeld(): Promise<number>;
-  retry(id: string): Promise<void>;
-  discard(id: string): Promise<void>;
-  conflicts(options?: { limit?: number }): Promise<ConflictLedgerEntry[]>;
-  receipts(options?: { limit?: number }): Promise<Receipt[]>;
-  receipt(requestId: string): Promise<Receipt | undefined>;
   /** Hands credentials to the sender (§13); they are restored after every reconnect. */
   setAuth(headers: Record<string, string> | null, options?: SetAuthOptions): Promise<void>;
   close(): void;
