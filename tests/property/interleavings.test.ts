@@ -333,9 +333,7 @@ describe.each(STORE_KINDS)('pinned interleavings on the %s store', (kind) => {
         targetId: record.id,
         payload: { title: 'edited' },
       });
-      a.transport.close();
-      const inFlight = a.api.flush();
-      await world.until(() => world.log.includes(`claim:A:${update.id}:1`), 'update claimed');
+      const inFlight = (await world.holdInFlight(a, update.id)).done;
       const del = await a.api.enqueue({ collection: 'notes', kind: 'delete', targetId: record.id });
       expect(del.outcome).toBe('successor');
       expect(del.id < update.id).toBe(true);
@@ -369,9 +367,7 @@ describe.each(STORE_KINDS)('pinned interleavings on the %s store', (kind) => {
         baseRevision: 1,
         payload: { title: 'first' },
       });
-      a.transport.close();
-      const inFlight = a.api.flush();
-      await world.until(() => world.log.includes(`claim:A:${u1.id}:1`), 'U1 claimed');
+      const inFlight = (await world.holdInFlight(a, u1.id)).done;
       const u2 = await a.api.enqueue({
         collection: 'notes',
         kind: 'update',

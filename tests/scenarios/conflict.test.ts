@@ -175,9 +175,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
     const late = a.api.flush();
     await world.until(() => world.server.seen.length === 1, 'A reached the server');
     world.clock.advance(LEASE + 1);
-    b.transport.close();
-    const takeover = b.api.flush();
-    await world.until(() => world.log.includes(`claim:B:${u.id}:2`), 'B took over');
+    const takeover = (await world.holdInFlight(b, u.id, 2)).done;
     const before = await a.store.get(u.id);
     a.transport.release();
     await late;
@@ -213,9 +211,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
       baseRevision: 1,
       payload: { title: 'mine' },
     });
-    a.transport.close();
-    const late = a.api.flush();
-    await world.until(() => world.log.includes(`claim:A:${u.id}:1`), 'A claimed');
+    const late = (await world.holdInFlight(a, u.id)).done;
     world.clock.advance(LEASE + 1);
     const successorSent = holdSuccessors(b, u.requestId!);
     const takeover = b.api.flush();

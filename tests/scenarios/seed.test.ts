@@ -20,9 +20,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
       targetId: record.id,
       payload: note('b'),
     });
-    a.transport.close();
-    const first = a.api.flush();
-    await world.until(() => world.log.includes(`claim:A:${u1.id}:1`), 'U1 claimed');
+    const first = (await world.holdInFlight(a, u1.id)).done;
     const u2 = await a.api.enqueue({
       collection: 'notes',
       kind: 'update',
@@ -73,13 +71,9 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     const a = await world.holder('A');
     const b = await world.holder('B');
     const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
-    a.transport.close();
-    const late = a.api.flush();
-    await world.until(() => world.log.includes(`claim:A:${c1.id}:1`), 'A claimed');
+    const late = (await world.holdInFlight(a, c1.id)).done;
     world.clock.advance(LEASE + 1);
-    b.transport.close();
-    const takeover = b.api.flush();
-    await world.until(() => world.log.includes(`claim:B:${c1.id}:2`), 'B took over');
+    const takeover = (await world.holdInFlight(b, c1.id, 2)).done;
     const claimedByB = await a.store.get(c1.id);
     world.server.inject('fail503');
     a.transport.open();
@@ -101,9 +95,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     const late = a.api.flush();
     await world.until(() => world.server.seen.length === 1, 'A reached the server');
     world.clock.advance(LEASE + 1);
-    b.transport.close();
-    const takeover = b.api.flush();
-    await world.until(() => world.log.includes(`claim:B:${c1.id}:2`), 'B took over');
+    const takeover = (await world.holdInFlight(b, c1.id, 2)).done;
     a.transport.release();
     await late;
     expect(world.log).toContain(`settle:A:${c1.id}:success:stale`);
@@ -120,9 +112,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const a = await world.holder('A');
     const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
-    a.transport.close();
-    const flush = a.api.flush();
-    await world.until(() => world.log.includes(`claim:A:${c1.id}:1`), 'C1 claimed');
+    const flush = (await world.holdInFlight(a, c1.id)).done;
     const u1 = await a.api.enqueue({
       collection: 'notes',
       kind: 'update',
@@ -206,9 +196,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
       targetId: record.id,
       payload: note('b'),
     });
-    a.transport.close();
-    const flush = a.api.flush();
-    await world.until(() => world.log.includes(`claim:A:${u1.id}:1`), 'U1 claimed');
+    const flush = (await world.holdInFlight(a, u1.id)).done;
     const del = await a.api.enqueue({ collection: 'notes', kind: 'delete', targetId: record.id });
     expect(del.outcome).toBe('successor');
     expect(await world.row(del.id)).toMatchObject({ successorOf: u1.id, kind: 'delete' });
@@ -273,9 +261,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     expect(edit.outcome).toBe('successor');
     expect(await a.store.get(legacy.id)).toEqual(legacy);
     world.clock.advance(LEASE);
-    a.transport.close();
-    const flush = a.api.flush();
-    await world.until(() => world.log.includes(`claim:A:${legacy.id}:1`), 'legacy row claimed');
+    const flush = (await world.holdInFlight(a, legacy.id)).done;
     expect(await world.row(legacy.id)).toMatchObject({
       legacyTag: { keep: 'me' },
       state: 'sending',

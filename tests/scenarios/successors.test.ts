@@ -17,9 +17,7 @@ describe.each(STORE_KINDS)('successors and leases on the %s store', (kind) => {
       baseRevision: 1,
       payload: { title: 'b' },
     });
-    a.transport.close();
-    const flush = a.api.flush();
-    await world.until(() => world.log.includes(`claim:A:${u1.id}:1`), 'U1 claimed');
+    const flush = (await world.holdInFlight(a, u1.id)).done;
     const u2 = await a.api.enqueue({
       collection: 'notes',
       kind: 'update',
@@ -52,9 +50,7 @@ describe.each(STORE_KINDS)('successors and leases on the %s store', (kind) => {
       baseRevision: 3,
       payload: { title: 'b' },
     });
-    a.transport.close();
-    const flush = a.api.flush();
-    await world.until(() => world.log.includes(`claim:A:${u1.id}:1`), 'U1 claimed');
+    const flush = (await world.holdInFlight(a, u1.id)).done;
     await a.api.enqueue({
       collection: 'notes',
       kind: 'update',

@@ -2,7 +2,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import type { OutboxCore } from '../../shared/core-types.ts';
 import type { CollectionHandler } from '../../shared/handler.ts';
 import { createOutboxCore } from '../../shared/outbox.ts';
-import type { OutboxApi, OutboxEvent } from '../../shared/protocol.ts';
+import type { FlushReport, OutboxApi, OutboxEvent } from '../../shared/protocol.ts';
 import { restHandler } from '../../shared/rest-handler.ts';
 import { decodeRow, type OutboxRow } from '../../shared/row.ts';
 import { openIdbStore } from '../../shared/store/idb.ts';
@@ -107,6 +107,24 @@ export class World {
       default:
         break;
     }
+  }
+
+  /**
+   * Holds `holder`'s requests at the door and starts its flush, returning once it claimed
+   * `rowId` with `fence`: the row is in flight. Await `done` after opening the gate.
+   */
+  async holdInFlight(
+    holder: Holder,
+    rowId: string,
+    fence = 1,
+  ): Promise<{ done: Promise<FlushReport> }> {
+    holder.transport.close();
+    const done = holder.api.flush();
+    await this.until(
+      () => this.log.includes(`claim:${holder.name}:${rowId}:${fence}`),
+      `${rowId} claimed`,
+    );
+    return { done };
   }
 
   /** Every row in the store for an owner, parsed. */
