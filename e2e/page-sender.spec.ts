@@ -66,11 +66,13 @@ test('a worker and a page sender flushing the same rows at once send each intent
     sw: { lease: '10000' },
   });
   // Out of the worker's scope: never controlled, so it runs the page sender on the same database.
+  // It registers the same worker script: another URL would install a new worker mid-test.
   const tab = await AppPage.open(context, baseURL!, {
     path: '/outside/',
     owner: user,
     login: user,
     pageSender: true,
+    sw: { lease: '10000' },
     leaseMs: 10_000,
   });
   expect(await tab.mode()).toBe('page');
