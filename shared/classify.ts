@@ -19,6 +19,9 @@ export type Outcome =
 
 const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
+/** The code of a row held because no credentials were there to send it with (never sent). */
+export const NO_CREDENTIALS = 'auth_required';
+
 /** Parses `Retry-After` (seconds or an HTTP date) into milliseconds from `now`. */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
   if (value === undefined) return undefined;
@@ -70,7 +73,7 @@ export function classifyResult(result: TransportResult, now: number): Outcome {
     case 'timeout':
       return { kind: 'transient', code: 'timeout' };
     case 'auth_unavailable':
-      return { kind: 'auth', code: 'auth_required' };
+      return { kind: 'auth', code: NO_CREDENTIALS };
     case 'refused':
       return { kind: 'permanent', code: result.code, detail: result.message };
     case 'response':

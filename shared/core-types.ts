@@ -42,10 +42,16 @@ export interface OutboxCoreConfig extends Partial<OutboxTuning> {
 export interface OutboxCore {
   readonly holderId: string;
   /** The page API bound to one owner (G6): every read and write is scoped to it. */
-  forOwner(owner: string): OutboxApi;
+  forOwner(owner: string): OwnerApi;
   /**
    * Runs the flush loop for one owner: select → claim → send → settle until nothing is
    * sendable. One loop per owner at a time; calls during a flush coalesce into one more pass.
    */
   flush(owner: string, options?: FlushOptions): Promise<FlushReport>;
+}
+
+/** The owner API as the core hands it to the endpoint and the engine. */
+export interface OwnerApi extends OutboxApi {
+  /** Queues held rows again; with `code`, only those held for that reason (`lastErrorCode`). */
+  resumeHeld(only?: { code: string }): Promise<number>;
 }

@@ -1,3 +1,5 @@
+import { NO_CREDENTIALS } from './classify.ts';
+import type { OwnerApi } from './core-types.ts';
 import type { AuthSource } from './fetch-transport.ts';
 import type { Json } from './json.ts';
 import type { OutboxStore } from './store/types.ts';
@@ -90,4 +92,24 @@ function isStoredAuth(value: unknown): value is StoredAuth {
         headers !== null &&
         Object.values(headers).every((v) => typeof v === 'string')))
   );
+}
+
+/**
+ * `setAuth` (§13): hands the headers over, then lets go the rows that waited only for them —
+ * those held because a worker started without credentials (say, after the browser stopped it)
+ * and never sent. Rows a server answered 401 stay held until the app calls `resumeHeld`: only
+ * the app knows when the token it rejected was replaced.
+ */
+export async function handOverCredentials(
+  credentials: Credentials,
+  api: OwnerApi,
+  owner: string,
+  headers: Record<string, string> | null,
+  options: SetAuthOptions = {},
+): Promise<number> {
+  await credentials.set(owner, headers, options);
+  if (headers === null) return 0;
+  const resumed = await api.resumeHeld({ code: NO_CREDENTIALS });
+  if (resumed > 0) void api.flush().catch(() => undefined);
+  return resumed;
 }

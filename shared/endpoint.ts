@@ -1,8 +1,9 @@
 import { finalizer, releaseProxy } from 'comlink';
 import type { EndpointApi, Hello, WatchUpdate } from './connection.ts';
-import type { Credentials } from './credentials.ts';
+import type { OwnerApi } from './core-types.ts';
+import { type Credentials, handOverCredentials } from './credentials.ts';
 import { OutboxError } from './errors.ts';
-import type { OutboxApi, RowView } from './protocol.ts';
+import type { RowView } from './protocol.ts';
 import type { RowFeed } from './row-feed.ts';
 import { type Schema, summarizeIssues, z } from './schema-kit.ts';
 
@@ -45,7 +46,7 @@ export interface EndpointDeps {
   owner: string;
   holderId: string;
   bundle: string;
-  api: OutboxApi;
+  api: OwnerApi;
   feed: RowFeed;
   credentials: Credentials;
 }
@@ -112,7 +113,9 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       release(entry.listener);
     },
     async setAuth(headers, options) {
-      await deps.credentials.set(
+      await handOverCredentials(
+        deps.credentials,
+        api,
         owner,
         parse(headersSchema, headers, 'headers'),
         parse(authOptionsSchema, options, 'options') ?? {},

@@ -1,8 +1,8 @@
 import { DEFAULT_BACKOFF } from './backoff.ts';
-import type { OutboxCore, OutboxCoreConfig, OutboxTuning } from './core-types.ts';
+import type { OutboxCore, OutboxCoreConfig, OutboxTuning, OwnerApi } from './core-types.ts';
 import { runFlush } from './dispatcher.ts';
 import { createOwnerApi } from './owner-api.ts';
-import type { FlushOptions, FlushReport, OutboxApi } from './protocol.ts';
+import type { FlushOptions, FlushReport } from './protocol.ts';
 
 /** Library version written to `writer.bundle` unless a config says otherwise. */
 export const BUNDLE_VERSION = 'sw-outbox@0.1.0';
@@ -57,11 +57,11 @@ export function createOutboxCore(config: OutboxCoreConfig): OutboxCore {
     return entry.promise;
   };
 
-  const apis = new Map<string, OutboxApi>();
+  const apis = new Map<string, OwnerApi>();
   return {
     holderId: deps.holderId,
     flush,
-    forOwner(owner: string): OutboxApi {
+    forOwner(owner: string): OwnerApi {
       let api = apis.get(owner);
       if (api === undefined) {
         api = createOwnerApi(deps, owner, (options) => flush(owner, options));

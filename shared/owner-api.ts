@@ -1,4 +1,4 @@
-import type { OutboxCoreConfig, OutboxTuning } from './core-types.ts';
+import type { OutboxCoreConfig, OutboxTuning, OwnerApi } from './core-types.ts';
 import { type EnqueuePlan, planEnqueue } from './enqueue.ts';
 import { OutboxError } from './errors.ts';
 import { newRequestId } from './identity.ts';
@@ -9,7 +9,6 @@ import {
   type EnqueueResult,
   type FlushOptions,
   type FlushReport,
-  type OutboxApi,
 } from './protocol.ts';
 import { resolvePendingCreate } from './receipts.ts';
 import { decodeRow, pendingCreateId } from './row.ts';
@@ -26,7 +25,7 @@ export function createOwnerApi(
   deps: Deps,
   owner: string,
   flush: (options?: FlushOptions) => Promise<FlushReport>,
-): OutboxApi {
+): OwnerApi {
   const { store } = deps;
   const reader = createRowReader(deps, owner);
   const allRows = reader.allRows;
@@ -181,10 +180,11 @@ export function createOwnerApi(
     stats: reader.stats,
     flush,
 
-    async resumeHeld() {
+    async resumeHeld(only) {
       let resumed = 0;
       for (const { row, raw } of await guarded(allRows)) {
         if (row.state !== 'held') continue;
+        if (only !== undefined && row.evidence?.lastErrorCode !== only.code) continue;
         const { heldAt: _h, nextAttemptAt: _n, ...rest } = row;
         const plan: ReplacePlan = {
           owner,

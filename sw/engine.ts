@@ -1,3 +1,4 @@
+import { handOverCredentials } from '../shared/credentials.ts';
 import type { FlushRun } from '../shared/flush-scheduler.ts';
 import { knownOwners } from '../shared/owners.ts';
 import type { FlushOptions, FlushReport, OutboxApi, OutboxEvent } from '../shared/protocol.ts';
@@ -80,6 +81,9 @@ export function createOutboxEngine(config: OutboxEngineConfig): OutboxEngine {
     },
     flush: (options) => sender.scheduler.run('api', options),
     forOwner: async (owner) => (await sender.core()).forOwner(owner),
-    setAuth: (owner, headers, options) => sender.credentials.set(owner, headers, options),
+    setAuth: async (owner, headers, options) => {
+      const api = (await sender.core()).forOwner(owner);
+      await handOverCredentials(sender.credentials, api, owner, headers, options);
+    },
   };
 }
