@@ -17,10 +17,13 @@ export async function knownOwners(store: OutboxStore): Promise<string[]> {
 }
 
 /**
- * Adds an owner to the known list. `meta` has no compare-and-swap, so two contexts adding
- * different owners at the same instant can lose one; the loser is added again on its next connect.
+ * Adds an owner to the known list, in one transaction: contexts adding different owners at the
+ * same instant keep both. A known owner costs one read.
  */
 export async function rememberOwner(store: OutboxStore, owner: string): Promise<void> {
-  const owners = await knownOwners(store);
-  if (!owners.includes(owner)) await store.setMeta(OWNERS_META_KEY, [...owners, owner]);
+  if ((await knownOwners(store)).includes(owner)) return;
+  await store.updateMeta(OWNERS_META_KEY, (value) => {
+    const owners = Array.isArray(value) ? value : [];
+    return owners.includes(owner) ? owners : [...owners, owner];
+  });
 }

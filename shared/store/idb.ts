@@ -173,6 +173,15 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       else await db.put(STORE.meta, value, key);
     },
 
+    async updateMeta(key, update) {
+      const tx = (await database()).transaction(STORE.meta, 'readwrite');
+      const next = update(await tx.store.get(key));
+      if (next === undefined) void tx.store.delete(key);
+      else void tx.store.put(next, key);
+      await tx.done;
+      return next;
+    },
+
     onChange(listener) {
       return listeners.add(listener);
     },

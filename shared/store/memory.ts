@@ -277,6 +277,18 @@ class MemoryConnection implements OutboxStore {
     else meta.put(meta.keyOf(value, key), structuredClone(value));
   }
 
+  async updateMeta(
+    key: string,
+    update: (current: Json | undefined) => Json | undefined,
+  ): Promise<Json | undefined> {
+    // No await between the read and the write: that is this store's one transaction.
+    const { meta } = this.#stores();
+    const next = update(structuredClone(meta.get(key)) as Json | undefined);
+    if (next === undefined) meta.delete(meta.keyOf(undefined, key));
+    else meta.put(meta.keyOf(next, key), structuredClone(next));
+    return structuredClone(next);
+  }
+
   onChange(listener: (notice: ChangeNotice) => void): () => void {
     return this.#listeners.add(listener);
   }

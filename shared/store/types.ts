@@ -115,6 +115,15 @@ export interface OutboxStore {
   ): Promise<void>;
   getMeta(key: string): Promise<Json | undefined>;
   setMeta(key: string, value: Json | undefined): Promise<void>;
+  /**
+   * Read-modify-write of one meta value in ONE transaction, so contexts updating it at the same
+   * time never lose each other's change. `update` is synchronous and may run more than once;
+   * returning `undefined` deletes the value. Resolves with the value written.
+   */
+  updateMeta(
+    key: string,
+    update: (current: Json | undefined) => Json | undefined,
+  ): Promise<Json | undefined>;
   /** Subscribes to change notices from every connection (this one included). */
   onChange(listener: (notice: ChangeNotice) => void): () => void;
   close(): void;

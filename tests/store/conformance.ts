@@ -661,6 +661,23 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         await store.setMeta('auth', undefined);
         expect(await store.getMeta('auth')).toBeUndefined();
       });
+
+      it('loses no meta update when two connections read-modify-write one value at once', async () => {
+        const add = async (connection: OutboxStore, names: string[]) => {
+          for (const name of names) {
+            await connection.updateMeta('owners', (value) => [
+              ...(Array.isArray(value) ? value : []),
+              name,
+            ]);
+          }
+        };
+        const names = (prefix: string) => Array.from({ length: 10 }, (_, i) => `${prefix}${i}`);
+        await Promise.all([add(await connect(), names('a')), add(await connect(), names('b'))]);
+        const stored = (await store.getMeta('owners')) as string[];
+        expect([...stored].sort()).toEqual([...names('a'), ...names('b')].sort());
+        expect(await store.updateMeta('owners', () => undefined)).toBeUndefined();
+        expect(await store.getMeta('owners')).toBeUndefined();
+      });
     });
 
     describe('change notices', () => {
