@@ -21,7 +21,7 @@ function world() {
     const headers = new Headers(init.headers);
     const auth = headers.get('authorization');
     seen.push({ key: headers.get('idempotency-key'), auth });
-    const status = (auth && TOKENS[auth]) ?? 401;
+    const status = (auth === null ? undefined : TOKENS[auth]) ?? 401;
     return status === 201
       ? new Response(JSON.stringify({ id: `n${seen.length}`, revision: 1 }), {
           status,
