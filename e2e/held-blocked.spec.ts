@@ -1,4 +1,5 @@
 import { AppPage } from './support/app-page.ts';
+import { WorkerControl } from './support/cdp.ts';
 import { expect, test } from './support/fixtures.ts';
 
 interface View {
@@ -28,6 +29,48 @@ test('a 401 holds the row until the app re-authenticates and calls resumeHeld, t
   expect(await app.value('resumeHeld')).toBe(1);
   await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
   await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+});
+
+test('a worker restarted without the page’s token holds the row unsent, and the page’s reconnect lets it go', async ({
+  context,
+  baseURL,
+  server,
+  user,
+  requests,
+}) => {
+  // The token is handed over in worker memory only (no `persist`).
+  const app = await AppPage.open(context, baseURL!, { owner: user, login: user, timeoutMs: 1000 });
+  const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
+  await server.fault({
+    kind: 'unavailable',
+    route: 'POST /api/notes',
+    user,
+    count: 1,
+    retryAfter: 3600,
+  });
+  const { id } = await app.value<{ id: string }>('enqueue', create('kept for later'));
+  await expect
+    .poll(async () => (await app.value<View | undefined>('row', id))?.status)
+    .toBe('deferred');
+
+  // The browser stops the worker; a push starts a new one that forces a flush with no token.
+  await workers.stopAll();
+  await workers.push(JSON.stringify({ type: 'sw-outbox.flush' }));
+  await expect
+    .poll(async () =>
+      (await app.events<{ type: string; id?: string }>()).some(
+        (event) => event.type === 'held' && event.id === id,
+      ),
+    )
+    .toBe(true);
+  // Held, never sent anonymously: the only request so far is the one turned away.
+  expect(requests.keyCounts()[id]).toBe(1);
+
+  // The page's next call reconnects and hands its token over again; the row goes on its own.
+  expect((await app.call('stats')).ok).toBe(true);
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
+  await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+  expect(requests.keyCounts()[id]).toBe(2);
 });
 
 test('a permanent rejection blocks the row with its reason visible through subscribe, and retry and discard act on it', async ({
