@@ -34,12 +34,14 @@ export async function settle(
     await settleConflict(deps, state, sent, fence, outcome, result);
     return;
   }
-  // First try against the row as this holder's claim wrote it: no read, and the compare inside
-  // the transaction still catches any change. When stale, re-read and plan again (a takeover,
-  // or a concurrent write such as a new intent).
+  // First try against the row as this holder's claim wrote it, and — for a success — on the bet
+  // that it is its record's only row: no reads, and the transaction still checks both (the row
+  // unchanged, the record holding just it). When stale, re-read, look up the record's successors
+  // and intents, and plan again (a takeover, a new intent, a waiting edit).
   let observed: { raw: unknown; row: OutboxRow | undefined } | undefined = { raw: sent, row: sent };
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = deps.clock.now();
+    const alone = attempt === 0;
     if (observed === undefined) {
       const raw = await storage(() => deps.store.get(sent.id));
       const decoded = decodeRow(raw);
@@ -56,10 +58,12 @@ export async function settle(
         outcome.body,
         now,
       );
-      const settled = await planSuccessWithIntents(deps, state.owner, current, raw, receipt, {
-        ...holder,
-        now,
-      });
+      const settled = alone
+        ? planSuccessAlone(current, raw, receipt, { ...holder, now })
+        : await planSuccessWithIntents(deps, state.owner, current, raw, receipt, {
+            ...holder,
+            now,
+          });
       plan = settled;
       if (plan === undefined) {
         // Not mine: change nothing, but the answer is still news for the UI (§5).
@@ -100,6 +104,24 @@ export async function settle(
 function nextOf(plan: ReplacePlan): number | undefined {
   const row = plan.put?.[0] as OutboxRow | undefined;
   return row?.nextAttemptAt;
+}
+
+/** The success ACK of a row its record holds alone: checked in the transaction, no lookups. */
+function planSuccessAlone(
+  current: OutboxRow | undefined,
+  raw: unknown,
+  receipt: ReturnType<typeof receiptFor>,
+  ctx: { owner: string; holderId: string; fence: number; now: number },
+): ReplacePlan | undefined {
+  if (current === undefined) return undefined;
+  const entry = ledgerEntryFor(current, receipt);
+  const plan = planSettleSuccess(current, raw, receipt, ctx, {
+    expected: [],
+    ...(entry ? { ledger: [entry] } : {}),
+  });
+  if (plan.kind === 'not_mine') return undefined;
+  const record = { collection: current.collection, targetId: current.targetId, ids: [current.id] };
+  return { ...plan.plan, records: [record] };
 }
 
 async function planSuccessWithIntents(

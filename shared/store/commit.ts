@@ -17,6 +17,11 @@ export function matchesObservation(current: unknown, observed: unknown): boolean
   return current !== undefined && deepEqual(current, observed);
 }
 
+/** Whether the primary keys found for a record are exactly `ids` (the `records` check). */
+export function holdsExactly(found: readonly unknown[], ids: readonly string[]): boolean {
+  return found.length === ids.length && found.every((key) => ids.includes(key as string));
+}
+
 /** The notice for a committed plan: the ids of rows it put or deleted (SPEC §3). */
 export function changeNoticeFor(plan: ReplacePlan): ChangeNotice {
   const ids = new Set<string>();

@@ -4,6 +4,7 @@ import type { Json } from '../json.ts';
 import {
   ChangeListeners,
   changeNoticeFor,
+  holdsExactly,
   isChangeNotice,
   matchesObservation,
   mergedNotice,
@@ -217,6 +218,15 @@ async function applyPlan(tx: WriteTx, track: Track, plan: ReplacePlan): Promise<
     ),
   ]);
   if (present.some((n) => n > 0)) return false;
+  if (plan.records?.length) {
+    const byTarget = rows.index(INDEX.rowsByOwnerTarget);
+    const found = await Promise.all(
+      plan.records.map(({ collection, targetId }) =>
+        track(byTarget.getAllKeys([plan.owner, collection, targetId])),
+      ),
+    );
+    if (!plan.records.every(({ ids }, i) => holdsExactly(found[i]!, ids))) return false;
+  }
   // Deletes before puts: a plan that deletes and puts one id leaves the put row.
   for (const id of plan.delete ?? []) track(rows.delete(id));
   for (const row of plan.put ?? []) track(rows.put(row));

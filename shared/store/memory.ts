@@ -1,6 +1,12 @@
 import { OutboxError } from '../errors.ts';
 import type { Json } from '../json.ts';
-import { ChangeListeners, changeNoticeFor, matchesObservation, mergedNotice } from './commit.ts';
+import {
+  ChangeListeners,
+  changeNoticeFor,
+  holdsExactly,
+  matchesObservation,
+  mergedNotice,
+} from './commit.ts';
 import {
   encodeKey,
   evaluateKeyPath,
@@ -207,6 +213,15 @@ class MemoryConnection implements OutboxStore {
     if (plan.absent?.receipts?.some((id) => stores.receipts.get(id) !== undefined)) return 'stale';
     if (plan.absent?.tombstones?.some((id) => stores.tombstones.get(id) !== undefined))
       return 'stale';
+    for (const { collection, targetId, ids } of plan.records ?? []) {
+      const key = [plan.owner, collection, targetId];
+      const found = stores.rows.indexKeys(
+        INDEX.rowsByOwnerTarget,
+        { lower: key, upper: key },
+        Number.POSITIVE_INFINITY,
+      );
+      if (!holdsExactly(found, ids)) return 'stale';
+    }
     // Every write is checked and cloned before any is applied, so a value IndexedDB would
     // refuse fails the whole plan and writes nothing.
     const deletes = (plan.delete ?? []).map((id) => {

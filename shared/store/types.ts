@@ -61,6 +61,12 @@ export interface ReplacePlan {
    * with an id the app supplied is stale if that id was settled or removed meanwhile (§9).
    */
   absent?: { receipts?: string[]; tombstones?: string[] };
+  /**
+   * Records whose rows (of `owner`, by `by_owner_target`) must be exactly `ids`, checked in the
+   * same transaction: an ACK planned without reading its record is stale once a successor or an
+   * intent row of that record exists (§5, §6, §8).
+   */
+  records?: Array<{ collection: string; targetId: string; ids: string[] }>;
   put?: unknown[];
   delete?: string[];
   receipts?: Receipt[];

@@ -373,6 +373,47 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
       });
     });
 
+    describe('records that must hold exactly the named rows', () => {
+      it('commits while the record holds exactly those rows, and is stale once another appears', async () => {
+        const same = { targetId: 'n_shared' };
+        await seed([row('a', 1, same), row('b', 2, { targetId: 'n_other' })]);
+        const a = await store.get('a');
+        const ack = (records: ReplacePlan['records']) =>
+          store.replace(plan({ expected: [{ id: 'a', row: a }], delete: ['a'], records }));
+        // Another owner's row on the same record id does not count.
+        await store.replace(
+          plan({ owner: 'u2', put: [row('x', 3, { ...same, owner: 'u2' })], reason: 'seed' }),
+        );
+        // Fewer rows than named is stale too: the set must match exactly.
+        expect(await ack([{ collection: 'notes', targetId: 'n_shared', ids: ['a', 'gone'] }])).toBe(
+          'stale',
+        );
+        await seed([row('c', 4, same)]);
+        expect(await ack([{ collection: 'notes', targetId: 'n_shared', ids: ['a'] }])).toBe(
+          'stale',
+        );
+        expect(await store.get('a')).toEqual(a);
+        expect(await ack([{ collection: 'notes', targetId: 'n_shared', ids: ['c', 'a'] }])).toBe(
+          'committed',
+        );
+        expect(await store.get('a')).toBeUndefined();
+      });
+
+      it('checks each batched plan against the rows earlier plans of the batch left', async () => {
+        await seed([row('a', 1, { targetId: 'n_1' })]);
+        const results = await store.replaceEach([
+          plan({ put: [row('s', 2, { targetId: 'n_1' })], reason: 'enqueue' }),
+          plan({
+            expected: [{ id: 'a', row: row('a', 1, { targetId: 'n_1' }) }],
+            delete: ['a'],
+            records: [{ collection: 'notes', targetId: 'n_1', ids: ['a'] }],
+          }),
+        ]);
+        expect(results).toEqual(['committed', 'stale']);
+        expect(ids(await store.byTarget(OWNER, 'notes', 'n_1')).sort()).toEqual(['a', 's']);
+      });
+    });
+
     describe('replaceEach (batched claims and ACKs)', () => {
       it('commits each plan whose observation holds and skips each stale one, in one notice', async () => {
         await seed([row('a', 1), row('b', 2), row('c', 3)]);
