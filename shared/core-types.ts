@@ -1,6 +1,7 @@
 import type { CollectionHandler } from './handler.ts';
 import type { Clock, IdSource, Logger, Transport } from './ports.ts';
-import type { FlushOptions, FlushReport, OutboxApi, OutboxEvent } from './protocol.ts';
+import type { FlushOptions, FlushReport, OutboxApi, OutboxEvent, RowView } from './protocol.ts';
+import type { OutboxRow } from './row.ts';
 import type { OutboxStore } from './store/types.ts';
 
 /** Tunables of one outbox core (SPEC §14); every field has a default. */
@@ -54,4 +55,6 @@ export interface OutboxCore {
 export interface OwnerApi extends OutboxApi {
   /** Queues held rows again; with `code`, only those held for that reason (`lastErrorCode`). */
   resumeHeld(only?: { code: string }): Promise<number>;
+  /** Views (status, holder) of rows already read, in the order given (live views, §13). */
+  viewsOf(rows: OutboxRow[]): Promise<RowView[]>;
 }

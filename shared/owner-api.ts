@@ -177,6 +177,7 @@ export function createOwnerApi(
 
     rows: reader.rows,
     row: reader.row,
+    viewsOf: reader.viewsOf,
     stats: reader.stats,
     flush,
 

@@ -36,7 +36,10 @@ async function guarded<T>(call: () => Promise<T>): Promise<T> {
 export function createRowReader(
   deps: Deps,
   owner: string,
-): Pick<OutboxApi, 'rows' | 'row' | 'stats'> & { allRows(): Promise<Observed[]> } {
+): Pick<OutboxApi, 'rows' | 'row' | 'stats'> & {
+  allRows(): Promise<Observed[]>;
+  viewsOf(rows: OutboxRow[]): Promise<RowView[]>;
+} {
   const { store } = deps;
 
   async function allRows(): Promise<Observed[]> {
@@ -54,18 +57,22 @@ export function createRowReader(
     }
   }
 
-  async function views(rows: Observed[]): Promise<RowView[]> {
+  async function views(observed: Observed[]): Promise<RowView[]> {
+    return viewsOf(observed.map(({ row }) => row));
+  }
+
+  async function viewsOf(rows: OutboxRow[]): Promise<RowView[]> {
     const known = new Map<string, PredecessorState>();
-    for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
+    for (const row of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
     const predecessor = await guarded(() =>
       lookupPredecessors(
         store,
-        rows.map(({ row }) => row.successorOf),
+        rows.map((row) => row.successorOf),
         known,
       ),
     );
     const now = deps.clock.now();
-    return rows.map(({ row }) => {
+    return rows.map((row) => {
       const status = rowStatus(row, { now, leaseMs: deps.leaseMs }, predecessor);
       const view: RowView = { row, id: row.id, status };
       if (status === 'sending' && row.claim !== undefined) view.holderId = row.claim.holderId;
@@ -75,6 +82,7 @@ export function createRowReader(
 
   return {
     allRows,
+    viewsOf,
     async rows(filter: RowFilter = {}) {
       // One record: read it through its index, not the whole outbox (live views call this
       // after every committed transaction).

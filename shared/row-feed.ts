@@ -1,6 +1,8 @@
 import type { WatchUpdate } from './connection.ts';
+import type { OwnerApi } from './core-types.ts';
 import { deepEqual } from './json.ts';
 import type { OutboxApi, RowFilter, RowView } from './protocol.ts';
+import { decodeRow, type OutboxRow } from './row.ts';
 import type { ChangeNotice, OutboxStore } from './store/types.ts';
 
 /**
@@ -28,7 +30,7 @@ interface Pump {
   step(): Promise<void>;
 }
 
-export function createRowFeed(api: OutboxApi, store: OutboxStore, owner: string): RowFeed {
+export function createRowFeed(api: OwnerApi, store: OutboxStore, owner: string): RowFeed {
   const pumps = new Set<Pump>();
 
   const kick = (pump: Pump) => {
@@ -65,13 +67,47 @@ export function createRowFeed(api: OutboxApi, store: OutboxStore, owner: string)
   return {
     subscribe(filter, listener) {
       let last: RowView[] | undefined;
+      // The filter's rows as last read, kept up to date from the ids each notice names: a commit
+      // costs reads of the rows it touched, not of the whole outbox. Cleared after a failed read,
+      // so the next step reads everything again.
+      let cache: Map<string, OutboxRow> | undefined;
+      let changed = new Set<string>();
+      const matches = (row: OutboxRow) =>
+        row.owner === owner &&
+        (filter?.collection === undefined || row.collection === filter.collection) &&
+        (filter?.targetId === undefined || row.targetId === filter.targetId);
+      const refresh = async (): Promise<RowView[]> => {
+        const ids = changed;
+        changed = new Set();
+        if (cache === undefined) {
+          const views = await api.rows(filter);
+          cache = new Map(views.map((view) => [view.id, view.row as OutboxRow]));
+          return views;
+        }
+        const rows = cache;
+        for (const id of ids) {
+          const decoded = decodeRow(await store.get(id));
+          if (decoded.ok && matches(decoded.row)) rows.set(id, decoded.row);
+          else rows.delete(id);
+        }
+        return api.viewsOf([...rows.values()].sort(queueOrder));
+      };
       const pump: Pump = {
-        wants: () => true,
+        wants: (notice) => {
+          for (const id of notice.ids) changed.add(id);
+          return notice.ids.length > 0;
+        },
         dirty: false,
         running: false,
         closed: false,
         async step() {
-          const rows = await api.rows(filter);
+          let rows: RowView[];
+          try {
+            rows = await refresh();
+          } catch (error) {
+            cache = undefined;
+            throw error;
+          }
           if (last !== undefined && deepEqual(rows, last)) return;
           last = rows;
           if (!pump.closed) await listener(rows);
@@ -128,4 +164,9 @@ async function watchStep(
   const tombstone = await store.getTombstone(id);
   if (tombstone !== undefined && tombstone.owner === owner) return { type: 'removed', tombstone };
   return { type: 'gone', id };
+}
+
+/** The outbox's queue order (`[savedAt, id]`, the order `scan` reads in). */
+function queueOrder(a: OutboxRow, b: OutboxRow): number {
+  return a.savedAt - b.savedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
