@@ -1,5 +1,6 @@
 import { AppPage } from './support/app-page.ts';
 import { WorkerControl } from './support/cdp.ts';
+import { deferredCreate } from './support/deferred.ts';
 import { expect, test } from './support/fixtures.ts';
 
 interface View {
@@ -41,17 +42,7 @@ test('a worker restarted without the page’s token holds the row unsent, and th
   // The token is handed over in worker memory only (no `persist`).
   const app = await AppPage.open(context, baseURL!, { owner: user, login: user, timeoutMs: 1000 });
   const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
-  await server.fault({
-    kind: 'unavailable',
-    route: 'POST /api/notes',
-    user,
-    count: 1,
-    retryAfter: 3600,
-  });
-  const { id } = await app.value<{ id: string }>('enqueue', create('kept for later'));
-  await expect
-    .poll(async () => (await app.value<View | undefined>('row', id))?.status)
-    .toBe('deferred');
+  const id = await deferredCreate(app, server, user, 'kept for later');
 
   // The browser stops the worker; a push starts a new one that forces a flush with no token.
   await workers.stopAll();

@@ -1,39 +1,9 @@
 import type { Page } from '@playwright/test';
 import { AppPage } from './support/app-page.ts';
 import { grantBackgroundSync, WorkerControl } from './support/cdp.ts';
+import { deferredCreate } from './support/deferred.ts';
 import { expect, test } from './support/fixtures.ts';
-import type { ReferenceServer } from './support/server.ts';
 import { workerEvents } from './support/worker-events.ts';
-
-interface View {
-  id: string;
-  status: string;
-}
-
-/** Enqueues a create that the server turns away once with a long Retry-After: it waits deferred. */
-async function deferredCreate(
-  app: AppPage,
-  server: ReferenceServer,
-  user: string,
-  title: string,
-): Promise<string> {
-  await server.fault({
-    kind: 'unavailable',
-    route: 'POST /api/notes',
-    user,
-    count: 1,
-    retryAfter: 3600,
-  });
-  const { id } = await app.value<{ id: string }>('enqueue', {
-    collection: 'notes',
-    kind: 'create',
-    payload: { title },
-  });
-  await expect
-    .poll(async () => (await app.value<View | undefined>('row', id))?.status)
-    .toBe('deferred');
-  return id;
-}
 
 async function openWithControl(page: Page | undefined, app: AppPage, baseURL: string) {
   return WorkerControl.attach(page ?? app.page, new URL(baseURL).origin);

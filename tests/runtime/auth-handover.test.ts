@@ -55,17 +55,24 @@ function world() {
 const statusOf = async (sender: Sender, id: string) =>
   (await (await sender.core()).forOwner(OWNER).row(id))?.status;
 
+/**
+ * A row enqueued by a page that handed over a memory-only token, then a worker restart (the
+ * browser stopped it) whose first flush finds no token.
+ */
+async function heldAfterRestart(w: ReturnType<typeof world>) {
+  const page = await w.connect(w.start());
+  await page.setAuth({ authorization: 'Bearer good' });
+  const { id } = await page.enqueue({ collection: 'notes', kind: 'create', payload: { t: 1 } });
+  const restarted = w.start();
+  const report = await (await restarted.core()).flush(OWNER);
+  return { id, restarted, report };
+}
+
 describe('credentials handed over after a restart (SPEC §13)', () => {
   it('rows held for want of credentials go once the page hands them over again', async () => {
-    const { seen, start, connect } = world();
-    const first = start();
-    const page = await connect(first);
-    await page.setAuth({ authorization: 'Bearer good' });
-    const { id } = await page.enqueue({ collection: 'notes', kind: 'create', payload: { t: 1 } });
-
-    // The browser stopped the worker; the new one starts without the memory-only token.
-    const restarted = start();
-    const report = await (await restarted.core()).flush(OWNER);
+    const w = world();
+    const { seen, connect } = w;
+    const { id, restarted, report } = await heldAfterRestart(w);
     expect(report.held).toBe(1);
     expect(await statusOf(restarted, id)).toBe('held');
     expect(seen).toEqual([]);
@@ -96,15 +103,10 @@ describe('credentials handed over after a restart (SPEC §13)', () => {
   });
 
   it('forgetting the credentials resumes nothing', async () => {
-    const { seen, start, connect } = world();
-    const first = start();
-    const page = await connect(first);
-    await page.setAuth({ authorization: 'Bearer good' });
-    const { id } = await page.enqueue({ collection: 'notes', kind: 'create', payload: { t: 3 } });
-    const restarted = start();
-    await (await restarted.core()).flush(OWNER);
-    await (await connect(restarted)).setAuth(null);
+    const w = world();
+    const { id, restarted } = await heldAfterRestart(w);
+    await (await w.connect(restarted)).setAuth(null);
     expect(await statusOf(restarted, id)).toBe('held');
-    expect(seen).toEqual([]);
+    expect(w.seen).toEqual([]);
   });
 });

@@ -1,0 +1,31 @@
+import type { AppPage } from './app-page.ts';
+import { expect } from './fixtures.ts';
+import type { ReferenceServer } from './server.ts';
+
+/**
+ * Enqueues a create that the server turns away once with a long Retry-After and waits until it
+ * is `deferred`: a row that only a forced flush (push, periodic sync, a page) sends again.
+ */
+export async function deferredCreate(
+  app: AppPage,
+  server: ReferenceServer,
+  user: string,
+  title: string,
+): Promise<string> {
+  await server.fault({
+    kind: 'unavailable',
+    route: 'POST /api/notes',
+    user,
+    count: 1,
+    retryAfter: 3600,
+  });
+  const { id } = await app.value<{ id: string }>('enqueue', {
+    collection: 'notes',
+    kind: 'create',
+    payload: { title },
+  });
+  await expect
+    .poll(async () => (await app.value<{ status: string } | undefined>('row', id))?.status)
+    .toBe('deferred');
+  return id;
+}
