@@ -116,6 +116,18 @@ record('vitest', vitestOk, vitest.numFailedTests ?? 0);
 const built = step('build (npm run build)', 'npm', ['run', 'build']);
 record('build', built);
 
+// The published declarations, as an app's compiler meets them: a page (DOM), a worker (WebWorker
+// only) and a Node server, each importing the package by name through its `exports`.
+if (built) {
+  for (const target of ['page', 'sw', 'server']) {
+    const config = `tests/package/tsconfig.${target}.json`;
+    record(
+      `package types (${target})`,
+      step(`package types: ${target} (tsc -p ${config})`, bin('tsc'), ['-p', config]),
+    );
+  }
+}
+
 if (!chromium) {
   record('e2e (no Chromium)', false);
 } else if (!built) {
