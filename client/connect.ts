@@ -140,6 +140,9 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       else flushSoon();
     } else {
       await withRetry(() => channel.ensure());
+      // Opening the app is when rows that waited (offline, on backoff, for a browser without
+      // Background Sync) should go: a non-forced flush, so backoff still holds (§12).
+      flushSoon();
     }
   } catch (error) {
     shutDown();

@@ -3,7 +3,7 @@ import { createOutboxEngine, type EngineEvent, restHandler } from '../../sw/inde
 /**
  * The e2e service worker: the `notes` collection of the reference server through `restHandler`.
  * Its script URL tunes it: `lease` (ms), `timeout` (per attempt, ms), `version` (a new value is a
- * worker update). Every engine event is kept in `self.__e2e.events` and broadcast on
+ * worker update), `sync=none` (a browser without Background Sync, as Firefox and Safari are). Every engine event is kept in `self.__e2e.events` and broadcast on
  * `e2e-events`, tagged with this worker start's holder id, so tests can read an event log.
  */
 
@@ -12,6 +12,7 @@ const params = new URL(scope.location.href).searchParams;
 const leaseMs = Number(params.get('lease') ?? 1500);
 const version = params.get('version') ?? '1';
 const channel = new BroadcastChannel('e2e-events');
+if (params.get('sync') === 'none') withoutBackgroundSync();
 const events: Array<EngineEvent & { holder: string; version: string; at: number }> = [];
 
 const engine = createOutboxEngine({
@@ -27,3 +28,13 @@ const engine = createOutboxEngine({
 });
 scope.__e2e = { events, holderId: engine.holderId, version };
 engine.attach(scope);
+
+/** Takes Background Sync and Periodic Background Sync away from this realm's registrations. */
+function withoutBackgroundSync(): void {
+  for (const api of ['sync', 'periodicSync']) {
+    Object.defineProperty(ServiceWorkerRegistration.prototype, api, {
+      get: () => undefined,
+      configurable: true,
+    });
+  }
+}

@@ -3,21 +3,23 @@ import { expect } from './fixtures.ts';
 import type { ReferenceServer } from './server.ts';
 
 /**
- * Enqueues a create that the server turns away once with a long Retry-After and waits until it
- * is `deferred`: a row that only a forced flush (push, periodic sync, a page) sends again.
+ * Enqueues a create that the server turns away once with a Retry-After (by default an hour: a
+ * row that only a forced flush — push, periodic sync, a page — sends again) and waits until it
+ * is `deferred`.
  */
 export async function deferredCreate(
   app: AppPage,
   server: ReferenceServer,
   user: string,
   title: string,
+  retryAfter = 3600,
 ): Promise<string> {
   await server.fault({
     kind: 'unavailable',
     route: 'POST /api/notes',
     user,
     count: 1,
-    retryAfter: 3600,
+    retryAfter,
   });
   const { id } = await app.value<{ id: string }>('enqueue', {
     collection: 'notes',

@@ -1,0 +1,104 @@
+import type { BrowserContext } from '@playwright/test';
+import { AppPage } from './support/app-page.ts';
+import { WorkerControl } from './support/cdp.ts';
+import { deferredCreate } from './support/deferred.ts';
+import { expect, test } from './support/fixtures.ts';
+import { workerEvents } from './support/worker-events.ts';
+
+/**
+ * SPEC §12 fallbacks, in a browser without Background Sync (Firefox, Safari): neither the pages
+ * nor the worker have `registration.sync` or `periodicSync`, so nothing wakes the worker when
+ * connectivity returns with every page closed. Rows that wait must still go: on the page's
+ * `online` event while it is open, when a page opens again, and from the start of a worker the
+ * browser had stopped.
+ */
+
+async function withoutBackgroundSync(context: BrowserContext, baseURL: string, user: string) {
+  await context.addInitScript(() => {
+    for (const api of ['sync', 'periodicSync']) {
+      Object.defineProperty(ServiceWorkerRegistration.prototype, api, {
+        get: () => undefined,
+        configurable: true,
+      });
+    }
+  });
+  // Persisted credentials: a restarted worker can send with no page open (SPEC §13).
+  const open = async () => {
+    const app = await AppPage.open(context, baseURL, {
+      owner: user,
+      login: { user, persist: true },
+      sw: { sync: 'none' },
+    });
+    const apis = await app.page.evaluate(async () => {
+      const registration = await navigator.serviceWorker.ready;
+      return [registration.sync, registration.periodicSync];
+    });
+    expect(apis).toEqual([undefined, undefined]);
+    return app;
+  };
+  const create = async (app: AppPage, title: string) =>
+    (
+      await app.value<{ id: string }>('enqueue', {
+        collection: 'notes',
+        kind: 'create',
+        payload: { title },
+      })
+    ).id;
+  return { open, create };
+}
+
+test('without Background Sync, offline edits go when the page comes back online, and when a page opens again', async ({
+  context,
+  baseURL,
+  server,
+  user,
+}) => {
+  const { open, create } = await withoutBackgroundSync(context, baseURL!, user);
+  const app = await open();
+
+  // The page stays open: going online is what sends it.
+  await context.setOffline(true);
+  const first = await create(app, 'while open');
+  expect((await app.value<{ total: number }>('stats')).total).toBe(1);
+  await context.setOffline(false);
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[first]).toBe(1);
+
+  // Every page closes while offline; the worker lives on, but no event reaches it when the
+  // network returns. The next page to open sends what waited.
+  await context.setOffline(true);
+  const second = await create(app, 'after closing');
+  await app.page.close();
+  await context.setOffline(false);
+  expect((await server.stats(user)).effectsByKey[second]).toBeUndefined();
+  const again = await open();
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[second]).toBe(1);
+  await expect.poll(async () => (await again.value<{ total: number }>('stats')).total).toBe(0);
+  expect((await server.stats(user)).effectsByKey).toEqual({ [first]: 1, [second]: 1 });
+});
+
+test('without Background Sync, a worker the browser stopped sends what waited on backoff when it starts again', async ({
+  context,
+  baseURL,
+  server,
+  user,
+}) => {
+  const { open } = await withoutBackgroundSync(context, baseURL!, user);
+  const app = await open();
+  // Turned away once with `Retry-After: 1`: the row waits on backoff...
+  const id = await deferredCreate(app, server, user, 'after a restart', 1);
+  const before = (await workerEvents(context)).map((event) => event.holder);
+  // ...when the browser stops the worker and every page closes. Nothing is registered to wake it.
+  const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
+  await workers.stopAll();
+  await workers.detach();
+  await app.page.close();
+
+  await open();
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
+  // A new worker instance, started by the page, sent it: its start flush ran.
+  const events = (await workerEvents(context)).filter((event) => !before.includes(event.holder));
+  expect(events.some((event) => event.type === 'flushed' && event.trigger === 'start')).toBe(true);
+  expect(
+    events.filter((event) => event.type === 'settled' && event.id === id).map((e) => e.outcome),
+  ).toEqual(['success']);
+});
