@@ -79,7 +79,9 @@ describe('credentials handed over after a restart (SPEC §13)', () => {
 
     // The page reconnects and hands its token over again: the row goes, with it.
     await (await connect(restarted)).setAuth({ authorization: 'Bearer good' });
-    await vi.waitFor(async () => expect(await statusOf(restarted, id)).toBeUndefined());
+    await vi.waitFor(async () => expect(await statusOf(restarted, id)).toBeUndefined(), {
+      timeout: 5_000,
+    });
     expect(seen).toEqual([{ key: `"${id}"`, auth: 'Bearer good' }]);
   });
 

@@ -53,7 +53,9 @@ describe.each(STORE_KINDS)('live views on the %s store', (kind) => {
         snapshots,
         /** Waits until the latest snapshot is what a fresh read returns. */
         settled: () =>
-          vi.waitFor(async () => expect(snapshots.at(-1)).toEqual(await api.rows(filter))),
+          vi.waitFor(async () => expect(snapshots.at(-1)).toEqual(await api.rows(filter)), {
+            timeout: 5_000,
+          }),
         statuses: () => snapshots.at(-1)?.map((view) => view.status),
       };
     };
@@ -122,7 +124,7 @@ describe.each(STORE_KINDS)('live views on the %s store', (kind) => {
     await all.settled();
     faults.failNextGet = true;
     const lost = await api.enqueue(create('lost read'));
-    await vi.waitFor(() => expect(faults.failNextGet).toBe(false));
+    await vi.waitFor(() => expect(faults.failNextGet).toBe(false), { timeout: 5_000 });
     reads.length = 0;
     const next = await api.enqueue(create('next'));
     await all.settled();
