@@ -14,6 +14,9 @@ import type { ChangeNotice, OutboxStore } from './store/types.ts';
 
 export type Deliver<T> = (value: T) => unknown;
 
+/** Past this many changed rows, one read of the whole filter is cheaper than a read per row. */
+const FULL_READ_ABOVE = 200;
+
 export interface RowFeed {
   subscribe(filter: RowFilter | undefined, listener: Deliver<RowView[]>): () => void;
   /** Follows one row until it ends in a receipt, a tombstone without successor, or nothing. */
@@ -79,14 +82,17 @@ export function createRowFeed(api: OwnerApi, store: OutboxStore, owner: string):
       const refresh = async (): Promise<RowView[]> => {
         const ids = changed;
         changed = new Set();
-        if (cache === undefined) {
+        if (cache === undefined || ids.size > FULL_READ_ABOVE) {
           const views = await api.rows(filter);
           cache = new Map(views.map((view) => [view.id, view.row as OutboxRow]));
           return views;
         }
         const rows = cache;
-        for (const id of ids) {
-          const decoded = decodeRow(await store.get(id));
+        const raws = await Promise.all(
+          [...ids].map(async (id) => [id, await store.get(id)] as const),
+        );
+        for (const [id, raw] of raws) {
+          const decoded = decodeRow(raw);
           if (decoded.ok && matches(decoded.row)) rows.set(id, decoded.row);
           else rows.delete(id);
         }
