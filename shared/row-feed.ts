@@ -88,11 +88,10 @@ export function createRowFeed(api: OwnerApi, store: OutboxStore, owner: string):
           return views;
         }
         const rows = cache;
-        const raws = await Promise.all(
-          [...ids].map(async (id) => [id, await store.get(id)] as const),
-        );
-        for (const [id, raw] of raws) {
-          const decoded = decodeRow(raw);
+        const changedIds = [...ids];
+        const raws = await store.getMany(changedIds);
+        for (const [i, id] of changedIds.entries()) {
+          const decoded = decodeRow(raws[i]);
           if (decoded.ok && matches(decoded.row)) rows.set(id, decoded.row);
           else rows.delete(id);
         }

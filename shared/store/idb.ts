@@ -90,6 +90,12 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       return (await database()).get(STORE.rows, id);
     },
 
+    async getMany(ids) {
+      if (ids.length === 0) return [];
+      const rows = (await database()).transaction(STORE.rows).store;
+      return Promise.all(ids.map((id) => rows.get(id)));
+    },
+
     async scan(owner, { after, limit }) {
       const db = await database();
       if (limit <= 0) return [];

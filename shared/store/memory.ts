@@ -165,6 +165,11 @@ class MemoryConnection implements OutboxStore {
     return structuredClone(this.#stores().rows.get(id));
   }
 
+  async getMany(ids: readonly string[]): Promise<unknown[]> {
+    const { rows } = this.#stores();
+    return ids.map((id) => structuredClone(rows.get(id)));
+  }
+
   async scan(owner: string, opts: { after?: RowCursor; limit: number }): Promise<unknown[]> {
     const rows = this.#stores().rows;
     if (opts.limit <= 0) return [];

@@ -96,6 +96,8 @@ export interface RowCursor {
 export interface OutboxStore {
   /** The raw stored value of a row, or undefined. */
   get(id: string): Promise<unknown>;
+  /** The raw stored values of several rows (undefined where absent), read in one transaction. */
+  getMany(ids: readonly string[]): Promise<unknown[]>;
   /** Raw rows of one owner in `[savedAt, id]` order, after `after`, at most `limit`. */
   scan(owner: string, opts: { after?: RowCursor; limit: number }): Promise<unknown[]>;
   /** Raw rows of one record (`by_owner_target`). */

@@ -687,6 +687,14 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         ]);
       });
 
+      it('reads several rows at once, in the order asked, undefined where absent', async () => {
+        await seed([row('a', 1), row('b', 2)]);
+        const [b, missing, a] = await store.getMany(['b', 'nope', 'a']);
+        expect([b, missing, a]).toEqual([await store.get('b'), undefined, await store.get('a')]);
+        expect((b as RawRow).id).toBe('b');
+        expect(await store.getMany([])).toEqual([]);
+      });
+
       it('reads back a tombstone by row id', async () => {
         await store.replace(plan({ tombstones: [tombstone('gone-1')] }));
         expect(await store.getTombstone('gone-1')).toEqual(tombstone('gone-1'));
