@@ -4,7 +4,7 @@
  * then the server load bench (`bench/server.ts`), writes JSON to `bench/results/` and prints a
  * table. Loopback only; bounded: about 10 minutes on 2 cores, `--quick` about 2.
  *
- *   npm run bench [-- --quick] [-- --only enqueue,drain,loss,first-batch,server]
+ *   npm run bench [-- --quick] [-- --only enqueue,drain,live-view,loss,first-batch,server]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,12 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type DrainOptions, type DrainResult, measureDrain } from './browser/drain.ts';
+import {
+  type DrainOptions,
+  type DrainResult,
+  measureDrain,
+  measureLiveViewDrain,
+} from './browser/drain.ts';
 import { type EnqueueResult, measureEnqueue } from './browser/enqueue.ts';
 import { type FirstBatchResult, measureFirstBatch } from './browser/first-batch.ts';
 import { type LossResult, measureLoss } from './browser/loss.ts';
@@ -21,7 +26,7 @@ import { BenchServer } from './browser/server.ts';
 import { printTable } from './browser/table.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const PARTS = ['enqueue', 'drain', 'loss', 'first-batch', 'server'] as const;
+const PARTS = ['enqueue', 'drain', 'live-view', 'loss', 'first-batch', 'server'] as const;
 type Part = (typeof PARTS)[number];
 
 const { values } = parseArgs({
@@ -44,6 +49,7 @@ const PLAN = quick
         { rows: 1_000, latencyMs: 0, capSeconds: 60 },
         { rows: 1_000, latencyMs: 50, capSeconds: 15 },
       ],
+      liveView: { rows: 1_000, latencyMs: 0, capSeconds: 60 },
       loss: { rows: 300, dropRate: 0.1 },
       firstBatch: { sizes: [1_000, 100_000], reps: 7 },
       serverArgs: ['--seconds', '3', '--storm', '50'],
@@ -58,6 +64,7 @@ const PLAN = quick
         // rows queued.
         { rows: 10_000, latencyMs: 50, capSeconds: 45 },
       ],
+      liveView: { rows: 1_000, latencyMs: 0, capSeconds: 120 },
       loss: { rows: 1_000, dropRate: 0.1 },
       firstBatch: { sizes: [1_000, 100_000], reps: 15 },
       serverArgs: [],
@@ -74,6 +81,8 @@ export interface BrowserResults {
     workbox: DrainResult;
     ratio: number;
   }>;
+  /** Our drain without and with an unfiltered live view open in the page, in one run. */
+  liveView?: { options: DrainOptions; without: DrainResult; watched: DrainResult; ratio: number };
   loss?: { outbox: LossResult; workbox: LossResult };
   firstBatch?: FirstBatchResult[];
   loadavgAfter?: number[];
@@ -125,6 +134,13 @@ async function runBrowser(): Promise<BrowserResults> {
         const ratio = Math.round((outbox.rowsPerSecond / workbox.rowsPerSecond) * 100) / 100;
         results.drains.push({ options, outbox, workbox, ratio });
       }
+    }
+    if (only.has('live-view')) {
+      const options = PLAN.liveView;
+      log(`flush throughput with a live view open: ${options.rows} rows, +${options.latencyMs} ms`);
+      const [without, watched] = await measureLiveViewDrain(server, options);
+      const ratio = Math.round((watched.rowsPerSecond / without.rowsPerSecond) * 100) / 100;
+      results.liveView = { options, without, watched, ratio };
     }
     if (only.has('loss')) {
       log(`duplicate effects under ${PLAN.loss.dropRate * 100} % response loss`);

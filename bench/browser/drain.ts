@@ -49,28 +49,7 @@ export async function measureDrain(
   options: DrainOptions,
 ): Promise<[DrainResult, DrainResult]> {
   const { rows, latencyMs } = options;
-  let requests: BenchRequest[] = [];
-  const ours = await withProfile(server.url, async (profile) => {
-    const user = freshUser(`drain-${rows}-${latencyMs}-outbox`);
-    const worker = await connectOutbox(server, profile, user);
-    const fill = await outboxHooks(
-      worker,
-      (hooks, [owner, n]: [string, number]) => hooks.fill(owner, n, 0),
-      [user, rows],
-    );
-    requests = await outboxHooks(worker, (hooks, owner: string) => hooks.requests(owner), user);
-    if (requests.length !== rows) throw new Error(`filled ${requests.length} of ${rows} rows`);
-    const drained = await timeDrain(server, profile, worker, user, options, () =>
-      profile.call((bench) => bench.outboxFlush()),
-    );
-    return {
-      system: 'outbox' as const,
-      rows,
-      latencyMs,
-      fillPerSecond: perSecond(rows, fill.ms),
-      ...drained,
-    };
-  });
+  const { result: ours, requests } = await drainOutbox(server, options, false);
   const theirs = await withProfile(server.url, async (profile) => {
     const user = freshUser(`drain-${rows}-${latencyMs}-workbox`);
     const authorization = `Bearer ${await server.token(user)}`;
@@ -94,6 +73,72 @@ export async function measureDrain(
     };
   });
   return [ours, theirs];
+}
+
+/**
+ * Our drain twice in one run: without, then with an unfiltered live view (`subscribe`) open in
+ * the page, as an app's outbox panel would have: what watching the outbox costs the flush.
+ */
+export async function measureLiveViewDrain(
+  server: BenchServer,
+  options: DrainOptions,
+): Promise<[DrainResult, DrainResult]> {
+  const without = await drainOutbox(server, options, false);
+  const watched = await drainOutbox(server, options, true);
+  return [without.result, watched.result];
+}
+
+/** Fills our worker's outbox with `rows` creates and times their drain. */
+async function drainOutbox(
+  server: BenchServer,
+  options: DrainOptions,
+  liveView: boolean,
+): Promise<{ result: DrainResult; requests: BenchRequest[] }> {
+  const { rows, latencyMs } = options;
+  return withProfile(server.url, async (profile) => {
+    const user = freshUser(`drain-${rows}-${latencyMs}-outbox${liveView ? '-live' : ''}`);
+    const worker = await connectOutbox(server, profile, user);
+    const fill = await outboxHooks(
+      worker,
+      (hooks, [owner, n]: [string, number]) => hooks.fill(owner, n, 0),
+      [user, rows],
+    );
+    const requests = await outboxHooks(
+      worker,
+      (hooks, owner: string) => hooks.requests(owner),
+      user,
+    );
+    if (requests.length !== rows) throw new Error(`filled ${requests.length} of ${rows} rows`);
+    if (liveView) {
+      await profile.call((bench) => bench.outboxSubscribe());
+      await until(
+        async () => (await profile.call((bench) => bench.outboxSnapshots())).rows === rows,
+      );
+    }
+    const drained = await timeDrain(server, profile, worker, user, options, () =>
+      profile.call((bench) => bench.outboxFlush()),
+    );
+    if (liveView) {
+      await until(async () => (await profile.call((bench) => bench.outboxSnapshots())).rows === 0);
+    }
+    const result: DrainResult = {
+      system: 'outbox',
+      rows,
+      latencyMs,
+      fillPerSecond: perSecond(rows, fill.ms),
+      ...drained,
+    };
+    return { result, requests };
+  });
+}
+
+/** Polls `condition` every 25 ms for up to a minute. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (const started = performance.now(); performance.now() - started < 60_000; ) {
+    if (await condition()) return;
+    await sleep(25);
+  }
+  throw new Error('the live view never caught up');
 }
 
 /**

@@ -65,6 +65,24 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     }
   }
 
+  if (browser.liveView) {
+    const { options, without, watched, ratio } = browser.liveView;
+    out.push(
+      '',
+      `our flush, ${drainLabel(options)}      rows/s   ratio   CPU ms browser / row   IDB (read+write) / row`,
+    );
+    for (const [label, r] of [
+      ['no live view', without],
+      ['live view open', watched],
+    ] as const) {
+      const cpu = r.cpuMsPerRow;
+      const tx = r.transactionsPerRow;
+      out.push(
+        `  ${label.padEnd(32)}${pad(r.rowsPerSecond, 8)}${pad(r === watched ? `${ratio}×` : '', 8)}${pad(cpu ? ms(cpu.browser) : '—', 23)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 25)}`,
+      );
+    }
+  }
+
   if (browser.loss) {
     out.push(
       '',

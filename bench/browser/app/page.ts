@@ -14,6 +14,7 @@ import {
 
 let outbox: OutboxClient | undefined;
 let replay: Promise<WorkboxReply> | undefined;
+const snapshots = { count: 0, rows: 0 };
 
 function connected(): OutboxClient {
   if (outbox === undefined) throw new Error('connectOutbox first');
@@ -104,6 +105,15 @@ const bench: BenchPageApi = {
       .flush({ force: true })
       .catch(() => undefined);
   },
+
+  outboxSubscribe() {
+    connected().subscribe((rows) => {
+      snapshots.count++;
+      snapshots.rows = rows.length;
+    });
+  },
+
+  outboxSnapshots: () => ({ ...snapshots }),
 
   async outboxDrain(maxRounds) {
     const client = connected();

@@ -80,6 +80,10 @@ export interface BenchPageApi {
   ): Promise<number>;
   /** Starts a forced flush of our outbox and returns at once (the drain's trigger). */
   outboxFlush(): void;
+  /** Opens an unfiltered live view (`subscribe`), as an app's outbox panel would. */
+  outboxSubscribe(): void;
+  /** Snapshots the live view delivered so far, and the rows in the latest. */
+  outboxSnapshots(): { count: number; rows: number };
   /** Forced flushes until the outbox is empty (response-loss runs); returns the flush count. */
   outboxDrain(maxRounds: number): Promise<number>;
   /** Starts the Workbox replay and returns at once. */
