@@ -117,11 +117,10 @@ function planSuccessAlone(
   const entry = ledgerEntryFor(current, receipt);
   const plan = planSettleSuccess(current, raw, receipt, ctx, {
     expected: [],
+    alone: true,
     ...(entry ? { ledger: [entry] } : {}),
   });
-  if (plan.kind === 'not_mine') return undefined;
-  const record = { collection: current.collection, targetId: current.targetId, ids: [current.id] };
-  return { ...plan.plan, records: [record] };
+  return plan.kind === 'not_mine' ? undefined : plan.plan;
 }
 
 async function planSuccessWithIntents(

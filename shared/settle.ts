@@ -90,12 +90,17 @@ export function planSettleSuccess(
   raw: unknown,
   receipt: Receipt,
   ctx: Omit<SettleContext, 'nextAttemptAt'>,
-  extra: Pick<ReplacePlan, 'expected' | 'put' | 'delete' | 'tombstones' | 'ledger'> = {
-    expected: [],
-  },
+  extra: Pick<ReplacePlan, 'expected' | 'put' | 'delete' | 'tombstones' | 'ledger'> & {
+    /**
+     * Planned without reading the record: bet that the sent row is its only row (no intent to
+     * convert, no successor to rebase) and let the transaction check it; stale otherwise.
+     */
+    alone?: boolean;
+  } = { expected: [] },
 ): SettlePlan {
   if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
   const converting = (extra.put?.length ?? 0) > 0;
+  const record = { collection: observed.collection, targetId: observed.targetId };
   return {
     kind: 'apply',
     plan: {
@@ -106,6 +111,7 @@ export function planSettleSuccess(
       receipts: [receipt],
       tombstones: extra.tombstones ?? [],
       ledger: extra.ledger ?? [],
+      ...(extra.alone ? { records: [{ ...record, ids: [observed.id] }] } : {}),
       // Converted intents replace user intent, so they need the strict guarantee (§3).
       durability: converting ? 'strict' : 'default',
       reason: 'settle',

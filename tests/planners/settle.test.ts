@@ -109,6 +109,20 @@ describe('settling while the claim is mine (SPEC §5)', () => {
     expect(plan.receipts).toEqual([receiptOf(mine, 'n_1', 4)]);
   });
 
+  it('success planned without reading the record bets the sent row is its only row, checked in the transaction', () => {
+    const plan = applied(
+      planSettleSuccess(mine, structuredClone(mine), receiptOf(mine), ctx, {
+        expected: [],
+        alone: true,
+      }),
+    );
+    expect(plan.records).toEqual([
+      { collection: mine.collection, targetId: mine.targetId, ids: [mine.id] },
+    ]);
+    expect(plan.delete).toEqual([mine.id]);
+    expect(applied(success!(mine)).records).toBeUndefined();
+  });
+
   it('success commits the converted intents with the ACK, under strict durability (§8)', () => {
     const intent = intentRow('c1');
     const converted = { ...intent, id: 'notes-0000000000000000000000u2', targetId: 'n_77' };
