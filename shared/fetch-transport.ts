@@ -77,7 +77,14 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
         message: `${url.origin} is not in allowedOrigins`,
       };
     }
-    const auth = await options.auth(owner);
+    let auth: Record<string, string> | null;
+    try {
+      auth = await options.auth(owner);
+    } catch (error) {
+      // The app's hook failed to get a token (often offline itself): retry later, send nothing.
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: 'network_error', message: `auth(${owner}) failed: ${message}` };
+    }
     if (auth === null) return { kind: 'auth_unavailable' };
     return { url, auth };
   }

@@ -74,6 +74,17 @@ describe('the fetch transport (SPEC §14)', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it('turns an auth hook that throws into a retryable failure, sending nothing', async () => {
+    const { t, seen } = transport({
+      auth: async () => Promise.reject(new Error('token endpoint unreachable')),
+    });
+    expect(await t.send(request(), ctx)).toEqual({
+      kind: 'network_error',
+      message: 'auth(alice) failed: token endpoint unreachable',
+    });
+    expect(seen).toHaveLength(0);
+  });
+
   it('turns a network failure and an attempt past its timeout into values, never throws', async () => {
     const failing = transport({
       respond: async () => Promise.reject(new TypeError('Failed to fetch')),
