@@ -131,11 +131,12 @@ async function planSuccessWithIntents(
   receipt: ReturnType<typeof receiptFor>,
   ctx: { owner: string; holderId: string; fence: number; now: number },
 ): Promise<ReplacePlan | undefined> {
-  const intents =
-    current === undefined ? undefined : await intentConversion(deps, owner, current, receipt);
-  const rebased =
-    current === undefined ? undefined : await successorRebase(deps, owner, current, receipt);
-  const entry = current === undefined ? undefined : ledgerEntryFor(current, receipt);
+  if (current === undefined) return undefined;
+  // Handler failures in here are caught by the planners (successor_unprepared); what escapes is
+  // the store's.
+  const intents = await storage(() => intentConversion(deps, owner, current, receipt));
+  const rebased = await storage(() => successorRebase(deps, owner, current, receipt));
+  const entry = ledgerEntryFor(current, receipt);
   const plan = planSettleSuccess(current, raw, receipt, ctx, {
     expected: [...(intents?.expected ?? []), ...(rebased?.expected ?? [])],
     put: [...(intents?.put ?? []), ...(rebased?.put ?? [])],

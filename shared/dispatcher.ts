@@ -239,6 +239,17 @@ async function sendOne(
     return;
   }
   deps.onEvent?.({ type: 'sent', id: row.id, requestId: request.requestId, fence });
-  const outcome = classify(handler, result, deps.clock.now());
-  await settle(deps, state, row, fence, outcome, result);
+  try {
+    const outcome = classify(handler, result, deps.clock.now());
+    await settle(deps, state, row, fence, outcome, result);
+  } catch (error) {
+    if (error instanceof FlushStop) throw error;
+    // The answer could not be read: the app's handler threw (classify, readReceipt,
+    // readConflict, a conflict policy). Block the row with the reason rather than leave it
+    // claimed; once the handler is fixed, `retry` resends the same key and the server replays.
+    const detail = error instanceof Error ? error.message : String(error);
+    deps.logger?.error('handler failed', { id: row.id, error: detail });
+    const failed: Outcome = { kind: 'permanent', code: 'handler_failed', detail };
+    await settle(deps, state, row, fence, failed, result);
+  }
 }

@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   successor_persist_failed: 'The conflict successor could not be stored; the next flush retries.',
   conflict_storm: 'Too many conflicts for one record in one flush; the next flush continues.',
   auth_required: 'No credentials are available for this owner; call setAuth and the held rows go.',
+  handler_failed:
+    'A collection handler threw while reading the answer; fix it, then retry the row (it replays).',
   origin_not_allowed: 'The request URL is outside allowedOrigins; fix the handler or the config.',
   network: 'The network failed; the row is queued and retried with backoff.',
   timeout: 'The call did not answer in time; it is safe to call again.',

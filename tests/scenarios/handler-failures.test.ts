@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CollectionHandler } from '../../shared/handler.ts';
+import type { Json } from '../../shared/json.ts';
+import { restHandler } from '../../shared/rest-handler.ts';
+import { STORE_KINDS, World } from '../support/harness.ts';
+
+/**
+ * An app's collection handler that throws while reading an answer (G7: bad input gets a typed
+ * error and loses nothing): the row is blocked with `handler_failed` and the reason, never left
+ * claimed; other rows go on; once the handler is fixed, `retry` resends the same key and the
+ * server replays its stored answer — one effect.
+ */
+describe.each(STORE_KINDS)('a handler that throws on the answer, on the %s store', (kind) => {
+  let world: World;
+  afterEach(() => world?.close());
+
+  const rest = restHandler({ baseUrl: '/api/notes' });
+  const isBad = (body: Json) => (body as { title?: string } | null)?.title === 'bad';
+  const create = (title: string) => ({ collection: 'notes', kind: 'create', payload: { title } });
+
+  async function blockedThenRetried(
+    broken: { on: boolean },
+    overrides: Partial<CollectionHandler>,
+  ) {
+    world = await World.create(kind);
+    const a = await world.holder('A', { handlers: world.handlers(overrides) });
+    const bad = await a.api.enqueue(create('bad'));
+    const good = await a.api.enqueue(create('good'));
+
+    const report = await a.api.flush();
+    expect(report).toMatchObject({ claimed: 2, succeeded: 1, blocked: 1 });
+    const view = await a.api.row(bad.id);
+    expect(view?.status).toBe('blocked');
+    expect(view?.row).toMatchObject({
+      blockedCode: 'handler_failed',
+      blockedDetail: expect.stringContaining('cannot read this'),
+    });
+    expect(await a.api.row(good.id)).toBeUndefined();
+
+    broken.on = false;
+    await a.api.retry(bad.id);
+    expect(await a.api.flush()).toMatchObject({ succeeded: 1, blocked: 0 });
+    expect(await a.api.row(bad.id)).toBeUndefined();
+    // Two requests with the bad row's key, one effect: the retry was answered from the ledger.
+    expect(world.server.seen.filter((s) => s.key === bad.requestId)).toHaveLength(2);
+    expect(world.server.effects.map((e) => e.key).sort()).toEqual(
+      [bad.requestId, good.requestId].sort(),
+    );
+    expect((await a.api.receipt(bad.requestId!))?.status).toBe(201);
+  }
+
+  it('readReceipt throws: blocked with the reason, then retried once fixed', async () => {
+    const broken = { on: true };
+    await blockedThenRetried(broken, {
+      readReceipt(body, status) {
+        if (broken.on && isBad(body)) throw new Error('cannot read this receipt');
+        return rest.readReceipt!(body, status);
+      },
+    });
+  });
+
+  it('classify throws: blocked with the reason, then retried once fixed', async () => {
+    const broken = { on: true };
+    await blockedThenRetried(broken, {
+      classify(result, fallback) {
+        const body = result.kind === 'response' ? (JSON.parse(result.body) as Json) : null;
+        if (broken.on && isBad(body)) throw new Error('cannot read this answer');
+        return fallback;
+      },
+    });
+  });
+});
