@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CollectionHandler } from '../../shared/handler.ts';
 import type { Json } from '../../shared/json.ts';
 import { restHandler } from '../../shared/rest-handler.ts';
-import { STORE_KINDS, World } from '../support/harness.ts';
+import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
 
 /**
  * An app's collection handler that throws while reading an answer (G7: bad input gets a typed
@@ -68,5 +68,32 @@ describe.each(STORE_KINDS)('a handler that throws on the answer, on the %s store
         return fallback;
       },
     });
+  });
+
+  it('a conflict policy that throws: the row is blocked with the reason, nothing else is sent', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A', {
+      handlers: world.handlers({
+        conflict: () => {
+          throw new Error('cannot merge this');
+        },
+      }),
+    });
+    world.server.editElsewhere(record.id, { title: 'theirs' });
+    const edit = await a.api.enqueue({
+      collection: 'notes',
+      kind: 'update',
+      targetId: record.id,
+      baseRevision: 1,
+      payload: { title: 'mine' },
+    });
+    expect(await a.api.flush()).toMatchObject({ conflicts: 1, blocked: 1 });
+    expect((await a.api.row(edit.id))?.row).toMatchObject({
+      blockedCode: 'handler_failed',
+      blockedDetail: expect.stringContaining('cannot merge this'),
+    });
+    expect(world.server.seen.map((s) => s.key)).toEqual([edit.requestId]);
+    expect(world.server.records.get(record.id)?.data).toEqual({ title: 'theirs' });
   });
 });
