@@ -2,7 +2,7 @@ import { DEFAULT_BACKOFF } from './backoff.ts';
 import type { OutboxCore, OutboxCoreConfig, OutboxTuning, OwnerApi } from './core-types.ts';
 import { runFlush } from './dispatcher.ts';
 import { createOwnerApi } from './owner-api.ts';
-import type { FlushOptions, FlushReport } from './protocol.ts';
+import type { FlushOptions, FlushReport, OutboxEvent } from './protocol.ts';
 
 /** Library version written to `writer.bundle` unless a config says otherwise. */
 export const BUNDLE_VERSION = 'sw-outbox@0.1.0';
@@ -24,7 +24,21 @@ export const DEFAULT_TUNING: OutboxTuning = {
  * service worker, the page sender and the tests all run this, with different ports (SPEC §1).
  */
 export function createOutboxCore(config: OutboxCoreConfig): OutboxCore {
-  const deps = { ...DEFAULT_TUNING, ...config };
+  const { onEvent } = config;
+  const deps = {
+    ...DEFAULT_TUNING,
+    ...config,
+    // Telemetry is the app's code: a listener that throws must not strand a claim or a commit.
+    ...(onEvent && {
+      onEvent: (event: OutboxEvent) => {
+        try {
+          onEvent(event);
+        } catch (error) {
+          config.logger?.warn('onEvent threw', { type: event.type, error: String(error) });
+        }
+      },
+    }),
+  };
   const running = new Map<string, Promise<FlushReport>>();
   const queued = new Map<string, { promise: Promise<FlushReport>; force: boolean }>();
 

@@ -1,16 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CollectionHandler } from '../../shared/handler.ts';
 import type { Json } from '../../shared/json.ts';
+import { createOutboxCore } from '../../shared/outbox.ts';
 import { restHandler } from '../../shared/rest-handler.ts';
-import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { countingIds } from '../support/clock.ts';
+import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 
 /**
- * An app's collection handler that throws while reading an answer (G7: bad input gets a typed
- * error and loses nothing): the row is blocked with `handler_failed` and the reason, never left
- * claimed; other rows go on; once the handler is fixed, `retry` resends the same key and the
- * server replays its stored answer — one effect.
+ * App code that throws (G7: a typed error, nothing lost, the loop keeps going). A collection
+ * handler that throws while reading an answer blocks the row with `handler_failed` and the
+ * reason, never leaving it claimed; other rows go on; once the handler is fixed, `retry` resends
+ * the same key and the server replays its stored answer — one effect. A telemetry listener that
+ * throws changes nothing.
  */
-describe.each(STORE_KINDS)('a handler that throws on the answer, on the %s store', (kind) => {
+describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
   let world: World;
   afterEach(() => world?.close());
 
@@ -95,5 +98,28 @@ describe.each(STORE_KINDS)('a handler that throws on the answer, on the %s store
     });
     expect(world.server.seen.map((s) => s.key)).toEqual([edit.requestId]);
     expect(world.server.records.get(record.id)?.data).toEqual({ title: 'theirs' });
+  });
+
+  it('an onEvent listener that throws changes nothing: rows are claimed, sent and settled', async () => {
+    world = await World.create(kind);
+    const { store, transport } = await world.holder('A');
+    const core = createOutboxCore({
+      store,
+      transport,
+      clock: world.clock,
+      ids: countingIds('X'),
+      handlers: world.handlers(),
+      holderId: 'X',
+      bundle: 'test',
+      leaseMs: LEASE,
+      onEvent: () => {
+        throw new Error('a listener bug');
+      },
+    });
+    const api = core.forOwner(OWNER);
+    const made = await api.enqueue(create('one'));
+    expect(await api.flush()).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(await api.row(made.id)).toBeUndefined();
+    expect(world.server.effects.map((e) => e.key)).toEqual([made.requestId]);
   });
 });
