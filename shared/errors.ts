@@ -25,7 +25,7 @@ export const ERROR_CODES = {
   conflict_storm: 'Too many conflicts for one record in one flush; the next flush continues.',
   auth_required: 'No credentials are available for this owner; call setAuth and the held rows go.',
   handler_failed:
-    'A collection handler threw while reading the answer; fix it, then retry the row (it replays).',
+    'A collection handler threw (see details); fix it, then retry the row (it replays) or the call.',
   origin_not_allowed: 'The request URL is outside allowedOrigins; fix the handler or the config.',
   network: 'The network failed; the row is queued and retried with backoff.',
   timeout: 'The call did not answer in time; it is safe to call again.',

@@ -140,13 +140,21 @@ export function createOwnerApi(
           baseRevision,
           meta: intent.meta,
         };
-        const planned: EnqueuePlan = planEnqueue(fresh, rows, pending, {
-          owner,
-          now: deps.clock.now(),
-          leaseMs: deps.leaseMs,
-          maxRowBytes: deps.maxRowBytes,
-          handler,
-        });
+        let planned: EnqueuePlan;
+        try {
+          planned = planEnqueue(fresh, rows, pending, {
+            owner,
+            now: deps.clock.now(),
+            leaseMs: deps.leaseMs,
+            maxRowBytes: deps.maxRowBytes,
+            handler,
+          });
+        } catch (error) {
+          // The planner is pure; what throws in it is the handler (`coalesce`).
+          if (error instanceof OutboxError) throw error;
+          const message = error instanceof Error ? error.message : String(error);
+          throw new OutboxError('handler_failed', message, { collection: intent.collection });
+        }
         if (planned.kind === 'reject') {
           // A retry of an enqueue that already landed answers with what landed, not an error.
           const known = await existing(id);

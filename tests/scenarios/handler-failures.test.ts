@@ -122,4 +122,26 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
     expect(await api.row(made.id)).toBeUndefined();
     expect(world.server.effects.map((e) => e.key)).toEqual([made.requestId]);
   });
+
+  it('a coalesce that throws fails the enqueue with handler_failed and changes nothing', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A', {
+      handlers: world.handlers({
+        coalesce: () => {
+          throw new Error('cannot merge these');
+        },
+      }),
+    });
+    const made = await a.api.enqueue(create('first'));
+    const before = await world.rows();
+    await expect(
+      a.api.enqueue({
+        collection: 'notes',
+        kind: 'update',
+        targetId: made.targetId,
+        payload: { title: 'second' },
+      }),
+    ).rejects.toMatchObject({ code: 'handler_failed', message: 'cannot merge these' });
+    expect(await world.rows()).toEqual(before);
+  });
 });
