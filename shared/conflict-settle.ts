@@ -46,7 +46,9 @@ export async function settleConflict(
     await requeue(deps, state, current, raw, fence, 'conflict_storm');
     throw new FlushStop('conflict_storm');
   }
-  if (handler === undefined) return;
+  // A row of a collection this holder has no handler for (removed from the config): nothing
+  // can plan its resend; the dispatcher blocks it with this reason (handler_failed).
+  if (handler === undefined) throw new Error(`no handler for collection "${sent.collection}"`);
   const planned = planConflictSuccessor(current, raw, facts, outcome.status, {
     owner: state.owner,
     holderId: deps.holderId,

@@ -144,4 +144,25 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
     ).rejects.toMatchObject({ code: 'handler_failed', message: 'cannot merge these' });
     expect(await world.rows()).toEqual(before);
   });
+
+  it('a conflict on a collection this holder has no handler for blocks the row, never loops', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const b = await world.holder('B', { handlers: {} });
+    world.server.editElsewhere(record.id, { title: 'theirs' });
+    const edit = await a.api.enqueue({
+      collection: 'notes',
+      kind: 'update',
+      targetId: record.id,
+      baseRevision: 1,
+      payload: { title: 'mine' },
+    });
+    expect(await b.api.flush()).toMatchObject({ conflicts: 1, blocked: 1 });
+    expect((await b.api.row(edit.id))?.row).toMatchObject({
+      blockedCode: 'handler_failed',
+      blockedDetail: 'no handler for collection "notes"',
+    });
+    expect(world.server.seen.map((s) => s.key)).toEqual([edit.requestId]);
+  });
 });
