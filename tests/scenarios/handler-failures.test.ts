@@ -4,7 +4,7 @@ import type { Json } from '../../shared/json.ts';
 import { createOutboxCore } from '../../shared/outbox.ts';
 import { restHandler } from '../../shared/rest-handler.ts';
 import { countingIds } from '../support/clock.ts';
-import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 
 /**
  * App code that throws (G7: a typed error, nothing lost, the loop keeps going). A collection
@@ -20,6 +20,18 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
   const rest = restHandler({ baseUrl: '/api/notes' });
   const isBad = (body: Json) => (body as { title?: string } | null)?.title === 'bad';
   const create = (title: string) => ({ collection: 'notes', kind: 'create', payload: { title } });
+
+  /** Another device edits the record, then `holder` enqueues an edit of revision 1: it conflicts. */
+  async function editMeetingAConflict(holder: Holder, recordId: string) {
+    world.server.editElsewhere(recordId, { title: 'theirs' });
+    return holder.api.enqueue({
+      collection: 'notes',
+      kind: 'update',
+      targetId: recordId,
+      baseRevision: 1,
+      payload: { title: 'mine' },
+    });
+  }
 
   async function blockedThenRetried(
     broken: { on: boolean },
@@ -83,14 +95,7 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
         },
       }),
     });
-    world.server.editElsewhere(record.id, { title: 'theirs' });
-    const edit = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    const edit = await editMeetingAConflict(a, record.id);
     expect(await a.api.flush()).toMatchObject({ conflicts: 1, blocked: 1 });
     expect((await a.api.row(edit.id))?.row).toMatchObject({
       blockedCode: 'handler_failed',
@@ -150,14 +155,7 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
     const record = world.server.seed(OWNER, { title: 'a' });
     const a = await world.holder('A');
     const b = await world.holder('B', { handlers: {} });
-    world.server.editElsewhere(record.id, { title: 'theirs' });
-    const edit = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    const edit = await editMeetingAConflict(a, record.id);
     expect(await b.api.flush()).toMatchObject({ conflicts: 1, blocked: 1 });
     expect((await b.api.row(edit.id))?.row).toMatchObject({
       blockedCode: 'handler_failed',
