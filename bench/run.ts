@@ -13,6 +13,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import {
   type DrainOptions,
   type DrainResult,
@@ -98,7 +99,7 @@ function build(): void {
 
 function chromiumVersion(): string {
   try {
-    return execFileSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', ['--version'], {
+    return execFileSync(CHROMIUM_PATH, ['--version'], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page, type Worker } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../e2e/support/chromium.ts';
 import type { BenchPageApi, OutboxWorkerHooks, WorkboxWorkerHooks } from './app/protocol.ts';
 import { browserPid, treeCpuMs } from './cpu.ts';
 
@@ -15,17 +16,6 @@ import { browserPid, treeCpuMs } from './cpu.ts';
  * per request (a worker's sequential POSTs: 188/s inspected, 536/s not). Throughput runs turn it
  * off; only runs that need `context.setOffline` to reach the worker keep it on.
  */
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 export interface Profile {
   context: BrowserContext;
@@ -53,9 +43,9 @@ export async function withProfile<T>(
   if (options.offlineCapable) delete process.env[NO_WORKER_NETWORK];
   else process.env[NO_WORKER_NETWORK] = '1';
   const context = await chromium.launchPersistentContext(dir, {
-    executablePath: CHROMIUM,
+    executablePath: CHROMIUM_PATH,
     headless: true,
-    args: ARGS,
+    args: CHROMIUM_ARGS,
   });
   try {
     const page = context.pages()[0] ?? (await context.newPage());
