@@ -11,6 +11,7 @@ import {
   type StoreKind,
   World,
 } from '../support/harness.ts';
+import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 
 /**
  * G1–G3 under random interleavings: two or three holders on one store (as tabs and workers
@@ -168,11 +169,7 @@ async function run(kind: StoreKind, holderCount: number, ops: Op[]): Promise<voi
       switch (op.op) {
         case 'create': {
           const before = accepted.length;
-          await enqueue(pick(op.holder), {
-            collection: 'notes',
-            kind: 'create',
-            payload: { title: `c${step}` },
-          });
+          await enqueue(pick(op.holder), createNote({ title: `c${step}` }));
           const made = accepted[before];
           if (made !== undefined) slots.push({ targetId: made.targetId });
           break;
@@ -193,11 +190,7 @@ async function run(kind: StoreKind, holderCount: number, ops: Op[]): Promise<voi
         }
         case 'delete': {
           const slot = slots[op.slot % slots.length]!;
-          await enqueue(pick(op.holder), {
-            collection: 'notes',
-            kind: 'delete',
-            targetId: slot.targetId,
-          });
+          await enqueue(pick(op.holder), deleteNote(slot.targetId));
           break;
         }
         case 'flush':
@@ -327,14 +320,9 @@ describe.each(STORE_KINDS)('pinned interleavings on the %s store', (kind) => {
       // Holder ids are counters tagged by holder, so A's delete sorts before B's update.
       const a = await world.holder('A');
       const b = await world.holder('B');
-      const update = await b.api.enqueue({
-        collection: 'notes',
-        kind: 'update',
-        targetId: record.id,
-        payload: { title: 'edited' },
-      });
+      const update = await b.api.enqueue(updateNote(record.id, { title: 'edited' }));
       const inFlight = (await world.holdInFlight(a, update.id)).done;
-      const del = await a.api.enqueue({ collection: 'notes', kind: 'delete', targetId: record.id });
+      const del = await a.api.enqueue(deleteNote(record.id));
       expect(del.outcome).toBe('successor');
       expect(del.id < update.id).toBe(true);
       world.server.inject('drop');
@@ -360,20 +348,9 @@ describe.each(STORE_KINDS)('pinned interleavings on the %s store', (kind) => {
       const record = world.server.seed(OWNER, { title: 'seed' });
       world.server.editElsewhere(record.id, { body: 'theirs' });
       const a = await world.holder('A');
-      const u1 = await a.api.enqueue({
-        collection: 'notes',
-        kind: 'update',
-        targetId: record.id,
-        baseRevision: 1,
-        payload: { title: 'first' },
-      });
+      const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
       const inFlight = (await world.holdInFlight(a, u1.id)).done;
-      const u2 = await a.api.enqueue({
-        collection: 'notes',
-        kind: 'update',
-        targetId: record.id,
-        payload: { title: 'second' },
-      });
+      const u2 = await a.api.enqueue(updateNote(record.id, { title: 'second' }));
       expect(u2.outcome).toBe('successor');
       a.transport.open();
       await inFlight;

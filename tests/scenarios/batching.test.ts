@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutboxStore } from '../../shared/store/types.ts';
 import { LEASE, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, updateNote } from '../support/intents.ts';
 
 /** SPEC §4 batching and §7 cost: claims and ACKs share transactions; each row still checked alone. */
 describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => {
@@ -56,16 +57,7 @@ describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => 
     a.transport.close();
     const keys: string[][] = records.map(() => []);
     for (const [i, record] of records.entries()) {
-      keys[i]!.push(
-        (
-          await a.api.enqueue({
-            collection: 'notes',
-            kind: 'update',
-            targetId: record.id,
-            payload: { step: 1 },
-          })
-        ).requestId!,
-      );
+      keys[i]!.push((await a.api.enqueue(updateNote(record.id, { step: 1 }))).requestId!);
     }
     const flush = a.api.flush();
     await world.until(
@@ -73,16 +65,7 @@ describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => 
       'all three claimed',
     );
     for (const [i, record] of records.entries()) {
-      keys[i]!.push(
-        (
-          await a.api.enqueue({
-            collection: 'notes',
-            kind: 'update',
-            targetId: record.id,
-            payload: { step: 2 },
-          })
-        ).requestId!,
-      );
+      keys[i]!.push((await a.api.enqueue(updateNote(record.id, { step: 2 }))).requestId!);
     }
     a.transport.open();
     await flush;
@@ -96,16 +79,8 @@ describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => 
   it('claims the next rows while requests are in flight, but never sends on a claim that waited past half its lease', async () => {
     world = await World.create(kind);
     const a = await world.holder('A', { concurrency: 1 });
-    const first = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'create',
-      payload: { title: 'one' },
-    });
-    const second = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'create',
-      payload: { title: 'two' },
-    });
+    const first = await a.api.enqueue(createNote({ title: 'one' }));
+    const second = await a.api.enqueue(createNote({ title: 'two' }));
     a.transport.close();
     const flush = a.api.flush();
     await world.until(
@@ -128,16 +103,8 @@ describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => 
   it('puts rows claimed ahead back unsent when the network fails under the flush', async () => {
     world = await World.create(kind);
     const a = await world.holder('A', { concurrency: 1 });
-    const first = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'create',
-      payload: { title: 'one' },
-    });
-    const second = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'create',
-      payload: { title: 'two' },
-    });
+    const first = await a.api.enqueue(createNote({ title: 'one' }));
+    const second = await a.api.enqueue(createNote({ title: 'two' }));
     world.server.inject('network');
     const report = await a.api.flush();
     expect(report.stopped).toBe('offline');

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConflictEvidence } from '../../shared/conflict.ts';
 import type { OutboxStore, ReplacePlan } from '../../shared/store/types.ts';
 import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 
 /** SPEC §18 rows C1–C7 (seed 003 §5): durable conflict successors, evidence and the ledger. */
 describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
@@ -47,13 +48,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const record = await staleEdit();
     const a = await world.holder('A');
-    const u = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
     const checked = requireDurableBeforeSend(a.store, u.requestId!);
     // The successor's answer is lost: the fault queued while the original is handled hits the next request.
     world.server.beforeApply = (request) => {
@@ -112,13 +107,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
           },
         }),
     });
-    const u = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
     const report = await a.api.flush();
     expect(report.stopped).toBe('successor_persist_failed');
     expect(await world.row(u.id)).toMatchObject({
@@ -137,12 +126,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const record = await staleEdit();
     const a = await world.holder('A');
-    const d = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'delete',
-      targetId: record.id,
-      baseRevision: 1,
-    });
+    const d = await a.api.enqueue(deleteNote(record.id, 1));
     world.server.beforeApply = (request) => {
       if (request.requestId !== d.requestId) return;
       world.server.inject('drop');
@@ -164,13 +148,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
     const record = await staleEdit();
     const a = await world.holder('A');
     const b = await world.holder('B');
-    const u = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
     a.transport.holdAnswers = true;
     const late = a.api.flush();
     await world.until(() => world.server.seen.length === 1, 'A reached the server');
@@ -198,19 +176,9 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
     const a = await world.holder('A');
     const b = await world.holder('B');
     const other = await world.holder('O', { owner: 'user-2' });
-    const theirs = await other.api.enqueue({
-      collection: 'notes',
-      kind: 'create',
-      payload: { title: 'theirs' },
-    });
+    const theirs = await other.api.enqueue(createNote({ title: 'theirs' }));
     const theirsBefore = await a.store.get(theirs.id);
-    const u = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
     const late = (await world.holdInFlight(a, u.id)).done;
     world.clock.advance(LEASE + 1);
     const successorSent = holdSuccessors(b, u.requestId!);
@@ -254,13 +222,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
     world.server.beforeApply = () => {
       if (edits-- > 0) world.server.editElsewhere(record.id, { title: `theirs ${edits}` });
     };
-    const u = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
     const first = await a.api.flush();
     expect(first.stopped).toBe('conflict_storm');
     expect(world.log.filter((l) => l.startsWith('conflict:A'))).toHaveLength(3);
@@ -295,13 +257,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
       const record = await staleEdit();
       world.server.sendCurrentOnConflict = sendsCopy;
       const a = await world.holder('A');
-      const u = await a.api.enqueue({
-        collection: 'notes',
-        kind: 'update',
-        targetId: record.id,
-        baseRevision: 1,
-        payload: { body: 'mine' },
-      });
+      const u = await a.api.enqueue(updateNote(record.id, { body: 'mine' }, 1));
       const original = (await world.row(u.id))!.request;
       const successorSent = holdSuccessors(a, u.requestId!);
       const flush = a.api.flush();
@@ -331,13 +287,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const record = await staleEdit();
     const a = await world.holder('A', { handlers: world.handlers({ conflict: 'block' }) });
-    const u = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
     await a.api.flush();
     const blocked = await world.row(u.id);
     expect(blocked).toMatchObject({ state: 'blocked', blockedCode: 'revision_conflict' });
@@ -373,13 +323,7 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
         conflict: ({ conflict }) => ({ title: `merged with r${conflict.currentRevision}` }),
       }),
     });
-    await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
     await a.api.flush();
     expect(world.server.records.get(record.id)?.data.title).toBe('merged with r2');
   });

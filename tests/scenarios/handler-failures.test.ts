@@ -5,6 +5,7 @@ import { createOutboxCore } from '../../shared/outbox.ts';
 import { restHandler } from '../../shared/rest-handler.ts';
 import { countingIds } from '../support/clock.ts';
 import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, updateNote } from '../support/intents.ts';
 
 /**
  * App code that throws (G7: a typed error, nothing lost, the loop keeps going). A collection
@@ -19,18 +20,12 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
 
   const rest = restHandler({ baseUrl: '/api/notes' });
   const isBad = (body: Json) => (body as { title?: string } | null)?.title === 'bad';
-  const create = (title: string) => ({ collection: 'notes', kind: 'create', payload: { title } });
+  const create = (title: string) => createNote({ title });
 
   /** Another device edits the record, then `holder` enqueues an edit of revision 1: it conflicts. */
   async function editMeetingAConflict(holder: Holder, recordId: string) {
     world.server.editElsewhere(recordId, { title: 'theirs' });
-    return holder.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: recordId,
-      baseRevision: 1,
-      payload: { title: 'mine' },
-    });
+    return holder.api.enqueue(updateNote(recordId, { title: 'mine' }, 1));
   }
 
   async function blockedThenRetried(
@@ -140,12 +135,7 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
     const made = await a.api.enqueue(create('first'));
     const before = await world.rows();
     await expect(
-      a.api.enqueue({
-        collection: 'notes',
-        kind: 'update',
-        targetId: made.targetId,
-        payload: { title: 'second' },
-      }),
+      a.api.enqueue(updateNote(made.targetId, { title: 'second' })),
     ).rejects.toMatchObject({ code: 'handler_failed', message: 'cannot merge these' });
     expect(await world.rows()).toEqual(before);
   });

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { OutboxError } from '../../shared/errors.ts';
 import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 
 /** The owner API of SPEC §13 on the core: typed errors (G7), idempotent enqueue (§9), statuses (§2). */
 describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
@@ -20,7 +21,7 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
     { input: { collection: 'tasks', kind: 'create' }, code: 'unknown_collection' },
     { input: { collection: 'notes', kind: 'create', targetId: 'n_1' }, code: 'invalid_intent' },
     {
-      input: { collection: 'notes', kind: 'create', payload: { body: 'x'.repeat(300_000) } },
+      input: createNote({ body: 'x'.repeat(300_000) }),
       code: 'row_too_large',
     },
   ])('rejects $code input with a typed error and stores nothing', async ({ input, code }) => {
@@ -86,32 +87,23 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
   it('cancels a never-sent create and its delete: nothing is sent and the target counts as deleted', async () => {
     world = await World.create(kind);
     const a = await world.holder('A');
-    const c = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: { title: 'x' } });
-    const u = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: c.targetId,
-      payload: { body: 'y' },
-    });
+    const c = await a.api.enqueue(createNote({ title: 'x' }));
+    const u = await a.api.enqueue(updateNote(c.targetId, { body: 'y' }));
     expect(u.outcome).toBe('coalesced');
-    const d = await a.api.enqueue({ collection: 'notes', kind: 'delete', targetId: c.targetId });
+    const d = await a.api.enqueue(deleteNote(c.targetId));
     expect(d.outcome).toBe('cancelled');
     expect(await world.rows()).toEqual([]);
     await a.api.flush();
     expect(world.server.seen).toEqual([]);
-    await expect(
-      a.api.enqueue({ collection: 'notes', kind: 'update', targetId: c.targetId, payload: {} }),
-    ).rejects.toMatchObject({ code: 'target_deleted' });
+    await expect(a.api.enqueue(updateNote(c.targetId, {}))).rejects.toMatchObject({
+      code: 'target_deleted',
+    });
   });
 
   it('quarantines a stored value that no longer parses, keeps its raw value, and sends the rest', async () => {
     world = await World.create(kind);
     const a = await world.holder('A');
-    const good = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'create',
-      payload: { title: 'ok' },
-    });
+    const good = await a.api.enqueue(createNote({ title: 'ok' }));
     const bad = { id: 'broken-row-1', owner: OWNER, savedAt: 1, state: 42, collection: 'notes' };
     await a.store.replace({
       owner: OWNER,
@@ -137,11 +129,7 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
     world = await World.create(kind);
     const a = await world.holder('A');
     const record = world.server.seed(OWNER, { title: 'a' });
-    const held = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'create',
-      payload: { title: 'h' },
-    });
+    const held = await a.api.enqueue(createNote({ title: 'h' }));
     world.server.inject('unauthorized');
     await a.api.flush();
     expect((await a.api.row(held.id))?.status).toBe('held');
@@ -151,12 +139,7 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
     await a.api.flush();
     expect(world.server.effectsFor(held.requestId!)).toBe(1);
 
-    const gone = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: 'n_404',
-      payload: { title: 'x' },
-    });
+    const gone = await a.api.enqueue(updateNote('n_404', { title: 'x' }));
     await a.api.flush();
     expect(await world.row(gone.id)).toMatchObject({ state: 'blocked', blockedCode: 'http_404' });
     expect((await world.row(gone.id))?.blockedDetail).toContain('not-found');
@@ -173,37 +156,17 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
     const a = await world.holder('A');
     const r1 = world.server.seed(OWNER, {});
     const r2 = world.server.seed(OWNER, {});
-    const inFlight = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: r1.id,
-      payload: { a: 1 },
-    });
-    const create = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: { a: 1 } });
+    const inFlight = await a.api.enqueue(updateNote(r1.id, { a: 1 }));
+    const create = await a.api.enqueue(createNote({ a: 1 }));
     a.transport.close();
     const flush = a.api.flush();
     await world.until(
       () => world.log.filter((l) => l.startsWith('claim:')).length === 2,
       'both claimed',
     );
-    const waiting = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: r1.id,
-      payload: { a: 2 },
-    });
-    const intent = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: create.targetId,
-      payload: { a: 2 },
-    });
-    const queued = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: r2.id,
-      payload: { a: 1 },
-    });
+    const waiting = await a.api.enqueue(updateNote(r1.id, { a: 2 }));
+    const intent = await a.api.enqueue(updateNote(create.targetId, { a: 2 }));
+    const queued = await a.api.enqueue(updateNote(r2.id, { a: 1 }));
     const statuses = Object.fromEntries((await a.api.rows()).map((v) => [v.id, v.status]));
     expect(statuses).toEqual({
       [inFlight.id]: 'sending',
@@ -237,12 +200,7 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
     const a = await world.holder('A');
     const r1 = world.server.seed(OWNER, {});
     const r2 = world.server.seed(OWNER, {});
-    await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: r1.id,
-      payload: { a: 1 },
-    });
+    await a.api.enqueue(updateNote(r1.id, { a: 1 }));
     world.server.inject('fail503');
     const first = await a.api.flush();
     expect(first).toMatchObject({
@@ -250,12 +208,7 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
       remaining: 1,
       nextAttemptAt: world.clock.now() + 1000,
     });
-    await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: r2.id,
-      payload: { a: 1 },
-    });
+    await a.api.enqueue(updateNote(r2.id, { a: 1 }));
     const second = await a.api.flush();
     expect(second).toMatchObject({
       succeeded: 1,

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildRowRequest } from '../../shared/identity.ts';
 import { restHandler } from '../../shared/rest-handler.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 
 /** SPEC §18 rows 1–7 and 9–11 (seed 000 §6): two holders on one store, a fixed clock. */
 describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
@@ -14,19 +15,9 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const record = world.server.seed(OWNER, note('a'));
     const a = await world.holder('A');
-    const u1 = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      payload: note('b'),
-    });
+    const u1 = await a.api.enqueue(updateNote(record.id, note('b')));
     const first = (await world.holdInFlight(a, u1.id)).done;
-    const u2 = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      payload: note('c'),
-    });
+    const u2 = await a.api.enqueue(updateNote(record.id, note('c')));
     expect(u2.outcome).toBe('successor');
     expect((await world.row(u2.id))?.successorOf).toBe(u1.id);
     const u2Before = await a.store.get(u2.id);
@@ -55,7 +46,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const a = await world.holder('A');
     const b = await world.holder('B');
-    const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
+    const c1 = await a.api.enqueue(createNote(note('x')));
     const [ra, rb] = await Promise.all([a.api.flush(), b.api.flush()]);
     const claims = world.log.filter((l) => l.startsWith('claim:'));
     expect(claims).toHaveLength(1);
@@ -70,7 +61,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const a = await world.holder('A');
     const b = await world.holder('B');
-    const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
+    const c1 = await a.api.enqueue(createNote(note('x')));
     const late = (await world.holdInFlight(a, c1.id)).done;
     world.clock.advance(LEASE + 1);
     const takeover = (await world.holdInFlight(b, c1.id, 2)).done;
@@ -90,7 +81,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const a = await world.holder('A');
     const b = await world.holder('B');
-    const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
+    const c1 = await a.api.enqueue(createNote(note('x')));
     a.transport.holdAnswers = true;
     const late = a.api.flush();
     await world.until(() => world.server.seen.length === 1, 'A reached the server');
@@ -111,14 +102,9 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   it('4: an edit of a create in flight becomes an intent, converted to a real update on the receipt', async () => {
     world = await World.create(kind);
     const a = await world.holder('A');
-    const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
+    const c1 = await a.api.enqueue(createNote(note('x')));
     const flush = (await world.holdInFlight(a, c1.id)).done;
-    const u1 = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: c1.targetId,
-      payload: note('y'),
-    });
+    const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
     expect(u1.outcome).toBe('intent');
     expect(u1.requestId).toBeUndefined();
     expect(await world.row(u1.id)).toMatchObject({
@@ -143,12 +129,12 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   it('5: a delete of a deferred create is an intent; the resend replays the key and the delete follows', async () => {
     world = await World.create(kind);
     const a = await world.holder('A');
-    const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
+    const c1 = await a.api.enqueue(createNote(note('x')));
     world.server.inject('drop');
     const first = await a.api.flush();
     expect(first.transient).toBe(1);
     expect((await world.row(c1.id))?.deferredAt).toBeDefined();
-    const d1 = await a.api.enqueue({ collection: 'notes', kind: 'delete', targetId: c1.targetId });
+    const d1 = await a.api.enqueue(deleteNote(c1.targetId));
     expect(d1.outcome).toBe('intent');
     await a.api.flush({ force: true });
     const serverId = world.server.effects[0]!.id;
@@ -167,16 +153,8 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const a = await world.holder('A');
     const other = await world.holder('B', { owner: 'user-2' });
-    const theirs = await other.api.enqueue({
-      collection: 'notes',
-      kind: 'create',
-      payload: note('theirs'),
-    });
-    const mine = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'create',
-      payload: note('mine'),
-    });
+    const theirs = await other.api.enqueue(createNote(note('theirs')));
+    const mine = await a.api.enqueue(createNote(note('mine')));
     const before = await a.store.get(theirs.id);
     const report = await a.api.flush({ force: true });
     expect(report.claimed).toBe(1);
@@ -190,28 +168,18 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     world = await World.create(kind);
     const record = world.server.seed(OWNER, note('a'));
     const a = await world.holder('A');
-    const u1 = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      payload: note('b'),
-    });
+    const u1 = await a.api.enqueue(updateNote(record.id, note('b')));
     const flush = (await world.holdInFlight(a, u1.id)).done;
-    const del = await a.api.enqueue({ collection: 'notes', kind: 'delete', targetId: record.id });
+    const del = await a.api.enqueue(deleteNote(record.id));
     expect(del.outcome).toBe('successor');
     expect(await world.row(del.id)).toMatchObject({ successorOf: u1.id, kind: 'delete' });
     expect((await world.row(u1.id))?.kind).toBe('update');
     a.transport.open();
     await flush;
     expect(world.server.effects.map((e) => e.method)).toEqual(['PATCH', 'DELETE']);
-    await expect(
-      a.api.enqueue({
-        collection: 'notes',
-        kind: 'update',
-        targetId: record.id,
-        payload: note('c'),
-      }),
-    ).resolves.toMatchObject({ outcome: 'queued' });
+    await expect(a.api.enqueue(updateNote(record.id, note('c')))).resolves.toMatchObject({
+      outcome: 'queued',
+    });
   });
 
   it("9: a legacy tab's fresh sending row counts as in flight; after the lease it is resent with the same key", async () => {
@@ -252,12 +220,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     });
     const idle = await a.api.flush();
     expect(idle.claimed).toBe(0);
-    const edit = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      payload: note('new'),
-    });
+    const edit = await a.api.enqueue(updateNote(record.id, note('new')));
     expect(edit.outcome).toBe('successor');
     expect(await a.store.get(legacy.id)).toEqual(legacy);
     world.clock.advance(LEASE);
@@ -276,15 +239,10 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   it('10: an intent whose create vanished is converted from the exact receipt the server holds', async () => {
     world = await World.create(kind);
     const a = await world.holder('A');
-    const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
+    const c1 = await a.api.enqueue(createNote(note('x')));
     world.server.inject('drop');
     await a.api.flush();
-    const u1 = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: c1.targetId,
-      payload: note('y'),
-    });
+    const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
     expect(u1.outcome).toBe('intent');
     // Another writer (a legacy tab) settles C1 and deletes it without a local receipt.
     const raw = await a.store.get(c1.id);
@@ -306,15 +264,10 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   it('10: an intent whose create is unknown to the server is kept and marked, and a failed lookup leaves it untouched', async () => {
     world = await World.create(kind);
     const a = await world.holder('A');
-    const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
+    const c1 = await a.api.enqueue(createNote(note('x')));
     world.server.inject('network');
     await a.api.flush();
-    const u1 = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: c1.targetId,
-      payload: note('y'),
-    });
+    const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
     const raw = await a.store.get(c1.id);
     await a.store.replace({
       owner: OWNER,
@@ -339,7 +292,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   it('11: a holder that dies mid-send is taken over after the lease; exactly one row and one effect', async () => {
     world = await World.create(kind);
     const a = await world.holder('A');
-    const c1 = await a.api.enqueue({ collection: 'notes', kind: 'create', payload: note('x') });
+    const c1 = await a.api.enqueue(createNote(note('x')));
     a.transport.holdAnswers = true;
     void a.api.flush();
     await world.until(() => world.server.seen.length === 1, 'A sent');

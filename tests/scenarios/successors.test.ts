@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, updateNote } from '../support/intents.ts';
 
 /** Successor rows (SPEC §6) on top of a pending edit, and waking up for another holder's lease. */
 describe.each(STORE_KINDS)('successors and leases on the %s store', (kind) => {
@@ -10,21 +11,9 @@ describe.each(STORE_KINDS)('successors and leases on the %s store', (kind) => {
     world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a' });
     const a = await world.holder('A');
-    const u1 = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { title: 'b' },
-    });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'b' }, 1));
     const flush = (await world.holdInFlight(a, u1.id)).done;
-    const u2 = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { body: 'c' },
-    });
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'c' }, 1));
     expect(u2.outcome).toBe('successor');
     a.transport.open();
     const report = await flush;
@@ -43,21 +32,9 @@ describe.each(STORE_KINDS)('successors and leases on the %s store', (kind) => {
     world.server.editElsewhere(record.id);
     world.server.editElsewhere(record.id);
     const a = await world.holder('A');
-    const u1 = await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 3,
-      payload: { title: 'b' },
-    });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'b' }, 3));
     const flush = (await world.holdInFlight(a, u1.id)).done;
-    await a.api.enqueue({
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      baseRevision: 1,
-      payload: { body: 'old view' },
-    });
+    await a.api.enqueue(updateNote(record.id, { body: 'old view' }, 1));
     a.transport.open();
     expect(await flush).toMatchObject({ conflicts: 1 });
     expect(await a.api.conflicts()).toHaveLength(1);
@@ -67,7 +44,7 @@ describe.each(STORE_KINDS)('successors and leases on the %s store', (kind) => {
     world = await World.create(kind);
     const a = await world.holder('A');
     const b = await world.holder('B');
-    await a.api.enqueue({ collection: 'notes', kind: 'create', payload: { title: 'x' } });
+    await a.api.enqueue(createNote({ title: 'x' }));
     a.transport.close();
     void a.api.flush();
     await world.until(() => world.log.some((l) => l.startsWith('claim:A:')), 'A claimed');
