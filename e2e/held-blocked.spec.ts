@@ -9,8 +9,6 @@ interface View {
   row: { state: string; blockedCode?: string; blockedDetail?: string };
 }
 
-const create = (title: unknown) => ({ collection: 'notes', kind: 'create', payload: { title } });
-
 test('a 401 holds the row until the app re-authenticates and calls resumeHeld, then it is sent', async ({
   context,
   baseURL,
@@ -20,7 +18,7 @@ test('a 401 holds the row until the app re-authenticates and calls resumeHeld, t
   const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
   await server.expireToken(user);
 
-  const { id } = await app.value<{ id: string }>('enqueue', create('after login'));
+  const id = await app.createNote('after login');
   await expect
     .poll(async () => (await app.value<View | undefined>('row', id))?.status)
     .toBe('held');
@@ -89,24 +87,24 @@ test('a permanent rejection blocks the row with its reason visible through subsc
   const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
   await app.subscribe();
 
-  const first = await app.value<{ id: string }>('enqueue', create('retry me'));
+  const first = await app.createNote('retry me');
   const blockedIn = async (id: string) => {
     const latest = (await app.snapshots<View>()).at(-1) ?? [];
     return latest.find((view) => view.id === id);
   };
-  await expect.poll(async () => (await blockedIn(first.id))?.status).toBe('blocked');
-  const blocked = (await blockedIn(first.id))!;
+  await expect.poll(async () => (await blockedIn(first))?.status).toBe('blocked');
+  const blocked = (await blockedIn(first))!;
   expect(blocked.row.blockedCode).toBe('http_403');
   expect(blocked.row.blockedDetail).toContain('not today');
 
-  await app.value('retry', first.id);
-  await expect.poll(async () => (await server.stats(user)).effectsByKey[first.id]).toBe(1);
+  await app.value('retry', first);
+  await expect.poll(async () => (await server.stats(user)).effectsByKey[first]).toBe(1);
 
   // A body the server rejects as invalid (422) is blocked too; discard removes it for good.
-  const second = await app.value<{ id: string }>('enqueue', create(42));
-  await expect.poll(async () => (await blockedIn(second.id))?.row.blockedCode).toBe('http_422');
-  expect((await blockedIn(second.id))!.row.blockedDetail).toContain('validation-failed');
-  await app.value('discard', second.id);
+  const second = await app.createNote(42);
+  await expect.poll(async () => (await blockedIn(second))?.row.blockedCode).toBe('http_422');
+  expect((await blockedIn(second))!.row.blockedDetail).toContain('validation-failed');
+  await app.value('discard', second);
   await expect.poll(async () => (await app.snapshots<View>()).at(-1)).toEqual([]);
   expect((await server.stats(user)).effects).toBe(1);
 });

@@ -45,10 +45,6 @@ test('invalid input to enqueue fails on the page with a typed error code, and th
 
   // The same connection still answers, and a valid intent still goes out.
   expect(await app.call('stats')).toMatchObject({ ok: true, value: { total: 0 } });
-  const { id } = await app.value<{ id: string }>('enqueue', {
-    collection: 'notes',
-    kind: 'create',
-    payload: { title: 'fine' },
-  });
+  const id = await app.createNote('fine');
   await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
 });

@@ -36,15 +36,7 @@ async function withoutBackgroundSync(context: BrowserContext, baseURL: string, u
     expect(apis).toEqual([undefined, undefined]);
     return app;
   };
-  const create = async (app: AppPage, title: string) =>
-    (
-      await app.value<{ id: string }>('enqueue', {
-        collection: 'notes',
-        kind: 'create',
-        payload: { title },
-      })
-    ).id;
-  return { open, create };
+  return { open };
 }
 
 test('without Background Sync, offline edits go when the page comes back online, and when a page opens again', async ({
@@ -53,12 +45,12 @@ test('without Background Sync, offline edits go when the page comes back online,
   server,
   user,
 }) => {
-  const { open, create } = await withoutBackgroundSync(context, baseURL!, user);
+  const { open } = await withoutBackgroundSync(context, baseURL!, user);
   const app = await open();
 
   // The page stays open: going online is what sends it.
   await context.setOffline(true);
-  const first = await create(app, 'while open');
+  const first = await app.createNote('while open');
   expect((await app.value<{ total: number }>('stats')).total).toBe(1);
   await context.setOffline(false);
   await expect.poll(async () => (await server.stats(user)).effectsByKey[first]).toBe(1);
@@ -66,7 +58,7 @@ test('without Background Sync, offline edits go when the page comes back online,
   // Every page closes while offline; the worker lives on, but no event reaches it when the
   // network returns. The next page to open sends what waited.
   await context.setOffline(true);
-  const second = await create(app, 'after closing');
+  const second = await app.createNote('after closing');
   await app.page.close();
   await context.setOffline(false);
   expect((await server.stats(user)).effectsByKey[second]).toBeUndefined();

@@ -16,12 +16,7 @@ test('intents enqueued offline are sent once each by the sync event after every 
   await context.setOffline(true);
   const ids: string[] = [];
   for (const title of ['one', 'two', 'three']) {
-    const result = await app.value<{ id: string }>('enqueue', {
-      collection: 'notes',
-      kind: 'create',
-      payload: { title },
-    });
-    ids.push(result.id);
+    ids.push(await app.createNote(title));
   }
   expect((await app.value<{ total: number }>('stats')).total).toBe(3);
   await app.page.close();

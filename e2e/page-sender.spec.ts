@@ -18,11 +18,7 @@ test.describe('without service workers', () => {
       pageSender: true,
     });
     expect(await app.mode()).toBe('page');
-    const { id } = await app.value<{ id: string }>('enqueue', {
-      collection: 'notes',
-      kind: 'create',
-      payload: { title: 'tab' },
-    });
+    const id = await app.createNote('tab');
     await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
     await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
     expect(requests.writes().map((entry) => entry.from)).toEqual(['page']);
@@ -38,11 +34,7 @@ test('the page sender hands over to the worker once it controls the page', async
 }) => {
   const app = await AppPage.open(context, baseURL!, { owner: user, login: user, pageSender: true });
   await expect.poll(() => app.mode()).toBe('worker');
-  const { id } = await app.value<{ id: string }>('enqueue', {
-    collection: 'notes',
-    kind: 'create',
-    payload: { title: 'sw' },
-  });
+  const id = await app.createNote('sw');
   await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
   expect(
     requests
@@ -88,15 +80,7 @@ test('a worker and a page sender flushing the same rows at once send each intent
   });
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    ids.push(
-      (
-        await tab.value<{ id: string }>('enqueue', {
-          collection: 'notes',
-          kind: 'create',
-          payload: { title: `n${i}` },
-        })
-      ).id,
-    );
+    ids.push(await tab.createNote(`n${i}`));
   }
   await expect
     .poll(async () => (await tab.value<{ counts: { deferred: number } }>('stats')).counts.deferred)

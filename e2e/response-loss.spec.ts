@@ -11,11 +11,7 @@ test('a response dropped after commit is retried with the same key and bytes and
   const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
   await server.fault({ kind: 'drop-after-commit', route: 'POST /api/notes', user, count: 1 });
 
-  const { id } = await app.value<{ id: string }>('enqueue', {
-    collection: 'notes',
-    kind: 'create',
-    payload: { title: 'once' },
-  });
+  const id = await app.createNote('once');
   await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
 
   const stats = await server.stats(user);

@@ -56,11 +56,7 @@ test('a sync that leaves transient failures asks the browser to retry, and the r
   const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
   const workers = await openWithControl(undefined, app, baseURL!);
   await server.fault({ kind: 'unavailable', route: 'POST /api/notes', user, retryAfter: 1 });
-  const { id } = await app.value<{ id: string }>('enqueue', {
-    collection: 'notes',
-    kind: 'create',
-    payload: { title: 'late' },
-  });
+  const id = await app.createNote('late');
 
   await workers.sync();
   await expect

@@ -22,11 +22,7 @@ test('a worker stopped mid-send is replaced by a new holder that takes over afte
   await app.subscribe();
   const held = requests.hold((entry) => entry.method === 'POST' && entry.from === 'worker');
 
-  const { id } = await app.value<{ id: string }>('enqueue', {
-    collection: 'notes',
-    kind: 'create',
-    payload: { title: 'survivor' },
-  });
+  const id = await app.createNote('survivor');
   await held.reached;
   await workers.stopAll();
   held.release();

@@ -27,11 +27,7 @@ test('a worker update while the old worker is mid-flush: both flush, no request 
     sw: { version: '1', lease: '3000' },
   });
   const held = requests.hold((entry) => entry.method === 'POST' && entry.from === 'worker');
-  const first = await app.value<{ id: string }>('enqueue', {
-    collection: 'notes',
-    kind: 'create',
-    payload: { title: 'old' },
-  });
+  const first = await app.createNote('old');
   await held.reached;
 
   const controllerChanged = app.page.evaluate(
@@ -55,11 +51,7 @@ test('a worker update while the old worker is mid-flush: both flush, no request 
   // Chromium activates the update once the old worker's flush has settled.
   await controllerChanged;
 
-  const second = await app.value<{ id: string }>('enqueue', {
-    collection: 'notes',
-    kind: 'create',
-    payload: { title: 'new' },
-  });
+  const second = await app.createNote('new');
   await expect
     .poll(
       async () => {
@@ -71,8 +63,8 @@ test('a worker update while the old worker is mid-flush: both flush, no request 
     .toBe(0);
 
   const stats = await server.stats(user);
-  expect(stats.effectsByKey).toEqual({ [first.id]: 1, [second.id]: 1 });
-  expect(requests.keyCounts()).toEqual({ [first.id]: 1, [second.id]: 1 });
+  expect(stats.effectsByKey).toEqual({ [first]: 1, [second]: 1 });
+  expect(requests.keyCounts()).toEqual({ [first]: 1, [second]: 1 });
   const flushedBy = new Set(
     (await app.events<WorkerEvent>())
       .filter((event) => event.type === 'flushed')
@@ -80,6 +72,6 @@ test('a worker update while the old worker is mid-flush: both flush, no request 
   );
   expect([...flushedBy].sort()).toEqual(['1', '2']);
   const sentBy = (await app.events<WorkerEvent>()).filter((event) => event.type === 'sent');
-  expect(sentBy.find((event) => event.id === first.id)?.version).toBe('1');
-  expect(sentBy.find((event) => event.id === second.id)?.version).toBe('2');
+  expect(sentBy.find((event) => event.id === first)?.version).toBe('1');
+  expect(sentBy.find((event) => event.id === second)?.version).toBe('2');
 });

@@ -77,6 +77,16 @@ export class AppPage {
     return result.value as T;
   }
 
+  /** Enqueues a create in the `notes` collection and returns its row id. */
+  async createNote(title: unknown): Promise<string> {
+    const { id } = await this.value<{ id: string }>('enqueue', {
+      collection: 'notes',
+      kind: 'create',
+      payload: { title },
+    });
+    return id;
+  }
+
   login(user: string, persist = false): Promise<CallResult> {
     return this.page.evaluate(([u, p]) => (globalThis as unknown as E2eWindow).e2e.login(u, p), [
       user,

@@ -21,11 +21,7 @@ export async function deferredCreate(
     count: 1,
     retryAfter,
   });
-  const { id } = await app.value<{ id: string }>('enqueue', {
-    collection: 'notes',
-    kind: 'create',
-    payload: { title },
-  });
+  const id = await app.createNote(title);
   await expect
     .poll(async () => (await app.value<{ status: string } | undefined>('row', id))?.status)
     .toBe('deferred');
