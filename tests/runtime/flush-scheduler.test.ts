@@ -1,18 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { OutboxCore } from '../../shared/core-types.ts';
 import { createFlushScheduler, earliestAttempt, needsRetry } from '../../shared/flush-scheduler.ts';
+import { emptyFlushReport } from '../../shared/flush-state.ts';
 import type { FlushReport } from '../../shared/protocol.ts';
 
 const report = (over: Partial<FlushReport> = {}): FlushReport => ({
-  claimed: 0,
-  succeeded: 0,
-  transient: 0,
-  held: 0,
-  blocked: 0,
-  conflicts: 0,
-  stale: 0,
-  remaining: 0,
-  nextAttemptAt: null,
+  ...emptyFlushReport(),
   ...over,
 });
 
