@@ -26,7 +26,7 @@ export {
   sha256Digest,
 } from './fingerprint.ts';
 export { type RunningServer, type StartOptions, startServer } from './start.ts';
-export { type PrincipalCounters, ServerStats } from './stats.ts';
+export { type PrincipalCounters, type PrincipalStats, ServerStats } from './stats.ts';
 export { describeStore, openStore, type StoreConfig } from './store/open.ts';
 export type {
   NotePatch,

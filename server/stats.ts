@@ -12,6 +12,9 @@ export interface PrincipalCounters {
   keyReused: number;
 }
 
+/** What `GET /__stats?user=` reports for one principal: the counters and effects per key. */
+export type PrincipalStats = PrincipalCounters & { effectsByKey: Record<string, number> };
+
 type Counter = keyof PrincipalCounters;
 
 /**
@@ -50,7 +53,7 @@ export class ServerStats {
   }
 
   /** Counters of one principal plus its effects per key. */
-  principal(principal: string): PrincipalCounters & { effectsByKey: Record<string, number> } {
+  principal(principal: string): PrincipalStats {
     const counters = this.#byPrincipal.get(principal) ?? {
       effects: 0,
       replays: 0,

@@ -1,3 +1,4 @@
+import type { PrincipalStats } from '../../server/stats.ts';
 /**
  * The page's direct calls to the reference server (SPEC §15): demo sign-in, reading notes, and
  * the admin routes that inject faults and count effects. Writes never go this way: every create,
@@ -13,15 +14,8 @@ export interface ServerNote {
   deleted?: boolean;
 }
 
-/** The server's counters for one user since it started (`GET /__stats?user=`). */
-export interface EffectStats {
-  effects: number;
-  replays: number;
-  inProgress: number;
-  conflicts: number;
-  keyReused: number;
-  effectsByKey: Record<string, number>;
-}
+/** The server's counters for one user (`GET /__stats?user=`). */
+export type EffectStats = PrincipalStats;
 
 /** A fault rule as the server lists it (server/faults.ts). */
 export interface FaultRule {

@@ -2,16 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { PrincipalStats } from '../../server/stats.ts';
 
-/** The server's counters for one user (`GET /__stats?user=`): committed writes per key, … */
-export interface EffectStats {
-  effects: number;
-  replays: number;
-  inProgress: number;
-  conflicts: number;
-  keyReused: number;
-  effectsByKey: Record<string, number>;
-}
+/** The server's counters for one user (`GET /__stats?user=`). */
+export type EffectStats = PrincipalStats;
 
 /** How to start one reference-server process for a test or a benchmark. */
 export interface LaunchOptions {
