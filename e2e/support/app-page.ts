@@ -1,4 +1,4 @@
-import type { BrowserContext, Page } from '@playwright/test';
+import { type BrowserContext, expect, type Page } from '@playwright/test';
 
 /**
  * A test page (e2e/app/page.ts) driven from the test: connect, call the page API, read what the
@@ -75,6 +75,19 @@ export class AppPage {
         `${method} failed: ${result.error.code ?? result.error.name}: ${result.error.message}`,
       );
     return result.value as T;
+  }
+
+  /** Asks for a flush until the outbox is empty (rows may first wait out another holder's lease). */
+  async flushUntilEmpty(timeout = 20_000): Promise<void> {
+    await expect
+      .poll(
+        async () => {
+          await this.call('flush');
+          return (await this.value<{ total: number }>('stats')).total;
+        },
+        { timeout },
+      )
+      .toBe(0);
   }
 
   /** Enqueues a create in the `notes` collection and returns its row id. */
