@@ -9,9 +9,9 @@
  */
 import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
+import type { OutboxStore, RowCursor } from '../shared/model/store.ts';
 import { openIdbStore } from '../shared/store/idb.ts';
 import { createMemoryStore } from '../shared/store/memory.ts';
-import type { OutboxStore, RowCursor } from '../shared/store/types.ts';
 
 const rows = Number(process.argv[2] ?? 5_000);
 const batch = Number(process.argv[3] ?? 50);

@@ -7,8 +7,8 @@ import {
   isOutboxMessage,
   REFUSED_MESSAGE,
   type RefusedMessage,
-} from '../shared/connection.ts';
-import { isErrorCode, OutboxError } from '../shared/errors.ts';
+} from '../shared/model/connection.ts';
+import { isErrorCode, OutboxError } from '../shared/model/errors.ts';
 import { withTimeout } from './timeout.ts';
 
 /**

@@ -1,19 +1,19 @@
 import { proxy } from 'comlink';
 import type { Workbox } from 'workbox-window';
-import { installComlinkErrors } from '../shared/comlink-errors.ts';
-import type { EndpointApi, WatchUpdate } from '../shared/connection.ts';
-import type { SetAuthOptions } from '../shared/credentials.ts';
-import { cryptoIds } from '../shared/defaults.ts';
-import { OutboxError } from '../shared/errors.ts';
-import { emptyFlushReport } from '../shared/flush-state.ts';
-import { newRequestId } from '../shared/identity.ts';
+import { emptyFlushReport } from '../shared/core/flush-state.ts';
+import type { EndpointApi, WatchUpdate } from '../shared/model/connection.ts';
+import { OutboxError } from '../shared/model/errors.ts';
 import type {
   FlushOptions,
   FlushReport,
   OutboxApi,
   RowFilter,
   RowView,
-} from '../shared/protocol.ts';
+} from '../shared/model/protocol.ts';
+import { newRequestId } from '../shared/plan/identity.ts';
+import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
+import type { SetAuthOptions } from '../shared/runtime/credentials.ts';
+import { cryptoIds } from '../shared/runtime/defaults.ts';
 import { WorkerChannel } from './channel.ts';
 import { flushViaWorker } from './flush-message.ts';
 import type { PageSender, PageSenderConfig } from './page-sender.ts';

@@ -4,9 +4,9 @@ import {
   type FlushMessage,
   type FlushReply,
   isOutboxMessage,
-} from '../shared/connection.ts';
-import { isErrorCode, OutboxError } from '../shared/errors.ts';
-import type { FlushOptions, FlushReport } from '../shared/protocol.ts';
+} from '../shared/model/connection.ts';
+import { isErrorCode, OutboxError } from '../shared/model/errors.ts';
+import type { FlushOptions, FlushReport } from '../shared/model/protocol.ts';
 import { withTimeout } from './timeout.ts';
 
 /**

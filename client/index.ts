@@ -7,10 +7,9 @@
  * await outbox.enqueue({ collection: 'notes', kind: 'create', payload: { title: 'x' } });
  * ```
  */
-export type { WatchUpdate } from '../shared/connection.ts';
-export type { SetAuthOptions } from '../shared/credentials.ts';
-export { ERROR_CODES, type ErrorCode, OutboxError } from '../shared/errors.ts';
-export type { CollectionHandler } from '../shared/handler.ts';
+export type { WatchUpdate } from '../shared/model/connection.ts';
+export { ERROR_CODES, type ErrorCode, OutboxError } from '../shared/model/errors.ts';
+export type { CollectionHandler } from '../shared/model/handler.ts';
 export type {
   EnqueueInput,
   EnqueueResult,
@@ -19,8 +18,9 @@ export type {
   OutboxStats,
   RowFilter,
   RowView,
-} from '../shared/protocol.ts';
-export { type RestHandlerOptions, restHandler } from '../shared/rest-handler.ts';
-export type { ConflictLedgerEntry, Receipt } from '../shared/store/types.ts';
+} from '../shared/model/protocol.ts';
+export type { ConflictLedgerEntry, Receipt } from '../shared/model/store.ts';
+export type { SetAuthOptions } from '../shared/runtime/credentials.ts';
+export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
 export { type ConnectOptions, connectOutbox, type OutboxClient } from './connect.ts';
 export type { PageSenderConfig } from './page-sender.ts';

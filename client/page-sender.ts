@@ -1,10 +1,10 @@
-import type { EndpointApi } from '../shared/connection.ts';
-import { createEndpoint, type Endpoint } from '../shared/endpoint.ts';
-import { BUNDLE_VERSION } from '../shared/outbox.ts';
-import { rememberOwner } from '../shared/owners.ts';
-import type { FlushOptions, FlushReport } from '../shared/protocol.ts';
-import { createRowFeed } from '../shared/row-feed.ts';
-import { createSender, type SenderConfig } from '../shared/sender.ts';
+import { rememberOwner } from '../shared/core/known-owners.ts';
+import { BUNDLE_VERSION } from '../shared/core/outbox-core.ts';
+import { createRowFeed } from '../shared/core/row-feed.ts';
+import type { EndpointApi } from '../shared/model/connection.ts';
+import type { FlushOptions, FlushReport } from '../shared/model/protocol.ts';
+import { createEndpoint, type Endpoint } from '../shared/runtime/endpoint.ts';
+import { createSender, type SenderConfig } from '../shared/runtime/sender.ts';
 
 /**
  * The page sender (SPEC §12, §1): when no service worker controls the page, the same core runs

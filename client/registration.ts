@@ -1,5 +1,5 @@
 import { Workbox } from 'workbox-window';
-import { PERIODIC_SYNC_TAG, SYNC_TAG } from '../shared/connection.ts';
+import { PERIODIC_SYNC_TAG, SYNC_TAG } from '../shared/model/connection.ts';
 
 /**
  * Registration and the browser's wake-up APIs, page side (SPEC §12, §13): the worker is

@@ -1,5 +1,5 @@
-import type { EndpointApi, WatchUpdate } from '../shared/connection.ts';
-import type { RowFilter, RowView } from '../shared/protocol.ts';
+import type { EndpointApi, WatchUpdate } from '../shared/model/connection.ts';
+import type { RowFilter, RowView } from '../shared/model/protocol.ts';
 
 /**
  * The page's subscriptions, kept on the client so they outlive a connection (SPEC §13: subscribe

@@ -1,4 +1,4 @@
-import { type ErrorCode, OutboxError } from '../shared/errors.ts';
+import { type ErrorCode, OutboxError } from '../shared/model/errors.ts';
 
 /**
  * Bounds a promise in time (SPEC §13: no call hangs). The promise itself is not cancelled — a

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { HEADER, PROBLEM } from '../shared/wire.ts';
+import { HEADER, PROBLEM } from '../shared/wire/protocol.ts';
 import type { AppContext } from './context.ts';
 import { sendProblem } from './problem.ts';
 

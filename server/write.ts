@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HEADER, PROBLEM, parseRevisionTag } from '../shared/wire.ts';
+import { HEADER, PROBLEM, parseRevisionTag } from '../shared/wire/protocol.ts';
 import type { AppContext } from './context.ts';
 import { EMPTY_BODY_DIGEST, parseContentDigest } from './fingerprint.ts';
 import { answerCompleted, answerInflight, fingerprintOf, sendStored } from './idempotency.ts';

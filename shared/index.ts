@@ -2,18 +2,10 @@
  * `sw-outbox/shared`: the environment-free core (SPEC §1) — for custom runtimes, tests and
  * tools. The service worker and the page use it through `sw-outbox/sw` and `sw-outbox/client`.
  */
-export { type BackoffConfig, backoffDelay, DEFAULT_BACKOFF } from './backoff.ts';
-export { isClaimMine, planClaim } from './claim.ts';
-export { classifyResult, type Outcome, parseRetryAfter } from './classify.ts';
-export {
-  buildConflictEvidence,
-  type ConflictEvidence,
-  ledgerEntryFor,
-  planConflictSuccessor,
-} from './conflict.ts';
-export type { OutboxCore, OutboxCoreConfig, OutboxTuning } from './core-types.ts';
-export { planEnqueue } from './enqueue.ts';
-export { ERROR_CODES, type ErrorCode, isErrorCode, OutboxError } from './errors.ts';
+
+export { BUNDLE_VERSION, createOutboxCore, DEFAULT_TUNING } from './core/outbox-core.ts';
+export type { OutboxCore, OutboxCoreConfig, OutboxTuning } from './core/types.ts';
+export { ERROR_CODES, type ErrorCode, isErrorCode, OutboxError } from './model/errors.ts';
 export type {
   CollectionHandler,
   ConflictFacts,
@@ -21,13 +13,8 @@ export type {
   IntentInfo,
   PreparedRequest,
   ReceiptFacts,
-} from './handler.ts';
-export { buildRowRequest, fingerprintOf, isValidId, newRequestId } from './identity.ts';
-export { isRowInFlight } from './inflight.ts';
-export { planIntentConversion } from './intents.ts';
-export { canonicalJson, type Json } from './json.ts';
-export { mergeIntents } from './merge.ts';
-export { BUNDLE_VERSION, createOutboxCore, DEFAULT_TUNING } from './outbox.ts';
+} from './model/handler.ts';
+export { canonicalJson, type Json } from './model/json.ts';
 export type {
   Clock,
   IdSource,
@@ -35,10 +22,8 @@ export type {
   ReceiptLookup,
   Transport,
   TransportResult,
-} from './ports.ts';
-export * from './protocol.ts';
-export { planQuarantine } from './quarantine.ts';
-export { type RestHandlerOptions, restHandler } from './rest-handler.ts';
+} from './model/ports.ts';
+export * from './model/protocol.ts';
 export {
   decodeRow,
   isIntentRow,
@@ -48,8 +33,24 @@ export {
   pendingCreateId,
   type RowRequest,
   type RowStatus,
-} from './row.ts';
-export { rowStatus, selectSendableRows, sendability } from './select.ts';
-export { planSettleFailure, planSettleSuccess } from './settle.ts';
+} from './model/row.ts';
+export { type BackoffConfig, backoffDelay, DEFAULT_BACKOFF } from './plan/backoff.ts';
+export { isClaimMine, planClaim } from './plan/claim.ts';
+export { classifyResult, type Outcome, parseRetryAfter } from './plan/classify.ts';
+export {
+  buildConflictEvidence,
+  type ConflictEvidence,
+  ledgerEntryFor,
+  planConflictSuccessor,
+} from './plan/conflict-successor.ts';
+export { planEnqueue } from './plan/enqueue.ts';
+export { buildRowRequest, fingerprintOf, isValidId, newRequestId } from './plan/identity.ts';
+export { isRowInFlight } from './plan/in-flight.ts';
+export { planIntentConversion } from './plan/intent-conversion.ts';
+export { mergeIntents } from './plan/merge.ts';
+export { planQuarantine } from './plan/quarantine.ts';
+export { rowStatus, selectSendableRows, sendability } from './plan/select.ts';
+export { planSettleFailure, planSettleSuccess } from './plan/settle.ts';
+export { planSuccessorRebase } from './plan/successor-rebase.ts';
 export * from './store/index.ts';
-export { planSuccessorRebase } from './successors.ts';
+export { type RestHandlerOptions, restHandler } from './wire/rest-handler.ts';

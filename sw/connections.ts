@@ -1,17 +1,17 @@
 import { expose } from 'comlink';
-import { installComlinkErrors } from '../shared/comlink-errors.ts';
+import { rememberOwner } from '../shared/core/known-owners.ts';
+import { BUNDLE_VERSION } from '../shared/core/outbox-core.ts';
+import { createRowFeed } from '../shared/core/row-feed.ts';
 import {
   CONNECT_MESSAGE,
   type ConnectMessage,
   isOutboxMessage,
   REFUSED_MESSAGE,
   type RefusedMessage,
-} from '../shared/connection.ts';
-import { createEndpoint, type Endpoint } from '../shared/endpoint.ts';
-import { BUNDLE_VERSION } from '../shared/outbox.ts';
-import { rememberOwner } from '../shared/owners.ts';
-import { createRowFeed } from '../shared/row-feed.ts';
-import { z } from '../shared/schema-kit.ts';
+} from '../shared/model/connection.ts';
+import { z } from '../shared/model/schema-kit.ts';
+import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
+import { createEndpoint, type Endpoint } from '../shared/runtime/endpoint.ts';
 import type { EngineContext } from './engine.ts';
 
 /**

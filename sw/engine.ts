@@ -1,8 +1,13 @@
-import { handOverCredentials } from '../shared/credentials.ts';
-import type { FlushRun } from '../shared/flush-scheduler.ts';
-import { knownOwners } from '../shared/owners.ts';
-import type { FlushOptions, FlushReport, OutboxApi, OutboxEvent } from '../shared/protocol.ts';
-import { createSender, type Sender, type SenderConfig } from '../shared/sender.ts';
+import { knownOwners } from '../shared/core/known-owners.ts';
+import type {
+  FlushOptions,
+  FlushReport,
+  OutboxApi,
+  OutboxEvent,
+} from '../shared/model/protocol.ts';
+import { handOverCredentials } from '../shared/runtime/credentials.ts';
+import type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
+import { createSender, type Sender, type SenderConfig } from '../shared/runtime/sender.ts';
 import { acceptConnections } from './connections.ts';
 import { attachTriggers, type TriggerEvent } from './triggers.ts';
 

@@ -6,14 +6,19 @@
  * engine.attach(self);
  * ```
  */
-export type { EndpointApi, Hello, WatchUpdate } from '../shared/connection.ts';
-export { PERIODIC_SYNC_TAG, PUSH_FLUSH_TYPE, SYNC_TAG } from '../shared/connection.ts';
-export type { AuthHook, SetAuthOptions } from '../shared/credentials.ts';
-export { ERROR_CODES, type ErrorCode, OutboxError } from '../shared/errors.ts';
-export type { FlushRun } from '../shared/flush-scheduler.ts';
-export type { CollectionHandler, ConflictPolicy } from '../shared/handler.ts';
-export type { FlushOptions, FlushReport, OutboxApi, OutboxEvent } from '../shared/protocol.ts';
-export { type RestHandlerOptions, restHandler } from '../shared/rest-handler.ts';
+export type { EndpointApi, Hello, WatchUpdate } from '../shared/model/connection.ts';
+export { PERIODIC_SYNC_TAG, PUSH_FLUSH_TYPE, SYNC_TAG } from '../shared/model/connection.ts';
+export { ERROR_CODES, type ErrorCode, OutboxError } from '../shared/model/errors.ts';
+export type { CollectionHandler, ConflictPolicy } from '../shared/model/handler.ts';
+export type {
+  FlushOptions,
+  FlushReport,
+  OutboxApi,
+  OutboxEvent,
+} from '../shared/model/protocol.ts';
+export type { AuthHook, SetAuthOptions } from '../shared/runtime/credentials.ts';
+export type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
+export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
 export {
   createOutboxEngine,
   type EngineEvent,

@@ -7,9 +7,9 @@ import {
   PERIODIC_SYNC_TAG,
   PUSH_FLUSH_TYPE,
   SYNC_TAG,
-} from '../shared/connection.ts';
-import { earliestAttempt, type FlushRun, needsRetry } from '../shared/flush-scheduler.ts';
-import type { FlushOptions } from '../shared/protocol.ts';
+} from '../shared/model/connection.ts';
+import type { FlushOptions } from '../shared/model/protocol.ts';
+import { earliestAttempt, type FlushRun, needsRetry } from '../shared/runtime/flush-scheduler.ts';
 import type { EngineContext } from './engine.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { HEADER, PROBLEM } from '../../shared/wire.ts';
+import { HEADER, PROBLEM } from '../../shared/wire/protocol.ts';
 import type { AppContext } from '../context.ts';
 import { checkBeforeBody } from '../idempotency.ts';
 import { sendProblem } from '../problem.ts';

@@ -1,5 +1,5 @@
-import { deepEqual } from '../json.ts';
-import type { ChangeNotice, ReplacePlan } from './types.ts';
+import { deepEqual } from '../model/json.ts';
+import type { ChangeNotice, ReplacePlan } from '../model/store.ts';
 
 /**
  * What both stores do around one `replace` commit (SPEC §3): the compare, the notice, and the

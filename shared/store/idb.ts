@@ -1,6 +1,7 @@
 import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
-import { OutboxError } from '../errors.ts';
-import type { Json } from '../json.ts';
+import { OutboxError } from '../model/errors.ts';
+import type { Json } from '../model/json.ts';
+import type { OutboxStore, ReplacePlan } from '../model/store.ts';
 import {
   ChangeListeners,
   changeNoticeFor,
@@ -19,7 +20,6 @@ import {
   STORE,
   type StoreName,
 } from './schema.ts';
-import type { OutboxStore, ReplacePlan } from './types.ts';
 
 /** Options of {@link openIdbStore}. */
 export interface IdbStoreOptions {

@@ -1,4 +1,6 @@
 /** The storage port (SPEC §3) and its two implementations, which pass one conformance suite. */
+
+export type * from '../model/store.ts';
 export { type IdbStoreOptions, openIdbStore } from './idb.ts';
 export { createMemoryStore, type MemoryStoreOptions, resetMemoryStores } from './memory.ts';
 export {
@@ -12,4 +14,3 @@ export {
   type StoreDeclaration,
   type StoreName,
 } from './schema.ts';
-export type * from './types.ts';

@@ -1,5 +1,15 @@
-import { OutboxError } from '../errors.ts';
-import type { Json } from '../json.ts';
+import { OutboxError } from '../model/errors.ts';
+import type { Json } from '../model/json.ts';
+import type {
+  ChangeNotice,
+  ConflictLedgerEntry,
+  OutboxStore,
+  Receipt,
+  ReplacePlan,
+  ReplaceResult,
+  RowCursor,
+  Tombstone,
+} from '../model/store.ts';
 import {
   ChangeListeners,
   changeNoticeFor,
@@ -23,16 +33,6 @@ import {
   type StoreDeclaration,
   type StoreName,
 } from './schema.ts';
-import type {
-  ChangeNotice,
-  ConflictLedgerEntry,
-  OutboxStore,
-  Receipt,
-  ReplacePlan,
-  ReplaceResult,
-  RowCursor,
-  Tombstone,
-} from './types.ts';
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {

@@ -1,6 +1,6 @@
 import type { DBSchema } from 'idb';
-import type { Json } from '../json.ts';
-import type { ConflictLedgerEntry, Receipt, Tombstone } from './types.ts';
+import type { Json } from '../model/json.ts';
+import type { ConflictLedgerEntry, Receipt, Tombstone } from '../model/store.ts';
 
 /** The database name when the app configures none (SPEC §2). */
 export const DEFAULT_DB_NAME = 'sw-outbox';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/backoff.ts';
-import { classifyResult, type Outcome, parseRetryAfter } from '../../shared/classify.ts';
-import type { TransportResult } from '../../shared/ports.ts';
+import type { TransportResult } from '../../shared/model/ports.ts';
+import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/plan/backoff.ts';
+import { classifyResult, type Outcome, parseRetryAfter } from '../../shared/plan/classify.ts';
 import { NOW } from './fixtures.ts';
 
 function response(

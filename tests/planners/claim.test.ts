@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type ClaimContext, isClaimMine, planClaim } from '../../shared/claim.ts';
-import type { OutboxRow } from '../../shared/row.ts';
+import type { OutboxRow } from '../../shared/model/row.ts';
+import { type ClaimContext, isClaimMine, planClaim } from '../../shared/plan/claim.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
 import {
   BUNDLE,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { planClaim } from '../../shared/claim.ts';
-import { planConflictSuccessor } from '../../shared/conflict.ts';
-import { planEnqueue } from '../../shared/enqueue.ts';
-import { planIntentConversion } from '../../shared/intents.ts';
-import { planQuarantine } from '../../shared/quarantine.ts';
-import { decodeRow, type OutboxRow } from '../../shared/row.ts';
-import { rowStatus, sendability } from '../../shared/select.ts';
-import { planSettleFailure } from '../../shared/settle.ts';
+import { decodeRow, type OutboxRow } from '../../shared/model/row.ts';
+import { planClaim } from '../../shared/plan/claim.ts';
+import { planConflictSuccessor } from '../../shared/plan/conflict-successor.ts';
+import { planEnqueue } from '../../shared/plan/enqueue.ts';
+import { planIntentConversion } from '../../shared/plan/intent-conversion.ts';
+import { planQuarantine } from '../../shared/plan/quarantine.ts';
+import { rowStatus, sendability } from '../../shared/plan/select.ts';
+import { planSettleFailure } from '../../shared/plan/settle.ts';
 import { OWNER as WORLD_OWNER, World } from '../support/harness.ts';
 import {
   BUNDLE,

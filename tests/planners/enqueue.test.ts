@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import type { OutboxRow } from '../../shared/model/row.ts';
+import type { ReplacePlan } from '../../shared/model/store.ts';
 import {
   type EnqueueContext,
   type EnqueuePlan,
   type NewIntent,
   type PendingCreateFacts,
   planEnqueue,
-} from '../../shared/enqueue.ts';
-import type { Observed } from '../../shared/intents.ts';
-import type { OutboxRow } from '../../shared/row.ts';
-import type { ReplacePlan } from '../../shared/store/types.ts';
+} from '../../shared/plan/enqueue.ts';
+import type { Observed } from '../../shared/plan/intent-conversion.ts';
 import {
   claimedBy,
   createRow,

@@ -1,9 +1,9 @@
-import type { CollectionHandler, IntentInfo } from '../../shared/handler.ts';
-import { buildRowRequest } from '../../shared/identity.ts';
-import type { Observed } from '../../shared/intents.ts';
-import { restHandler } from '../../shared/rest-handler.ts';
-import type { OutboxRow } from '../../shared/row.ts';
-import type { Receipt } from '../../shared/store/types.ts';
+import type { CollectionHandler, IntentInfo } from '../../shared/model/handler.ts';
+import type { OutboxRow } from '../../shared/model/row.ts';
+import type { Receipt } from '../../shared/model/store.ts';
+import { buildRowRequest } from '../../shared/plan/identity.ts';
+import type { Observed } from '../../shared/plan/intent-conversion.ts';
+import { restHandler } from '../../shared/wire/rest-handler.ts';
 
 /** Shared ground for the planner tables: one owner, one clock reading, one lease. */
 export const NOW = 1_000_000;

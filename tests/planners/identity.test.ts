@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { PreparedRequest } from '../../shared/handler.ts';
+import type { PreparedRequest } from '../../shared/model/handler.ts';
+import type { IdSource } from '../../shared/model/ports.ts';
 import {
   buildRowRequest,
   contentDigestHeader,
   fingerprintOf,
   isValidId,
   newRequestId,
-} from '../../shared/identity.ts';
-import type { IdSource } from '../../shared/ports.ts';
-import { sha256Base64, sha256Hex } from '../../shared/sha256.ts';
+} from '../../shared/plan/identity.ts';
+import { sha256Base64, sha256Hex } from '../../shared/plan/sha256.ts';
 
 const HEX24 = '0123456789abcdef01234567';
 const ids: IdSource = { hex24: () => HEX24, random: () => 0.5 };

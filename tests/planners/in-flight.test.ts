@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isRowInFlight, wasAttempted } from '../../shared/inflight.ts';
-import type { OutboxRow } from '../../shared/row.ts';
+import type { OutboxRow } from '../../shared/model/row.ts';
+import { isRowInFlight, wasAttempted } from '../../shared/plan/in-flight.ts';
 import {
   BUNDLE,
   claimedBy,

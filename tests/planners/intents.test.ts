@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { CollectionHandler } from '../../shared/handler.ts';
-import { fingerprintOf } from '../../shared/identity.ts';
-import { type ConversionContext, planIntentConversion } from '../../shared/intents.ts';
-import type { OutboxRow } from '../../shared/row.ts';
+import type { CollectionHandler } from '../../shared/model/handler.ts';
+import type { OutboxRow } from '../../shared/model/row.ts';
+import { fingerprintOf } from '../../shared/plan/identity.ts';
+import {
+  type ConversionContext,
+  planIntentConversion,
+} from '../../shared/plan/intent-conversion.ts';
 import {
   createRow,
   intentRow,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { OutboxRow } from '../../shared/row.ts';
+import type { OutboxRow } from '../../shared/model/row.ts';
 import {
   type PredecessorState,
   rowStatus,
   type SelectContext,
   selectSendableRows,
   sendability,
-} from '../../shared/select.ts';
+} from '../../shared/plan/select.ts';
 import {
   claimedBy,
   createRow,

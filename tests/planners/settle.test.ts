@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { planClaim } from '../../shared/claim.ts';
-import { planConflictSuccessor } from '../../shared/conflict.ts';
-import type { OutboxRow } from '../../shared/row.ts';
-import { planSettleFailure, planSettleSuccess, type SettleContext } from '../../shared/settle.ts';
-import type { ReplacePlan } from '../../shared/store/types.ts';
+import type { OutboxRow } from '../../shared/model/row.ts';
+import type { ReplacePlan } from '../../shared/model/store.ts';
+import { planClaim } from '../../shared/plan/claim.ts';
+import { planConflictSuccessor } from '../../shared/plan/conflict-successor.ts';
+import {
+  planSettleFailure,
+  planSettleSuccess,
+  type SettleContext,
+} from '../../shared/plan/settle.ts';
 import {
   BUNDLE,
   claimedBy,

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { OutboxError } from '../../shared/errors.ts';
-import type { EnqueueResult, FlushReport } from '../../shared/protocol.ts';
-import type { OutboxRow } from '../../shared/row.ts';
+import { OutboxError } from '../../shared/model/errors.ts';
+import type { EnqueueResult, FlushReport } from '../../shared/model/protocol.ts';
+import type { OutboxRow } from '../../shared/model/row.ts';
 import {
   type Holder,
   LEASE,

@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createEndpoint } from '../../shared/endpoint.ts';
-import { restHandler } from '../../shared/rest-handler.ts';
-import { createRowFeed } from '../../shared/row-feed.ts';
-import { createSender, type Sender } from '../../shared/sender.ts';
+import { createRowFeed } from '../../shared/core/row-feed.ts';
+import { createEndpoint } from '../../shared/runtime/endpoint.ts';
+import { createSender, type Sender } from '../../shared/runtime/sender.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
+import { restHandler } from '../../shared/wire/rest-handler.ts';
 
 /**
  * SPEC §13 "Credentials": a worker restarted without the page's (memory-only) token holds rows

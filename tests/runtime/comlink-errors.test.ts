@@ -1,7 +1,7 @@
 import { expose, wrap } from 'comlink';
 import { afterEach, describe, expect, it } from 'vitest';
-import { installComlinkErrors } from '../../shared/comlink-errors.ts';
-import { OutboxError } from '../../shared/errors.ts';
+import { OutboxError } from '../../shared/model/errors.ts';
+import { installComlinkErrors } from '../../shared/runtime/comlink-errors.ts';
 
 describe('errors across Comlink (SPEC §13)', () => {
   const channels: MessageChannel[] = [];

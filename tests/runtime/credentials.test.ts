@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authMetaKey, createCredentials } from '../../shared/credentials.ts';
+import { authMetaKey, createCredentials } from '../../shared/runtime/credentials.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
 
 const fresh = () => {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createFetchTransport, type FetchTransportOptions } from '../../shared/fetch-transport.ts';
-import type { RowRequest } from '../../shared/row.ts';
+import type { RowRequest } from '../../shared/model/row.ts';
+import {
+  createFetchTransport,
+  type FetchTransportOptions,
+} from '../../shared/runtime/fetch-transport.ts';
 
 const request = (over: Partial<RowRequest> = {}): RowRequest => ({
   requestId: 'notes-0123456789abcdef01234567',

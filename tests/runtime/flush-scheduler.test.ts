@@ -1,8 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { OutboxCore } from '../../shared/core-types.ts';
-import { createFlushScheduler, earliestAttempt, needsRetry } from '../../shared/flush-scheduler.ts';
-import { emptyFlushReport } from '../../shared/flush-state.ts';
-import type { FlushReport } from '../../shared/protocol.ts';
+import { emptyFlushReport } from '../../shared/core/flush-state.ts';
+import type { OutboxCore } from '../../shared/core/types.ts';
+import type { FlushReport } from '../../shared/model/protocol.ts';
+import {
+  createFlushScheduler,
+  earliestAttempt,
+  needsRetry,
+} from '../../shared/runtime/flush-scheduler.ts';
 
 const report = (over: Partial<FlushReport> = {}): FlushReport => ({
   ...emptyFlushReport(),

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { OwnerApi } from '../../shared/core-types.ts';
-import type { RowFilter, RowView } from '../../shared/protocol.ts';
-import { createRowFeed, type RowFeed } from '../../shared/row-feed.ts';
-import type { OutboxStore } from '../../shared/store/types.ts';
+import { createRowFeed, type RowFeed } from '../../shared/core/row-feed.ts';
+import type { OwnerApi } from '../../shared/core/types.ts';
+import type { RowFilter, RowView } from '../../shared/model/protocol.ts';
+import type { OutboxStore } from '../../shared/model/store.ts';
 import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OutboxStore } from '../../shared/store/types.ts';
+import type { OutboxStore } from '../../shared/model/store.ts';
 import { LEASE, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CollectionHandler } from '../../shared/handler.ts';
-import type { Json } from '../../shared/json.ts';
-import { createOutboxCore } from '../../shared/outbox.ts';
-import { restHandler } from '../../shared/rest-handler.ts';
+import { createOutboxCore } from '../../shared/core/outbox-core.ts';
+import type { CollectionHandler } from '../../shared/model/handler.ts';
+import type { Json } from '../../shared/model/json.ts';
+import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { countingIds } from '../support/clock.ts';
 import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';

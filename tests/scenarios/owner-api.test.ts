@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { OutboxError } from '../../shared/errors.ts';
+import { OutboxError } from '../../shared/model/errors.ts';
 import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 

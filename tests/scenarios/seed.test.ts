@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildRowRequest } from '../../shared/identity.ts';
-import { restHandler } from '../../shared/rest-handler.ts';
+import { buildRowRequest } from '../../shared/plan/identity.ts';
+import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 

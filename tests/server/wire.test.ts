@@ -6,7 +6,7 @@ import {
   formatRevisionTag,
   parseIdempotencyKey,
   parseRevisionTag,
-} from '../../shared/wire.ts';
+} from '../../shared/wire/protocol.ts';
 
 describe('Idempotency-Key (SPEC §15: RFC 8941 string, bare form accepted)', () => {
   it.each([

@@ -6,7 +6,7 @@ import type {
   Receipt,
   ReplacePlan,
   Tombstone,
-} from '../../shared/store/types.ts';
+} from '../../shared/model/store.ts';
 
 /** Connections to one fresh database; every `connect` in one test reaches the same data. */
 export interface StoreHarness {

@@ -1,8 +1,8 @@
 import { IDBFactory } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
+import type { ChangeNotice, OutboxStore } from '../../shared/model/store.ts';
 import { openIdbStore } from '../../shared/store/idb.ts';
 import { changeChannelName, INDEX, OUTBOX_SCHEMA, STORE } from '../../shared/store/schema.ts';
-import type { ChangeNotice, OutboxStore } from '../../shared/store/types.ts';
 import { describeStoreConformance } from './conformance.ts';
 
 // One BroadcastChannel namespace per process: every test gets its own database name.

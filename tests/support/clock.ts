@@ -1,4 +1,4 @@
-import type { Clock, IdSource } from '../../shared/ports.ts';
+import type { Clock, IdSource } from '../../shared/model/ports.ts';
 
 /** A clock that moves only when a test says so. */
 export interface TestClock extends Clock {

@@ -1,13 +1,13 @@
 import { IDBFactory } from 'fake-indexeddb';
-import type { OutboxCore } from '../../shared/core-types.ts';
-import type { CollectionHandler } from '../../shared/handler.ts';
-import { createOutboxCore } from '../../shared/outbox.ts';
-import type { FlushReport, OutboxApi, OutboxEvent } from '../../shared/protocol.ts';
-import { restHandler } from '../../shared/rest-handler.ts';
-import { decodeRow, type OutboxRow } from '../../shared/row.ts';
+import { createOutboxCore } from '../../shared/core/outbox-core.ts';
+import type { OutboxCore } from '../../shared/core/types.ts';
+import type { CollectionHandler } from '../../shared/model/handler.ts';
+import type { FlushReport, OutboxApi, OutboxEvent } from '../../shared/model/protocol.ts';
+import { decodeRow, type OutboxRow } from '../../shared/model/row.ts';
+import type { OutboxStore } from '../../shared/model/store.ts';
 import { openIdbStore } from '../../shared/store/idb.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
-import type { OutboxStore } from '../../shared/store/types.ts';
+import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { countingIds, fixedClock, type TestClock } from './clock.ts';
 import { GatedTransport, ModelServer } from './model-server.ts';
 

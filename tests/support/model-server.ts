@@ -1,6 +1,6 @@
-import type { Json } from '../../shared/json.ts';
-import type { ReceiptLookup, Transport, TransportResult } from '../../shared/ports.ts';
-import type { RowRequest } from '../../shared/row.ts';
+import type { Json } from '../../shared/model/json.ts';
+import type { ReceiptLookup, Transport, TransportResult } from '../../shared/model/ports.ts';
+import type { RowRequest } from '../../shared/model/row.ts';
 
 /**
  * A small in-memory model of the reference server (SPEC §15) for unit and scenario tests:

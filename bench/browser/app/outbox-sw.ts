@@ -1,5 +1,5 @@
+import type { OutboxStore, RowCursor } from '../../../shared/model/store.ts';
 import { openIdbStore } from '../../../shared/store/index.ts';
-import type { OutboxStore, RowCursor } from '../../../shared/store/types.ts';
 import { createOutboxEngine, restHandler } from '../../../sw/index.ts';
 import {
   type BenchRequest,

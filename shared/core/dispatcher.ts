@@ -1,0 +1,255 @@
+import type { CollectionHandler } from '../model/handler.ts';
+import type { FlushReport } from '../model/protocol.ts';
+import { decodeRow, type OutboxRow } from '../model/row.ts';
+import type { RowCursor } from '../model/store.ts';
+import { planClaim } from '../plan/claim.ts';
+import { classifyResult, type Outcome } from '../plan/classify.ts';
+import { isRowInFlight } from '../plan/in-flight.ts';
+import type { Observed } from '../plan/intent-conversion.ts';
+import { planQuarantine } from '../plan/quarantine.ts';
+import {
+  type PredecessorLookup,
+  type PredecessorState,
+  selectSendableRows,
+  targetKey,
+} from '../plan/select.ts';
+import { emptyFlushReport, type FlushState, FlushStop, Semaphore } from './flush-state.ts';
+import { createGroupCommit } from './group-commit.ts';
+import { lookupPredecessors } from './predecessors.ts';
+import { settle, storage } from './settle-outcome.ts';
+import { resolveIntents } from './success-ack.ts';
+import type { OutboxCoreConfig, OutboxTuning } from './types.ts';
+
+export { type FlushState, FlushStop };
+
+type Deps = OutboxCoreConfig & OutboxTuning;
+
+/**
+ * The flush loop of one holder for one owner (SPEC §4–§8, §11): select → claim → send →
+ * settle, passes repeated while they unblock successors. Environment-free: every effect goes
+ * through the ports in `deps`.
+ */
+export async function runFlush(deps: Deps, owner: string, force: boolean): Promise<FlushReport> {
+  const state: FlushState = {
+    owner,
+    force,
+    report: emptyFlushReport(),
+    attempted: new Set(),
+    busyTargets: new Set(),
+    writes: createGroupCommit(deps.store),
+    sends: new Semaphore(deps.concurrency),
+    conflictsPerTarget: new Map(),
+    deferred: new Map(),
+    waiting: new Map(),
+  };
+  try {
+    // A pass that claimed something may have unblocked successors: go again until quiet.
+    while ((await runPass(deps, state)) > 0 && state.stop === undefined) {
+      state.waiting.clear();
+    }
+  } catch (error) {
+    if (!(error instanceof FlushStop)) throw error;
+    state.stop = error.reason;
+  }
+  if (state.stop !== undefined) state.report.stopped = state.stop;
+  // What still waits: rows deferred by this flush and rows the last pass found on backoff.
+  const waiting = new Map([...state.waiting, ...state.deferred]);
+  state.report.remaining = waiting.size;
+  state.report.nextAttemptAt = waiting.size === 0 ? null : Math.min(...waiting.values());
+  await deps.store
+    .prune(owner, {
+      maxReceipts: deps.receipts.maxCount,
+      olderThan: deps.clock.now() - deps.receipts.maxAgeMs,
+      maxLedger: deps.conflictLedgerMax,
+    })
+    .catch((error: unknown) => deps.logger?.warn('prune failed', { error: String(error) }));
+  return state.report;
+}
+
+/** One scan over the owner's rows in queue order; returns how many rows it claimed or converted. */
+async function runPass(deps: Deps, state: FlushState): Promise<number> {
+  const claimedBefore = state.report.claimed;
+  let converted = 0;
+  const active = new Set<Promise<void>>();
+  let after: RowCursor | undefined;
+  for (;;) {
+    const raws = await storage(() =>
+      deps.store.scan(state.owner, { after, limit: deps.batchSize }),
+    );
+    if (raws.length === 0) break;
+    const last = raws[raws.length - 1] as { savedAt: number; id: string };
+    after = { savedAt: last.savedAt, id: last.id };
+    const rows = await decodeBatch(deps, state, raws);
+    const predecessor = await predecessorLookup(deps, rows);
+    converted += await recoverOrphanIntents(deps, state, rows, predecessor);
+    const now = deps.clock.now();
+    const candidates = selectSendableRows(
+      rows.map(({ row }) => row).filter((row) => !state.attempted.has(row.id)),
+      { now, leaseMs: deps.leaseMs, force: state.force },
+      predecessor,
+      state.busyTargets,
+    );
+    noteWaiting(deps, state, rows, now);
+    const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
+    for (const row of candidates) {
+      if (state.stop !== undefined) break;
+      // Twice as many rows in hand as may be on the network: the next rows are claimed (and the
+      // last ones settled) while requests are in flight, so a slot never waits on IndexedDB.
+      while (active.size >= 2 * deps.concurrency) await Promise.race(active);
+      if (state.stop !== undefined) break;
+      const key = targetKey(row);
+      if (state.busyTargets.has(key)) continue;
+      state.busyTargets.add(key);
+      state.attempted.add(row.id);
+      const task = sendOne(deps, state, row, rawById.get(row.id))
+        .catch((error: unknown) => {
+          state.stop ??= error instanceof FlushStop ? error.reason : 'storage';
+          if (!(error instanceof FlushStop))
+            deps.logger?.error('send failed', { id: row.id, error: String(error) });
+        })
+        .finally(() => {
+          state.busyTargets.delete(key);
+          active.delete(task);
+        });
+      active.add(task);
+    }
+    if (state.stop !== undefined || raws.length < deps.batchSize) break;
+  }
+  await Promise.all(active);
+  return state.report.claimed - claimedBefore + converted;
+}
+
+/** Parses a batch; values that fail to parse are quarantined on the spot (G7). */
+async function decodeBatch(deps: Deps, state: FlushState, raws: unknown[]): Promise<Observed[]> {
+  const rows: Observed[] = [];
+  for (const raw of raws) {
+    const decoded = decodeRow(raw);
+    if (decoded.ok) {
+      rows.push({ row: decoded.row, raw });
+      continue;
+    }
+    const plan = planQuarantine(decoded, { owner: state.owner, now: deps.clock.now() });
+    if ((await storage(() => deps.store.replace(plan))) === 'committed') {
+      deps.onEvent?.({ type: 'quarantined', id: decoded.id, issues: decoded.issues });
+    }
+  }
+  return rows;
+}
+
+/** Looks up every `successorOf` row: from this batch, else from the store. */
+async function predecessorLookup(deps: Deps, rows: Observed[]): Promise<PredecessorLookup> {
+  const known = new Map<string, PredecessorState>();
+  for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
+  return storage(() =>
+    lookupPredecessors(
+      deps.store,
+      rows.map(({ row }) => row.successorOf),
+      known,
+    ),
+  );
+}
+
+/** Rows that still wait — on backoff or on another holder's lease — and when (§12 timer). */
+function noteWaiting(deps: Deps, state: FlushState, rows: Observed[], now: number): void {
+  for (const { row } of rows) {
+    if (state.attempted.has(row.id)) continue;
+    if (isRowInFlight(row, now, deps.leaseMs)) {
+      // Another holder is sending it. Should that holder be dead, this one takes over when the
+      // lease ends (§4): wake up then.
+      const claimEnd = row.claim && row.writer ? row.claim.expiresAt : 0;
+      const legacyEnd =
+        row.state === 'sending' && row.sentAt !== undefined ? row.sentAt + deps.leaseMs : 0;
+      state.waiting.set(row.id, Math.max(claimEnd, legacyEnd, now));
+      continue;
+    }
+    if (row.nextAttemptAt === undefined || row.state !== 'queued') continue;
+    state.waiting.set(row.id, Math.max(row.nextAttemptAt, now));
+  }
+}
+
+/** Intent rows whose create vanished without this holder's receipt (§8). */
+async function recoverOrphanIntents(
+  deps: Deps,
+  state: FlushState,
+  rows: Observed[],
+  predecessor: PredecessorLookup,
+): Promise<number> {
+  let converted = 0;
+  const orphans = rows.filter(
+    ({ row }) =>
+      row.request === undefined &&
+      row.state === 'queued' &&
+      row.successorOf !== undefined &&
+      predecessor(row.successorOf, row.id) === 'absent',
+  );
+  for (const orphan of orphans)
+    converted += await storage(() => resolveIntents(deps, state.owner, orphan));
+  return converted;
+}
+
+function classify(
+  handler: CollectionHandler | undefined,
+  result: Parameters<typeof classifyResult>[0],
+  now: number,
+): Outcome {
+  const fallback = classifyResult(result, now);
+  return handler?.classify ? handler.classify(result, fallback) : fallback;
+}
+
+/** Claim → send → settle for one row (SPEC §4, §5). */
+async function sendOne(
+  deps: Deps,
+  state: FlushState,
+  observed: OutboxRow,
+  raw: unknown,
+): Promise<void> {
+  const claim = planClaim(observed, raw, {
+    owner: state.owner,
+    holderId: deps.holderId,
+    now: deps.clock.now(),
+    leaseMs: deps.leaseMs,
+    bundle: deps.bundle,
+  });
+  if (claim.kind === 'skip') return;
+  if ((await storage(() => state.writes.submit(claim.plan))) === 'stale') {
+    state.report.stale++;
+    return;
+  }
+  state.report.claimed++;
+  const { row, fence } = claim;
+  const request = row.request!;
+  deps.onEvent?.({ type: 'claimed', id: row.id, holderId: deps.holderId, fence });
+  const handler = deps.handlers[row.collection];
+  const result = await state.sends.run(async () => {
+    // A claim that waited for a slot is not spent after the flush stopped (say, offline), nor
+    // on a request that could outlive its lease: it goes back to the queue unsent.
+    if (state.stop !== undefined) return 'flush_stopped' as const;
+    if (deps.clock.now() - row.sentAt! > deps.leaseMs / 2) return 'lease_lapsed' as const;
+    const answer = await deps.transport.send(request, {
+      owner: state.owner,
+      collection: row.collection,
+    });
+    // The network itself failed: stop before the slot passes to a row claimed ahead (§12 retries).
+    if (answer.kind === 'network_error' || answer.kind === 'timeout') state.stop ??= 'offline';
+    return answer;
+  });
+  if (typeof result === 'string') {
+    const unsent: Outcome = { kind: 'transient', code: result, device: true };
+    await settle(deps, state, row, fence, unsent, { kind: 'timeout' });
+    return;
+  }
+  deps.onEvent?.({ type: 'sent', id: row.id, requestId: request.requestId, fence });
+  try {
+    const outcome = classify(handler, result, deps.clock.now());
+    await settle(deps, state, row, fence, outcome, result);
+  } catch (error) {
+    if (error instanceof FlushStop) throw error;
+    // The answer could not be read: the app's handler threw (classify, readReceipt,
+    // readConflict, a conflict policy). Block the row with the reason rather than leave it
+    // claimed; once the handler is fixed, `retry` resends the same key and the server replays.
+    const detail = error instanceof Error ? error.message : String(error);
+    deps.logger?.error('handler failed', { id: row.id, error: detail });
+    const failed: Outcome = { kind: 'permanent', code: 'handler_failed', detail };
+    await settle(deps, state, row, fence, failed, result);
+  }
+}

@@ -1,0 +1,65 @@
+import type { FlushReport } from '../model/protocol.ts';
+import type { GroupCommit } from './group-commit.ts';
+
+/** Thrown inside a flush to stop it for a device-side reason (never marks the network offline). */
+export class FlushStop extends Error {
+  constructor(readonly reason: NonNullable<FlushReport['stopped']>) {
+    super(reason);
+  }
+}
+
+/** Per-flush bookkeeping: what was attempted, counted, and how many conflicts per record. */
+export interface FlushState {
+  owner: string;
+  force: boolean;
+  report: FlushReport;
+  attempted: Set<string>;
+  busyTargets: Set<string>;
+  conflictsPerTarget: Map<string, number>;
+  /** Rows this flush deferred (transient outcomes), with their `nextAttemptAt`. */
+  deferred: Map<string, number>;
+  /** Rows the latest pass saw waiting on backoff, with their `nextAttemptAt`. */
+  waiting: Map<string, number>;
+  /** At most `concurrency` requests on the network at once; claims and ACKs run beside them. */
+  sends: Semaphore;
+  /** Claims and ACKs of this flush, committed together when they arrive together. */
+  writes: GroupCommit;
+  stop?: FlushReport['stopped'];
+}
+
+/** A report of a flush that did nothing. */
+export function emptyFlushReport(): FlushReport {
+  return {
+    claimed: 0,
+    succeeded: 0,
+    transient: 0,
+    held: 0,
+    blocked: 0,
+    conflicts: 0,
+    stale: 0,
+    remaining: 0,
+    nextAttemptAt: null,
+  };
+}
+
+/** A counting semaphore: `run` waits for a free slot, runs, and frees it. */
+export class Semaphore {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(slots: number) {
+    this.#free = Math.max(1, slots);
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((go) => this.#waiting.push(go));
+    try {
+      return await task();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import type { FlushOptions, FlushReport, OutboxEvent } from '../model/protocol.ts';
+import { DEFAULT_BACKOFF } from '../plan/backoff.ts';
+import { runFlush } from './dispatcher.ts';
+import { createOwnerApi } from './owner-api.ts';
+import type { OutboxCore, OutboxCoreConfig, OutboxTuning, OwnerApi } from './types.ts';
+
+/** Library version written to `writer.bundle` unless a config says otherwise. */
+export const BUNDLE_VERSION = 'sw-outbox@0.1.0';
+
+/** Defaults of SPEC §4, §7, §10, §11, §14. */
+export const DEFAULT_TUNING: OutboxTuning = {
+  leaseMs: 10_000,
+  concurrency: 4,
+  batchSize: 50,
+  backoff: DEFAULT_BACKOFF,
+  maxRowBytes: 256 * 1024,
+  receipts: { maxCount: 500, maxAgeMs: 7 * 24 * 60 * 60 * 1000 },
+  conflictLedgerMax: 100,
+  maxConflictSuccessors: 3,
+};
+
+/**
+ * Creates one holder's outbox over a store: the per-owner page API and the flush loop. The
+ * service worker, the page sender and the tests all run this, with different ports (SPEC §1).
+ */
+export function createOutboxCore(config: OutboxCoreConfig): OutboxCore {
+  const { onEvent } = config;
+  const deps = {
+    ...DEFAULT_TUNING,
+    ...config,
+    // Telemetry is the app's code: a listener that throws must not strand a claim or a commit.
+    ...(onEvent && {
+      onEvent: (event: OutboxEvent) => {
+        try {
+          onEvent(event);
+        } catch (error) {
+          config.logger?.warn('onEvent threw', { type: event.type, error: String(error) });
+        }
+      },
+    }),
+  };
+  const running = new Map<string, Promise<FlushReport>>();
+  const queued = new Map<string, { promise: Promise<FlushReport>; force: boolean }>();
+
+  const start = (owner: string, force: boolean): Promise<FlushReport> => {
+    const run = runFlush(deps, owner, force).finally(() => {
+      if (running.get(owner) === run) running.delete(owner);
+    });
+    running.set(owner, run);
+    return run;
+  };
+
+  // One flush loop per owner at a time; triggers during a flush coalesce into one more pass (§12).
+  const flush = (owner: string, options: FlushOptions = {}): Promise<FlushReport> => {
+    const force = options.force === true;
+    const current = running.get(owner);
+    if (current === undefined) return start(owner, force);
+    const next = queued.get(owner);
+    if (next !== undefined) {
+      next.force ||= force;
+      return next.promise;
+    }
+    const entry = { force, promise: Promise.resolve() as unknown as Promise<FlushReport> };
+    entry.promise = current
+      .catch(() => undefined)
+      .then(() => {
+        queued.delete(owner);
+        return start(owner, entry.force);
+      });
+    queued.set(owner, entry);
+    return entry.promise;
+  };
+
+  const apis = new Map<string, OwnerApi>();
+  return {
+    holderId: deps.holderId,
+    flush,
+    forOwner(owner: string): OwnerApi {
+      let api = apis.get(owner);
+      if (api === undefined) {
+        api = createOwnerApi(deps, owner, (options) => flush(owner, options));
+        apis.set(owner, api);
+      }
+      return api;
+    },
+  };
+}

@@ -1,0 +1,275 @@
+import { OutboxError } from '../model/errors.ts';
+import {
+  EnqueueInputSchema,
+  type EnqueueResult,
+  type FlushOptions,
+  type FlushReport,
+} from '../model/protocol.ts';
+import { decodeRow, pendingCreateId } from '../model/row.ts';
+import { summarizeIssues } from '../model/schema-kit.ts';
+import type { ReplacePlan } from '../model/store.ts';
+import { type EnqueuePlan, planEnqueue } from '../plan/enqueue.ts';
+import { newRequestId } from '../plan/identity.ts';
+import type { Observed } from '../plan/intent-conversion.ts';
+import { createRowReader, guarded } from './row-reader.ts';
+import { resolvePendingCreate } from './success-ack.ts';
+import type { OutboxCoreConfig, OutboxTuning, OwnerApi } from './types.ts';
+
+type Deps = OutboxCoreConfig & OutboxTuning;
+
+/**
+ * The page API bound to one owner (SPEC §13, G6): every read and write is scoped to `owner`.
+ * Input is validated here, so the worker endpoint and the page sender validate alike.
+ */
+export function createOwnerApi(
+  deps: Deps,
+  owner: string,
+  flush: (options?: FlushOptions) => Promise<FlushReport>,
+): OwnerApi {
+  const { store } = deps;
+  const reader = createRowReader(deps, owner);
+  const allRows = reader.allRows;
+
+  async function ownRow(id: string): Promise<Observed> {
+    const raw = await guarded(() => store.get(id));
+    const decoded = decodeRow(raw);
+    if (raw === undefined || !decoded.ok || decoded.row.owner !== owner) {
+      if (!decoded.ok && raw !== undefined && decoded.owner === owner) {
+        throw new OutboxError(
+          'not_blocked',
+          'The stored value is corrupt and waits for quarantine by the next flush.',
+          { id },
+        );
+      }
+      throw new OutboxError('not_found', undefined, { id });
+    }
+    return { row: decoded.row, raw };
+  }
+
+  async function existing(id: string): Promise<EnqueueResult | undefined> {
+    const raw = await guarded(() => store.get(id));
+    if (raw !== undefined) {
+      const decoded = decodeRow(raw);
+      if (!decoded.ok || decoded.row.owner !== owner)
+        throw new OutboxError('invalid_id', 'This id is taken.', { id });
+      const { row } = decoded;
+      return {
+        id,
+        targetId: row.targetId,
+        outcome: 'existing',
+        ...(row.request ? { requestId: row.request.requestId } : {}),
+      };
+    }
+    const receipt = await guarded(() => store.getReceipt(id));
+    if (receipt !== undefined) {
+      if (receipt.owner !== owner) throw new OutboxError('invalid_id', 'This id is taken.', { id });
+      return {
+        id,
+        requestId: receipt.requestId,
+        targetId: receipt.serverId ?? receipt.targetId,
+        outcome: 'existing',
+      };
+    }
+    const tombstone = await guarded(() => store.getTombstone(id));
+    if (tombstone !== undefined) {
+      if (tombstone.owner !== owner)
+        throw new OutboxError('invalid_id', 'This id is taken.', { id });
+      return {
+        id,
+        targetId: '',
+        outcome: tombstone.reason === 'cancelled' ? 'cancelled' : 'existing',
+      };
+    }
+    return undefined;
+  }
+
+  async function commit(plan: ReplacePlan): Promise<'committed' | 'stale'> {
+    return guarded(() => store.replace(plan));
+  }
+
+  return {
+    async enqueue(input) {
+      const parsed = EnqueueInputSchema.safeParse(input);
+      if (!parsed.success) {
+        const issues = summarizeIssues(parsed.error.issues);
+        const code = parsed.error.issues.some((i) => i.path[0] === 'id')
+          ? 'invalid_id'
+          : 'invalid_intent';
+        throw new OutboxError(
+          code,
+          `Invalid enqueue input: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+          { issues },
+        );
+      }
+      const intent = parsed.data;
+      if (intent.owner !== undefined && intent.owner !== owner) {
+        throw new OutboxError('owner_mismatch', undefined, { expected: owner, got: intent.owner });
+      }
+      const handler = deps.handlers[intent.collection];
+      if (handler === undefined)
+        throw new OutboxError('unknown_collection', undefined, { collection: intent.collection });
+      // A repeated id (a retry after a dead port, §9) is found when its plan meets the row, the
+      // receipt or the tombstone inside the write transaction — no reads up front.
+      const id = intent.id ?? newRequestId(deps.ids, intent.collection);
+      let targetId = intent.targetId;
+      let baseRevision = intent.baseRevision;
+      for (let attempt = 0; attempt < 8; attempt++) {
+        const createId =
+          targetId === undefined || intent.kind === 'create'
+            ? undefined
+            : pendingCreateId(targetId);
+        const pending =
+          createId === undefined
+            ? undefined
+            : await guarded(() => resolvePendingCreate(store, createId));
+        const rows: Observed[] = [];
+        if (targetId !== undefined) {
+          for (const raw of await guarded(() =>
+            store.byTarget(owner, intent.collection, targetId!),
+          )) {
+            const decoded = decodeRow(raw);
+            if (decoded.ok) rows.push({ row: decoded.row, raw });
+          }
+        }
+        const fresh = {
+          id,
+          collection: intent.collection,
+          kind: intent.kind,
+          ...(targetId === undefined ? {} : { targetId }),
+          payload: intent.payload,
+          baseRevision,
+          meta: intent.meta,
+        };
+        let planned: EnqueuePlan;
+        try {
+          planned = planEnqueue(fresh, rows, pending, {
+            owner,
+            now: deps.clock.now(),
+            leaseMs: deps.leaseMs,
+            maxRowBytes: deps.maxRowBytes,
+            handler,
+          });
+        } catch (error) {
+          // The planner is pure; what throws in it is the handler (`coalesce`).
+          if (error instanceof OutboxError) throw error;
+          const message = error instanceof Error ? error.message : String(error);
+          throw new OutboxError('handler_failed', message, { collection: intent.collection });
+        }
+        if (planned.kind === 'reject') {
+          // A retry of an enqueue that already landed answers with what landed, not an error.
+          const known = await existing(id);
+          if (known) return known;
+          throw new OutboxError(planned.code, planned.message, { targetId });
+        }
+        if (planned.kind === 'retarget') {
+          targetId = planned.targetId;
+          baseRevision = baseRevision ?? planned.baseRevision;
+          continue;
+        }
+        const plan = { ...planned.plan, absent: { receipts: [id], tombstones: [id] } };
+        if ((await commit(plan)) === 'committed') {
+          deps.onEvent?.({
+            type: 'enqueued',
+            id: planned.result.id,
+            outcome: planned.result.outcome,
+          });
+          return planned.result;
+        }
+        const raced = await existing(id);
+        if (raced) return raced;
+      }
+      throw new OutboxError('storage', 'The record kept changing while enqueueing; try again.', {
+        id,
+      });
+    },
+
+    rows: reader.rows,
+    row: reader.row,
+    viewsOf: reader.viewsOf,
+    stats: reader.stats,
+    flush,
+
+    async resumeHeld(only) {
+      let resumed = 0;
+      for (const { row, raw } of await guarded(allRows)) {
+        if (row.state !== 'held') continue;
+        if (only !== undefined && row.evidence?.lastErrorCode !== only.code) continue;
+        const { heldAt: _h, nextAttemptAt: _n, ...rest } = row;
+        const plan: ReplacePlan = {
+          owner,
+          expected: [{ id: row.id, row: raw }],
+          put: [{ ...rest, state: 'queued' }],
+          reason: 'resume',
+        };
+        if ((await commit(plan)) === 'committed') resumed++;
+      }
+      return resumed;
+    },
+
+    async retry(id) {
+      const { row, raw } = await ownRow(id);
+      if (row.state !== 'blocked')
+        throw new OutboxError('not_blocked', undefined, { id, state: row.state });
+      if (row.blockedCode === 'row_corrupt') {
+        throw new OutboxError(
+          'not_blocked',
+          'A corrupt row cannot be retried; inspect its raw value, then discard it.',
+          { id },
+        );
+      }
+      const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
+      const plan: ReplacePlan = {
+        owner,
+        expected: [{ id, row: raw }],
+        put: [{ ...rest, state: 'queued' }],
+        reason: 'retry',
+      };
+      if ((await commit(plan)) === 'stale')
+        throw new OutboxError('not_blocked', 'The row changed meanwhile; look again.', { id });
+    },
+
+    async discard(id) {
+      const { row, raw } = await ownRow(id);
+      if (row.state !== 'blocked' && row.state !== 'held')
+        throw new OutboxError('not_blocked', undefined, { id, state: row.state });
+      const expected = [{ id, row: raw }];
+      const ids = [id];
+      // A discarded create takes its intents along: they could never be sent (§8).
+      if (row.kind === 'create') {
+        for (const other of await guarded(() =>
+          store.byTarget(owner, row.collection, row.targetId),
+        )) {
+          const decoded = decodeRow(other);
+          if (decoded.ok && decoded.row.id !== id) {
+            expected.push({ id: decoded.row.id, row: other });
+            ids.push(decoded.row.id);
+          }
+        }
+      }
+      const now = deps.clock.now();
+      const plan: ReplacePlan = {
+        owner,
+        expected,
+        delete: ids,
+        tombstones: ids.map((tid) => ({ id: tid, owner, reason: 'discarded' as const, at: now })),
+        durability: 'strict',
+        reason: 'discard',
+      };
+      if ((await commit(plan)) === 'stale')
+        throw new OutboxError('not_blocked', 'The row changed meanwhile; look again.', { id });
+    },
+
+    async conflicts(options = {}) {
+      return guarded(() => store.listConflicts(owner, options.limit ?? 50));
+    },
+
+    async receipts(options = {}) {
+      return guarded(() => store.listReceipts(owner, options.limit ?? 50));
+    },
+
+    async receipt(requestId) {
+      const receipt = await guarded(() => store.getReceipt(requestId));
+      return receipt?.owner === owner ? receipt : undefined;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { decodeRow } from '../model/row.ts';
+import type { OutboxStore } from '../model/store.ts';
+import type { PredecessorLookup, PredecessorState } from '../plan/select.ts';
+
+interface Resolved {
+  state: PredecessorState;
+  /** The ids walked through `superseded` tombstones, the first one included. */
+  chain: string[];
+}
+
+/**
+ * Looks up `successorOf` rows missing from `known` (SPEC §7). A row replaced by its conflict
+ * successor lives on in that successor (§10): its `superseded` tombstone is followed, so an edit
+ * that waited on the original keeps waiting until the resend is settled (G4) — except for the
+ * resend itself, whose predecessor is simply gone.
+ */
+export async function lookupPredecessors(
+  store: OutboxStore,
+  ids: Iterable<string | undefined>,
+  known: Map<string, PredecessorState>,
+): Promise<PredecessorLookup> {
+  const resolved = new Map<string, Resolved>();
+  for (const [id, state] of known) resolved.set(id, { state, chain: [id] });
+  const missing = new Set<string>();
+  for (const id of ids) if (id !== undefined && !resolved.has(id)) missing.add(id);
+  await Promise.all(
+    [...missing].map(async (id) => {
+      resolved.set(id, await resolve(store, id));
+    }),
+  );
+  return (id, askerId) => {
+    const entry = resolved.get(id);
+    if (entry === undefined) return 'absent';
+    return askerId !== undefined && entry.chain.includes(askerId) ? 'absent' : entry.state;
+  };
+}
+
+async function resolve(store: OutboxStore, id: string): Promise<Resolved> {
+  const chain = [id];
+  let current = id;
+  for (let hop = 0; hop < 8; hop++) {
+    const raw = await store.get(current);
+    if (raw !== undefined) {
+      const decoded = decodeRow(raw);
+      return {
+        state: decoded.ok && decoded.row.state === 'blocked' ? 'blocked' : 'present',
+        chain,
+      };
+    }
+    const tombstone = await store.getTombstone(current);
+    if (tombstone?.reason !== 'superseded' || tombstone.into === undefined) break;
+    current = tombstone.into;
+    chain.push(current);
+  }
+  return { state: 'absent', chain };
+}

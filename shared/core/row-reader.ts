@@ -1,0 +1,127 @@
+import { isQuotaError, OutboxError } from '../model/errors.ts';
+import type { OutboxApi, OutboxStats, RowFilter, RowView } from '../model/protocol.ts';
+import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
+import type { RowCursor } from '../model/store.ts';
+import type { Observed } from '../plan/intent-conversion.ts';
+import { type PredecessorState, rowStatus } from '../plan/select.ts';
+import { lookupPredecessors } from './predecessors.ts';
+import type { OutboxCoreConfig, OutboxTuning } from './types.ts';
+
+type Deps = OutboxCoreConfig & OutboxTuning;
+
+const STATUSES: RowStatus[] = [
+  'queued',
+  'deferred',
+  'sending',
+  'waiting',
+  'intent',
+  'held',
+  'blocked',
+  'unknown',
+];
+
+export /** Runs a store call, turning storage faults into typed errors (G7). */
+async function guarded<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof OutboxError) throw error;
+    if (isQuotaError(error))
+      throw new OutboxError('quota_exceeded', undefined, { cause: String(error) });
+    throw new OutboxError('storage', undefined, { cause: String(error) });
+  }
+}
+
+/** The read side of the owner API: rows with their derived status (SPEC §2), and counts. */
+export function createRowReader(
+  deps: Deps,
+  owner: string,
+): Pick<OutboxApi, 'rows' | 'row' | 'stats'> & {
+  allRows(): Promise<Observed[]>;
+  viewsOf(rows: OutboxRow[]): Promise<RowView[]>;
+} {
+  const { store } = deps;
+
+  async function allRows(): Promise<Observed[]> {
+    const rows: Observed[] = [];
+    let after: RowCursor | undefined;
+    for (;;) {
+      const batch = await store.scan(owner, { after, limit: 500 });
+      for (const raw of batch) {
+        const decoded = decodeRow(raw);
+        if (decoded.ok) rows.push({ row: decoded.row, raw });
+      }
+      if (batch.length < 500) return rows;
+      const last = batch[batch.length - 1] as RowCursor;
+      after = { savedAt: last.savedAt, id: last.id };
+    }
+  }
+
+  async function views(observed: Observed[]): Promise<RowView[]> {
+    return viewsOf(observed.map(({ row }) => row));
+  }
+
+  async function viewsOf(rows: OutboxRow[]): Promise<RowView[]> {
+    const known = new Map<string, PredecessorState>();
+    for (const row of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
+    const predecessor = await guarded(() =>
+      lookupPredecessors(
+        store,
+        rows.map((row) => row.successorOf),
+        known,
+      ),
+    );
+    const now = deps.clock.now();
+    return rows.map((row) => {
+      const status = rowStatus(row, { now, leaseMs: deps.leaseMs }, predecessor);
+      const view: RowView = { row, id: row.id, status };
+      if (status === 'sending' && row.claim !== undefined) view.holderId = row.claim.holderId;
+      return view;
+    });
+  }
+
+  return {
+    allRows,
+    viewsOf,
+    async rows(filter: RowFilter = {}) {
+      // One record: read it through its index, not the whole outbox (live views call this
+      // after every committed transaction).
+      if (filter.collection !== undefined && filter.targetId !== undefined) {
+        const { collection, targetId } = filter;
+        const raws = await guarded(() => store.byTarget(owner, collection, targetId));
+        const rows = raws.flatMap((raw) => {
+          const decoded = decodeRow(raw);
+          return decoded.ok ? [{ row: decoded.row, raw }] : [];
+        });
+        rows.sort((a, b) => a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1));
+        return views(rows);
+      }
+      const all = await views(await guarded(allRows));
+      return all.filter(
+        (view) =>
+          (filter.collection === undefined ||
+            (view.row as OutboxRow).collection === filter.collection) &&
+          (filter.targetId === undefined || (view.row as OutboxRow).targetId === filter.targetId),
+      );
+    },
+
+    async row(id: string) {
+      const raw = await guarded(() => store.get(id));
+      const decoded = decodeRow(raw);
+      if (!decoded.ok || decoded.row.owner !== owner) return undefined;
+      const [view] = await views([{ row: decoded.row, raw }]);
+      return view;
+    },
+
+    async stats(): Promise<OutboxStats> {
+      const all = await views(await guarded(allRows));
+      const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<RowStatus, number>;
+      for (const view of all) counts[view.status]++;
+      const oldest = all.reduce<number | null>((min, v) => {
+        const at = (v.row as OutboxRow).savedAt;
+        return min === null || at < min ? at : min;
+      }, null);
+      return { counts, total: all.length, oldestSavedAt: oldest };
+    },
+  };
+}

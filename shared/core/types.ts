@@ -1,0 +1,66 @@
+import type { CollectionHandler } from '../model/handler.ts';
+import type { Clock, IdSource, Logger, Transport } from '../model/ports.ts';
+import type {
+  FlushOptions,
+  FlushReport,
+  OutboxApi,
+  OutboxEvent,
+  RowView,
+} from '../model/protocol.ts';
+import type { OutboxRow } from '../model/row.ts';
+import type { OutboxStore } from '../model/store.ts';
+
+/** Tunables of one outbox core (SPEC §14); every field has a default. */
+export interface OutboxTuning {
+  /** Claim lease (§4). Default 10 s. */
+  leaseMs: number;
+  /** Records sent at once; rows of one record never overlap (§7, G4). Default 4. */
+  concurrency: number;
+  /** Rows read and claimed per selection batch (§7). Default 50. */
+  batchSize: number;
+  /** Exponential backoff with full jitter (§11). */
+  backoff: { baseMs: number; maxMs: number };
+  /** Largest request body accepted at enqueue, in bytes. Default 256 KiB. */
+  maxRowBytes: number;
+  /** Receipts kept per owner, by count and age (§2). */
+  receipts: { maxCount: number; maxAgeMs: number };
+  /** Conflict ledger entries kept per owner (§10). Default 100. */
+  conflictLedgerMax: number;
+  /** Conflict successors for one record in one flush before `conflict_storm` (§10). Default 3. */
+  maxConflictSuccessors: number;
+}
+
+/** Everything a core needs: ports, handlers and identity. One core = one holder (§4). */
+export interface OutboxCoreConfig extends Partial<OutboxTuning> {
+  store: OutboxStore;
+  transport: Transport;
+  clock: Clock;
+  ids: IdSource;
+  logger?: Logger;
+  handlers: Record<string, CollectionHandler>;
+  /** This sender instance's holder id (a new one per worker start / per tab). */
+  holderId: string;
+  /** Library version written to `writer.bundle` (§4). */
+  bundle: string;
+  onEvent?: (event: OutboxEvent) => void;
+}
+
+/** One holder's outbox: per-owner APIs over one store, and the flush loop. */
+export interface OutboxCore {
+  readonly holderId: string;
+  /** The page API bound to one owner (G6): every read and write is scoped to it. */
+  forOwner(owner: string): OwnerApi;
+  /**
+   * Runs the flush loop for one owner: select → claim → send → settle until nothing is
+   * sendable. One loop per owner at a time; calls during a flush coalesce into one more pass.
+   */
+  flush(owner: string, options?: FlushOptions): Promise<FlushReport>;
+}
+
+/** The owner API as the core hands it to the endpoint and the engine. */
+export interface OwnerApi extends OutboxApi {
+  /** Queues held rows again; with `code`, only those held for that reason (`lastErrorCode`). */
+  resumeHeld(only?: { code: string }): Promise<number>;
+  /** Views (status, holder) of rows already read, in the order given (live views, §13). */
+  viewsOf(rows: OutboxRow[]): Promise<RowView[]>;
+}

@@ -1,0 +1,103 @@
+import type { OutboxRow, RowStatus } from './row.ts';
+import { type Infer, jsonValue, z } from './schema-kit.ts';
+import type { ConflictLedgerEntry, Receipt } from './store.ts';
+
+/**
+ * The page ⇄ worker API (SPEC §13), described once as types. The service worker exposes an
+ * {@link OutboxApi} over Comlink; the page sender runs the same object in the tab.
+ */
+
+/** The id pattern every engine-accepted id must match (SPEC §9). */
+export const ID_PATTERN = /^[A-Za-z0-9_-]{8,80}$/;
+
+/** What the app hands to `enqueue`. A create omits `targetId` (it becomes `pending:<id>`). */
+export const EnqueueInputSchema = z.strictObject({
+  collection: z.string().check(z.minLength(1), z.maxLength(100)),
+  kind: z.string().check(z.minLength(1), z.maxLength(40)),
+  targetId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  baseRevision: z.optional(z.nullable(z.number().check(z.int(), z.nonnegative()))),
+  payload: z.optional(jsonValue),
+  id: z.optional(z.string().check(z.regex(ID_PATTERN))),
+  meta: z.optional(jsonValue),
+  /** Optional: when given it must be the connection's owner (`owner_mismatch` otherwise). */
+  owner: z.optional(z.string().check(z.minLength(1))),
+});
+export type EnqueueInput = Infer<typeof EnqueueInputSchema>;
+
+/** How an enqueue ended: a new row, or the existing outcome for a repeated id (§9). */
+export interface EnqueueResult {
+  id: string;
+  /** The request id that will carry this intent; absent for intent rows (no request yet, §8). */
+  requestId?: string;
+  targetId: string;
+  outcome: 'queued' | 'successor' | 'intent' | 'coalesced' | 'cancelled' | 'existing';
+}
+
+/** A row as the UI sees it: the stored row plus its derived status (never stored). */
+export interface RowView {
+  row: OutboxRow | Record<string, unknown>;
+  id: string;
+  status: RowStatus;
+  /** Whether a live claim is held on it right now, and by whom. */
+  holderId?: string;
+}
+
+export interface RowFilter {
+  collection?: string;
+  targetId?: string;
+}
+
+export interface OutboxStats {
+  counts: Record<RowStatus, number>;
+  total: number;
+  oldestSavedAt: number | null;
+}
+
+export interface FlushOptions {
+  /** Ignore `nextAttemptAt` (user action, `online`, SPEC §11). */
+  force?: boolean;
+}
+
+/** What one flush did. `stopped` names the device-side reason a flush ended early. */
+export interface FlushReport {
+  claimed: number;
+  succeeded: number;
+  transient: number;
+  held: number;
+  blocked: number;
+  conflicts: number;
+  stale: number;
+  /** Rows still waiting for a retry (transient failures or backoff). */
+  remaining: number;
+  /** The earliest `nextAttemptAt` among waiting rows, for the wake-up timer (§12). */
+  nextAttemptAt: number | null;
+  stopped?: 'conflict_storm' | 'successor_persist_failed' | 'storage' | 'offline';
+}
+
+/** Telemetry events (SPEC §14 `onEvent`); `type` tags the union (STYLE). */
+export type OutboxEvent =
+  | { type: 'enqueued'; id: string; outcome: EnqueueResult['outcome'] }
+  | { type: 'claimed'; id: string; holderId: string; fence: number }
+  | { type: 'sent'; id: string; requestId: string; fence: number }
+  | { type: 'settled'; id: string; outcome: string; stale: boolean; status?: number }
+  | { type: 'converted'; intentId: string; into: string }
+  | { type: 'conflict'; id: string; successorId?: string; currentRevision: number | null }
+  | { type: 'storm'; id: string; targetId: string }
+  | { type: 'held'; id: string }
+  | { type: 'blocked'; id: string; code: string }
+  | { type: 'quarantined'; id: string; issues: string };
+
+/** The API the worker exposes to pages (and the page sender runs locally). */
+export interface OutboxApi {
+  enqueue(input: EnqueueInput): Promise<EnqueueResult>;
+  rows(filter?: RowFilter): Promise<RowView[]>;
+  row(id: string): Promise<RowView | undefined>;
+  flush(options?: FlushOptions): Promise<FlushReport>;
+  stats(): Promise<OutboxStats>;
+  resumeHeld(): Promise<number>;
+  retry(id: string): Promise<void>;
+  discard(id: string): Promise<void>;
+  conflicts(options?: { limit?: number }): Promise<ConflictLedgerEntry[]>;
+  receipts(options?: { limit?: number }): Promise<Receipt[]>;
+  receipt(requestId: string): Promise<Receipt | undefined>;
+}

@@ -1,0 +1,64 @@
+import type { OutboxRow } from '../model/row.ts';
+import type { ReplacePlan } from '../model/store.ts';
+import { isRowInFlight } from './in-flight.ts';
+
+/** What a claim needs to know about the claiming holder (SPEC §4). */
+export interface ClaimContext {
+  owner: string;
+  holderId: string;
+  now: number;
+  leaseMs: number;
+  bundle: string;
+}
+
+export type ClaimPlan =
+  | { kind: 'claim'; plan: ReplacePlan; row: OutboxRow; fence: number }
+  | { kind: 'skip'; reason: 'in_flight' | 'not_queued' | 'no_request' | 'other_owner' };
+
+/**
+ * Plans taking one row: a compare-and-swap on the row as observed that writes this holder's
+ * claim with the next fence. If another holder got there first the replace is `stale`.
+ */
+export function planClaim(observed: OutboxRow, raw: unknown, ctx: ClaimContext): ClaimPlan {
+  if (observed.owner !== ctx.owner) return { kind: 'skip', reason: 'other_owner' };
+  if (observed.request === undefined) return { kind: 'skip', reason: 'no_request' };
+  if (observed.state !== 'queued' && observed.state !== 'sending')
+    return { kind: 'skip', reason: 'not_queued' };
+  if (isRowInFlight(observed, ctx.now, ctx.leaseMs)) return { kind: 'skip', reason: 'in_flight' };
+  // Fences only grow while a row lives (G3): the next claim is always previous + 1.
+  const fence = (observed.claim?.fence ?? 0) + 1;
+  const { nextAttemptAt: _next, ...rest } = observed;
+  const row: OutboxRow = {
+    ...rest,
+    v: 1,
+    state: 'sending',
+    sentAt: ctx.now,
+    claim: { ...observed.claim, holderId: ctx.holderId, expiresAt: ctx.now + ctx.leaseMs, fence },
+    evidence: {
+      ...observed.evidence,
+      attemptCount: (observed.evidence?.attemptCount ?? 0) + 1,
+      lastAttemptAt: ctx.now,
+    },
+    writer: { ...observed.writer, bundle: ctx.bundle, at: ctx.now },
+  };
+  return {
+    kind: 'claim',
+    row,
+    fence,
+    plan: {
+      owner: ctx.owner,
+      expected: [{ id: observed.id, row: raw }],
+      put: [row],
+      reason: 'claim',
+    },
+  };
+}
+
+/** Whether this holder still owns the claim it took with `fence` (SPEC §5). */
+export function isClaimMine(
+  row: OutboxRow | undefined,
+  holderId: string,
+  fence: number,
+): row is OutboxRow {
+  return row?.claim !== undefined && row.claim.holderId === holderId && row.claim.fence === fence;
+}

@@ -1,0 +1,215 @@
+import type { CollectionHandler, ConflictFacts, IntentInfo } from '../model/handler.ts';
+import type { Json } from '../model/json.ts';
+import type { OutboxRow, RowRequest } from '../model/row.ts';
+import type { ConflictLedgerEntry, Receipt, ReplacePlan } from '../model/store.ts';
+import { isClaimMine } from './claim.ts';
+import { buildRowRequest } from './identity.ts';
+
+/**
+ * Revision conflicts (SPEC §10, seed 003): the evidence of what a resend overwrites, the
+ * durable successor planner, and the ledger summary written with the successor's ACK.
+ */
+
+/** One request of the lineage: identity and the revision it was made from. */
+export type ConflictPredecessor = {
+  requestId: string;
+  fingerprint: string;
+  baseRevision: number | null;
+  recordedAt: number;
+  /** The original bytes, kept verbatim. */
+  request: RowRequest;
+};
+
+/** Where a copy of the record stands; availability is typed, never flattened into a string. */
+export type RemoteCopy =
+  | { revisionOnly: number }
+  | { snapshot: number; value: Json }
+  | { absent: string };
+
+export type ConflictEvidence = {
+  version: 1;
+  /** The user's original request (the first in the lineage). */
+  predecessor: ConflictPredecessor;
+  /** Intermediate successors that conflicted in turn, oldest first. */
+  lineage: ConflictPredecessor[];
+  failure: { kind: 'revision_mismatch'; currentRevision: number | null; status: number };
+  basis: 'current_revision_only' | 'server_detail';
+  copy: { local: 'present'; base: { absent: 'no_copy_in_row' }; remote: RemoteCopy };
+  recordedAt: number;
+};
+
+function summarize(row: OutboxRow, now: number): ConflictPredecessor {
+  const request = row.request!;
+  return {
+    requestId: request.requestId,
+    fingerprint: request.fingerprint,
+    baseRevision: row.baseRevision ?? null,
+    recordedAt: now,
+    request,
+  };
+}
+
+/**
+ * Builds the evidence for a row that met a conflict. A remote copy is claimed only when the
+ * server really sent one (`basis: server_detail`).
+ */
+export function buildConflictEvidence(
+  row: OutboxRow,
+  conflict: ConflictFacts,
+  status: number,
+  now: number,
+): ConflictEvidence {
+  const earlier = row.conflict as ConflictEvidence | undefined;
+  const remote: RemoteCopy = conflict.remote
+    ? { snapshot: conflict.remote.revision, value: conflict.remote.value }
+    : conflict.currentRevision !== null
+      ? { revisionOnly: conflict.currentRevision }
+      : { absent: 'server_sent_no_revision' };
+  return {
+    version: 1,
+    predecessor: earlier?.predecessor ?? summarize(row, now),
+    lineage: earlier ? [...earlier.lineage, summarize(row, now)] : [],
+    failure: { kind: 'revision_mismatch', currentRevision: conflict.currentRevision, status },
+    basis: conflict.remote ? 'server_detail' : 'current_revision_only',
+    copy: { local: 'present', base: { absent: 'no_copy_in_row' }, remote },
+    recordedAt: now,
+  };
+}
+
+export interface ConflictSuccessorContext {
+  owner: string;
+  holderId: string;
+  fence: number;
+  now: number;
+  successorId: string;
+  handler: CollectionHandler;
+}
+
+export type ConflictSuccessorPlan =
+  | { kind: 'successor'; plan: ReplacePlan; successor: OutboxRow }
+  | { kind: 'block'; plan: ReplacePlan }
+  | { kind: 'stale' };
+
+/**
+ * Plans the durable conflict successor (SPEC §10): verify the claim exactly as an ACK does, then
+ * in one `replace` delete the original and write the successor (same record, savedAt and meta;
+ * a new request at the current revision; `successorOf`; evidence continuing the attempt count;
+ * `conflict`). The dispatcher never sends the new request before this commits. Without a
+ * current revision, or under the `block` policy, the row is quarantined with its evidence.
+ */
+export function planConflictSuccessor(
+  observed: OutboxRow | undefined,
+  raw: unknown,
+  conflict: ConflictFacts,
+  status: number,
+  ctx: ConflictSuccessorContext,
+): ConflictSuccessorPlan {
+  if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'stale' };
+  const evidence = buildConflictEvidence(observed, conflict, status, ctx.now);
+  const expected = [{ id: observed.id, row: raw }];
+  const policy = ctx.handler.conflict ?? 'rebase';
+  if (policy === 'block' || conflict.currentRevision === null) {
+    const blocked: OutboxRow = {
+      ...observed,
+      state: 'blocked',
+      blockedAt: ctx.now,
+      blockedCode: 'revision_conflict',
+      blockedDetail: `The server is at revision ${conflict.currentRevision ?? 'unknown'}.`,
+      claim: { ...observed.claim!, expiresAt: ctx.now },
+      evidence: {
+        ...observed.evidence,
+        attemptCount: observed.evidence?.attemptCount ?? 1,
+        lastErrorCode: 'revision_conflict',
+      },
+      conflict: evidence,
+    };
+    const { sentAt: _sent, ...row } = blocked;
+    return { kind: 'block', plan: { owner: ctx.owner, expected, put: [row], reason: 'conflict' } };
+  }
+  const payload =
+    typeof policy === 'function' ? policy({ row: observed, conflict }) : observed.payload;
+  const intent: IntentInfo = {
+    collection: observed.collection,
+    kind: observed.kind,
+    targetId: observed.targetId,
+    payload,
+    baseRevision: conflict.currentRevision,
+  };
+  const request = buildRowRequest(
+    ctx.handler.toRequest(intent),
+    ctx.successorId,
+    conflict.currentRevision,
+  );
+  const {
+    claim: _claim,
+    sentAt: _sentAt,
+    deferredAt: _d,
+    nextAttemptAt: _n,
+    heldAt: _h,
+    writer: _w,
+    ...kept
+  } = observed;
+  const successor: OutboxRow = {
+    ...kept,
+    v: 1,
+    id: ctx.successorId,
+    state: 'queued',
+    ...(payload === undefined ? {} : { payload }),
+    baseRevision: conflict.currentRevision,
+    request,
+    successorOf: observed.id,
+    evidence: {
+      ...observed.evidence,
+      attemptCount: observed.evidence?.attemptCount ?? 1,
+      lastAttemptAt: ctx.now,
+      lastErrorCode: 'revision_conflict',
+    },
+    conflict: evidence,
+  };
+  return {
+    kind: 'successor',
+    successor,
+    plan: {
+      owner: ctx.owner,
+      expected: [...expected, { id: successor.id, row: null }],
+      put: [successor],
+      delete: [observed.id],
+      tombstones: [
+        {
+          id: observed.id,
+          owner: ctx.owner,
+          reason: 'superseded',
+          into: successor.id,
+          at: ctx.now,
+        },
+      ],
+      durability: 'strict',
+      reason: 'conflict',
+    },
+  };
+}
+
+/** The ledger summary for a conflict successor's success, or undefined for other rows (§10). */
+export function ledgerEntryFor(row: OutboxRow, receipt: Receipt): ConflictLedgerEntry | undefined {
+  const evidence = row.conflict as ConflictEvidence | undefined;
+  if (evidence?.version !== 1) return undefined;
+  const remote = evidence.copy.remote;
+  return {
+    successorId: row.id,
+    originalId: evidence.predecessor.requestId,
+    owner: row.owner,
+    collection: row.collection,
+    targetId: row.targetId,
+    overwrittenRevision: evidence.failure.currentRevision,
+    finalRevision: receipt.revision ?? null,
+    lineageLength: evidence.lineage.length,
+    copy: {
+      local: evidence.copy.local,
+      base: 'absent',
+      remote:
+        'snapshot' in remote ? 'snapshot' : 'revisionOnly' in remote ? 'revision_only' : 'absent',
+    },
+    recordedAt: evidence.recordedAt,
+    settledAt: receipt.settledAt,
+  };
+}

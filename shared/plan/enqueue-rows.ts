@@ -1,0 +1,280 @@
+import type { IntentInfo } from '../model/handler.ts';
+import type { Json } from '../model/json.ts';
+import type { EnqueueResult } from '../model/protocol.ts';
+import { isIntentRow, type OutboxRow } from '../model/row.ts';
+import type { ReplacePlan } from '../model/store.ts';
+import type { EnqueueContext, EnqueuePlan, NewIntent } from './enqueue.ts';
+import { buildRowRequest } from './identity.ts';
+import type { Observed } from './intent-conversion.ts';
+import { mergeIntents } from './merge.ts';
+
+/**
+ * The row writes an enqueue plans (SPEC §6, §8): a request row, one merged row, a cancel, or an
+ * intent row. Each expects every observed row of the record unchanged and the new id absent.
+ */
+
+/** Fields that belong to one attempt of a row and never carry over to a new request. */
+const ATTEMPT_FIELDS = [
+  'claim',
+  'sentAt',
+  'deferredAt',
+  'nextAttemptAt',
+  'heldAt',
+  'blockedAt',
+  'blockedCode',
+  'blockedDetail',
+  'evidence',
+  'writer',
+  'conflict',
+  'request',
+  'successorOf',
+] as const;
+
+function withoutAttempt(row: OutboxRow): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...row };
+  for (const field of ATTEMPT_FIELDS) delete copy[field];
+  return copy;
+}
+
+export function info(row: {
+  collection: string;
+  kind: string;
+  targetId: string;
+  payload?: Json;
+  baseRevision?: number | null;
+}): IntentInfo {
+  return {
+    collection: row.collection,
+    kind: row.kind,
+    targetId: row.targetId,
+    payload: row.payload,
+    baseRevision: row.baseRevision,
+  };
+}
+
+function expectAll(chain: Observed[], newId: string): ReplacePlan['expected'] {
+  return [...chain.map(({ row, raw }) => ({ id: row.id, row: raw })), { id: newId, row: null }];
+}
+
+export function writeRequestRow(
+  intent: NewIntent & { targetId: string },
+  place: {
+    savedAt: number;
+    successorOf: string | undefined;
+    base?: Record<string, unknown>;
+    baseRevision?: number | null;
+  },
+  chain: Observed[],
+  replaced: Observed[],
+  ctx: EnqueueContext,
+  outcome: EnqueueResult['outcome'],
+): EnqueuePlan {
+  const baseRevision =
+    place.baseRevision !== undefined ? place.baseRevision : (intent.baseRevision ?? null);
+  const intentInfo: IntentInfo = { ...info(intent), baseRevision };
+  let request: OutboxRow['request'];
+  try {
+    request = buildRowRequest(ctx.handler.toRequest(intentInfo), intent.id, baseRevision);
+  } catch (error) {
+    return {
+      kind: 'reject',
+      code: 'invalid_intent',
+      message: error instanceof Error ? error.message : String(error),
+    };
+  }
+  if (request.body !== null && new TextEncoder().encode(request.body).length > ctx.maxRowBytes) {
+    return {
+      kind: 'reject',
+      code: 'row_too_large',
+      message: `The body exceeds ${ctx.maxRowBytes} bytes.`,
+    };
+  }
+  const row: OutboxRow = {
+    ...place.base,
+    v: 1,
+    id: intent.id,
+    owner: ctx.owner,
+    collection: intent.collection,
+    kind: intent.kind,
+    targetId: intent.targetId,
+    savedAt: place.savedAt,
+    state: 'queued',
+    ...(intent.payload === undefined ? {} : { payload: intent.payload }),
+    baseRevision,
+    request,
+    ...(place.successorOf === undefined ? {} : { successorOf: place.successorOf }),
+    ...(intent.meta === undefined ? {} : { meta: intent.meta }),
+  };
+  return writeRow(
+    row,
+    { id: row.id, requestId: request.requestId, targetId: row.targetId, outcome },
+    chain,
+    replaced,
+    ctx,
+  );
+}
+
+/** Folds the rows not in flight and the new intent into one row (or cancels them all). */
+export function writeMerged(
+  intent: NewIntent & { targetId: string },
+  others: Observed[],
+  chain: Observed[],
+  ctx: EnqueueContext,
+): EnqueuePlan {
+  const first = others[0]!.row;
+  let merged: IntentInfo = info(first);
+  for (const next of [...others.slice(1).map(({ row }) => info(row)), info(intent)]) {
+    const result = mergeIntents(merged, next, ctx.handler);
+    if (result.kind === 'target_deleted') {
+      return {
+        kind: 'reject',
+        code: 'target_deleted',
+        message: `${intent.targetId} has a delete queued.`,
+      };
+    }
+    if (result.kind === 'keep_both') {
+      // Kinds without merge rules stay separate, in order: the new row follows the last one.
+      const last = chain[chain.length - 1]!.row;
+      return writeRequestRow(
+        intent,
+        { savedAt: ctx.now, successorOf: last.id },
+        chain,
+        [],
+        ctx,
+        'successor',
+      );
+    }
+    if (result.kind === 'cancel') return writeCancel(intent, chain, ctx);
+    merged = { ...merged, ...result.intent };
+  }
+  return writeRequestRow(
+    {
+      ...intent,
+      kind: merged.kind,
+      payload: merged.payload as Json,
+      meta: intent.meta ?? first.meta,
+    },
+    {
+      savedAt: first.savedAt,
+      successorOf: first.successorOf,
+      base: withoutAttempt(first),
+      baseRevision: first.baseRevision ?? intent.baseRevision ?? null,
+    },
+    chain,
+    others,
+    ctx,
+    'coalesced',
+  );
+}
+
+/** create+delete before the create was ever sent: nothing is sent, every row is tombstoned. */
+export function writeCancel(
+  intent: NewIntent & { targetId: string },
+  chain: Observed[],
+  ctx: EnqueueContext,
+): EnqueuePlan {
+  const ids = [...chain.map(({ row }) => row.id), intent.id];
+  return {
+    kind: 'write',
+    result: { id: intent.id, targetId: intent.targetId, outcome: 'cancelled' },
+    plan: {
+      owner: ctx.owner,
+      expected: expectAll(chain, intent.id),
+      delete: chain.map(({ row }) => row.id),
+      tombstones: ids.map((id) => ({
+        id,
+        owner: ctx.owner,
+        reason: 'cancelled' as const,
+        at: ctx.now,
+      })),
+      durability: 'strict',
+      reason: 'enqueue',
+    },
+  };
+}
+
+/** An edit of a create whose outcome is unknown: an intent row, merged with earlier intents (§8). */
+export function writeIntent(
+  intent: NewIntent & { targetId: string },
+  createId: string,
+  chain: Observed[],
+  ctx: EnqueueContext,
+): EnqueuePlan {
+  const intents = chain.filter(({ row }) => isIntentRow(row));
+  let kind = intent.kind;
+  let payload = intent.payload;
+  let savedAt = ctx.now;
+  let base: Record<string, unknown> = {};
+  const replaced: Observed[] = [];
+  const last = intents[intents.length - 1];
+  let successorOf = createId;
+  if (last !== undefined) {
+    const result = mergeIntents(info(last.row), info(intent), ctx.handler);
+    if (result.kind === 'target_deleted')
+      return {
+        kind: 'reject',
+        code: 'target_deleted',
+        message: `${intent.targetId} has a delete queued.`,
+      };
+    if (result.kind === 'merged') {
+      ({ kind, payload } = { kind: result.intent.kind, payload: result.intent.payload });
+      savedAt = last.row.savedAt;
+      base = withoutAttempt(last.row);
+      successorOf = last.row.successorOf ?? createId;
+      replaced.push(last);
+    } else {
+      successorOf = last.row.id;
+    }
+  }
+  const row: OutboxRow = {
+    ...base,
+    v: 1,
+    id: intent.id,
+    owner: ctx.owner,
+    collection: intent.collection,
+    kind,
+    targetId: intent.targetId,
+    savedAt,
+    state: 'queued',
+    ...(payload === undefined ? {} : { payload }),
+    baseRevision: intent.baseRevision ?? null,
+    successorOf,
+    ...(intent.meta === undefined ? {} : { meta: intent.meta }),
+  };
+  return writeRow(
+    row,
+    { id: row.id, targetId: row.targetId, outcome: 'intent' },
+    chain,
+    replaced,
+    ctx,
+  );
+}
+
+/** One new row replacing the rows it absorbed (tombstoned into it), strictly durable (§3). */
+function writeRow(
+  row: OutboxRow,
+  result: EnqueueResult,
+  chain: Observed[],
+  replaced: Observed[],
+  ctx: EnqueueContext,
+): EnqueuePlan {
+  return {
+    kind: 'write',
+    result,
+    plan: {
+      owner: ctx.owner,
+      expected: expectAll(chain, row.id),
+      put: [row],
+      delete: replaced.map(({ row: r }) => r.id),
+      tombstones: replaced.map(({ row: r }) => ({
+        id: r.id,
+        owner: ctx.owner,
+        reason: 'coalesced' as const,
+        into: row.id,
+        at: ctx.now,
+      })),
+      durability: 'strict',
+      reason: 'enqueue',
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import type { PreparedRequest } from '../model/handler.ts';
+import { canonicalJson } from '../model/json.ts';
+import type { IdSource } from '../model/ports.ts';
+import { ID_PATTERN } from '../model/protocol.ts';
+import type { RowRequest } from '../model/row.ts';
+import { sha256Base64, sha256Hex } from './sha256.ts';
+
+/**
+ * Request identity (SPEC §9): an id made once before the first attempt and reused on every
+ * retry, and a fingerprint of the exact bytes, so the server can tell a replay from a misuse.
+ */
+
+/** Whether an id is acceptable to the engine (`^[A-Za-z0-9_-]{8,80}$`). */
+export function isValidId(id: string): boolean {
+  return ID_PATTERN.test(id);
+}
+
+/** A new request id `<prefix>-<24 lowercase hex>`; the prefix is the collection or kind. */
+export function newRequestId(ids: IdSource, prefix: string): string {
+  const clean = prefix.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 40) || 'req';
+  return `${clean}-${ids.hex24()}`;
+}
+
+/** SHA-256 hex of the canonical JSON of `{ method, url, body, baseRevision }`. */
+export function fingerprintOf(
+  request: PreparedRequest,
+  baseRevision: number | null | undefined,
+): string {
+  return sha256Hex(
+    canonicalJson({
+      method: request.method,
+      url: request.url,
+      body: request.body,
+      baseRevision: baseRevision ?? null,
+    }),
+  );
+}
+
+/** `Idempotency-Key` as an RFC 8941 string. */
+export function idempotencyKeyHeader(requestId: string): string {
+  return `"${requestId}"`;
+}
+
+/** `Content-Digest` (RFC 9530) of a body. */
+export function contentDigestHeader(body: string): string {
+  return `sha-256=:${sha256Base64(body)}:`;
+}
+
+/**
+ * The stored request for an intent: the handler's bytes plus identity headers. Auth is never
+ * part of it (§2); the transport adds credentials at send time.
+ */
+export function buildRowRequest(
+  prepared: PreparedRequest,
+  requestId: string,
+  baseRevision: number | null | undefined,
+): RowRequest {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(prepared.headers)) {
+    const lower = name.toLowerCase();
+    if (lower === 'authorization' || lower === 'cookie') continue;
+    headers[lower] = value;
+  }
+  headers['idempotency-key'] = idempotencyKeyHeader(requestId);
+  if (prepared.body !== null) headers['content-digest'] = contentDigestHeader(prepared.body);
+  return {
+    requestId,
+    fingerprint: fingerprintOf(prepared, baseRevision),
+    method: prepared.method,
+    url: prepared.url,
+    headers,
+    body: prepared.body,
+  };
+}

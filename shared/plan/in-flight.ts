@@ -1,0 +1,19 @@
+import type { OutboxRow } from '../model/row.ts';
+
+/**
+ * Whether some holder is sending this row right now (SPEC §4): a v1 writer's live claim, or —
+ * for legacy v0 writers, which know nothing of claims — `state: "sending"` with a `sentAt`
+ * within the lease. Either one suffices: a v0 tab may rewrite a v1 row (keeping the old claim)
+ * and start sending it, and a v1 row in flight always satisfies both.
+ */
+export function isRowInFlight(row: OutboxRow, now: number, leaseMs: number): boolean {
+  if (row.writer !== undefined && row.claim !== undefined && row.claim.expiresAt > now) return true;
+  return row.state === 'sending' && row.sentAt !== undefined && now - row.sentAt < leaseMs;
+}
+
+/** Whether the row was ever handed to the network (its outcome may be unknown). */
+export function wasAttempted(row: OutboxRow): boolean {
+  return (
+    (row.evidence?.attemptCount ?? 0) > 0 || row.sentAt !== undefined || row.claim !== undefined
+  );
+}

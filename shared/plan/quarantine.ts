@@ -1,0 +1,36 @@
+import type { OutboxRow } from '../model/row.ts';
+import type { ReplacePlan } from '../model/store.ts';
+
+/**
+ * Plans quarantining a stored value that failed to parse (SPEC §2, G7): the row becomes
+ * `blocked` / `row_corrupt` with its raw value kept under `raw`. Nothing is dropped and the
+ * flush loop goes on.
+ */
+export function planQuarantine(
+  bad: { id: string; owner: string | undefined; raw: unknown; issues: string },
+  ctx: { owner: string; now: number },
+): ReplacePlan {
+  const record =
+    typeof bad.raw === 'object' && bad.raw !== null ? (bad.raw as Record<string, unknown>) : {};
+  const text = (key: string) => (typeof record[key] === 'string' ? (record[key] as string) : '?');
+  const row: OutboxRow & { raw: unknown } = {
+    v: 1,
+    id: bad.id,
+    owner: bad.owner ?? ctx.owner,
+    collection: text('collection'),
+    kind: text('kind'),
+    targetId: text('targetId'),
+    savedAt: typeof record.savedAt === 'number' ? record.savedAt : ctx.now,
+    state: 'blocked',
+    blockedAt: ctx.now,
+    blockedCode: 'row_corrupt',
+    blockedDetail: bad.issues,
+    raw: bad.raw,
+  };
+  return {
+    owner: ctx.owner,
+    expected: [{ id: bad.id, row: bad.raw }],
+    put: [row],
+    reason: 'quarantine',
+  };
+}

@@ -1,0 +1,95 @@
+import { isIntentRow, type OutboxRow, type RowStatus } from '../model/row.ts';
+import { isRowInFlight } from './in-flight.ts';
+
+export interface SelectContext {
+  now: number;
+  leaseMs: number;
+  /** Ignore `nextAttemptAt` (a forced flush, SPEC §11). */
+  force: boolean;
+}
+
+/** What the selection knows about a `successorOf` row: gone, blocked, or still waiting. */
+export type PredecessorState = 'absent' | 'blocked' | 'present';
+
+/** Looks up the state of `id` as the predecessor of the row `askerId`. */
+export type PredecessorLookup = (id: string, askerId?: string) => PredecessorState;
+
+/** Why a row is not sendable now, or `sendable` (SPEC §7, in the order the rules apply). */
+export type Sendability =
+  | 'sendable'
+  | 'blocked'
+  | 'held'
+  | 'in_flight'
+  | 'waiting'
+  | 'intent'
+  | 'backoff'
+  | 'unknown_state';
+
+/** Applies the sendable rules of SPEC §7 to one row. */
+export function sendability(
+  row: OutboxRow,
+  ctx: SelectContext,
+  predecessor: PredecessorLookup,
+): Sendability {
+  if (row.state === 'blocked') return 'blocked';
+  if (row.state === 'held') return 'held';
+  if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'in_flight';
+  if (row.successorOf !== undefined && predecessor(row.successorOf, row.id) === 'present')
+    return 'waiting';
+  if (isIntentRow(row) || row.request === undefined) return 'intent';
+  if (!ctx.force && row.nextAttemptAt !== undefined && row.nextAttemptAt > ctx.now)
+    return 'backoff';
+  if (row.state !== 'queued' && row.state !== 'sending') return 'unknown_state';
+  return 'sendable';
+}
+
+/**
+ * The sendable rows among `rows` (already in `[savedAt, id]` order), at most one per record so
+ * that a record's rows never travel together (G4).
+ */
+export function selectSendableRows(
+  rows: OutboxRow[],
+  ctx: SelectContext,
+  predecessor: PredecessorLookup,
+  busyTargets: ReadonlySet<string> = new Set(),
+): OutboxRow[] {
+  const chosen: OutboxRow[] = [];
+  const targets = new Set(busyTargets);
+  for (const row of rows) {
+    const key = targetKey(row);
+    if (targets.has(key)) continue;
+    const verdict = sendability(row, ctx, predecessor);
+    if (verdict !== 'sendable') {
+      // A record whose earlier row waits keeps its later rows waiting too. Not a row waiting on
+      // its predecessor: that predecessor may sort after it (saved in the same millisecond, or
+      // under a clock that stepped back) and must still go; later rows of the chain wait on
+      // their own `successorOf` link.
+      if (verdict !== 'blocked' && verdict !== 'waiting') targets.add(key);
+      continue;
+    }
+    targets.add(key);
+    chosen.push(row);
+  }
+  return chosen;
+}
+
+/** The record a row is about: `collection` + `targetId`. */
+export function targetKey(row: Pick<OutboxRow, 'collection' | 'targetId'>): string {
+  return `${row.collection}\u0000${row.targetId}`;
+}
+
+/** The display status of a row (SPEC §2), derived, never stored. */
+export function rowStatus(
+  row: OutboxRow,
+  ctx: Omit<SelectContext, 'force'>,
+  predecessor: PredecessorLookup,
+): RowStatus {
+  if (row.state === 'blocked') return 'blocked';
+  if (row.state === 'held') return 'held';
+  if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'sending';
+  if (isIntentRow(row)) return 'intent';
+  if (row.successorOf !== undefined && predecessor(row.successorOf, row.id) === 'present')
+    return 'waiting';
+  if (row.state !== 'queued' && row.state !== 'sending') return 'unknown';
+  return row.deferredAt !== undefined ? 'deferred' : 'queued';
+}

@@ -1,0 +1,120 @@
+import type { OutboxRow } from '../model/row.ts';
+import type { Receipt, ReplacePlan } from '../model/store.ts';
+import { isClaimMine } from './claim.ts';
+import type { Outcome } from './classify.ts';
+
+/** Who is settling, with which claim (SPEC §5). */
+export interface SettleContext {
+  owner: string;
+  holderId: string;
+  fence: number;
+  now: number;
+  /** When to try again after a transient failure (computed by the caller from backoff). */
+  nextAttemptAt: number;
+}
+
+export type SettlePlan =
+  | { kind: 'apply'; plan: ReplacePlan }
+  /** The claim is not mine any more: change nothing (G3). */
+  | { kind: 'not_mine' };
+
+type NonSuccess = Exclude<Outcome, { kind: 'success' } | { kind: 'conflict' }>;
+
+/** The claim, expired but with its fence kept: removing it would restart fences at 1 (§5). */
+function expireClaim(row: OutboxRow, now: number): OutboxRow['claim'] {
+  return row.claim === undefined ? undefined : { ...row.claim, expiresAt: now };
+}
+
+/**
+ * Plans the row change for a non-success outcome: only while the claim is still mine, re-read
+ * inside the transaction through `expected` (SPEC §5 table).
+ */
+export function planSettleFailure(
+  observed: OutboxRow | undefined,
+  raw: unknown,
+  outcome: NonSuccess,
+  ctx: SettleContext,
+): SettlePlan {
+  if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
+  const { sentAt: _sent, ...rest } = observed;
+  const claim = expireClaim(observed, ctx.now);
+  const evidence = {
+    ...observed.evidence,
+    attemptCount: observed.evidence?.attemptCount ?? 1,
+    lastErrorCode: outcome.code,
+  };
+  let row: OutboxRow;
+  switch (outcome.kind) {
+    case 'transient':
+      row = {
+        ...rest,
+        state: 'queued',
+        deferredAt: ctx.now,
+        nextAttemptAt: ctx.nextAttemptAt,
+        claim,
+        evidence,
+      };
+      break;
+    case 'auth':
+      row = { ...rest, state: 'held', heldAt: ctx.now, deferredAt: ctx.now, claim, evidence };
+      break;
+    case 'permanent':
+      row = {
+        ...rest,
+        state: 'blocked',
+        blockedAt: ctx.now,
+        blockedCode: outcome.code,
+        ...(outcome.detail === undefined ? {} : { blockedDetail: outcome.detail }),
+        claim,
+        evidence,
+      };
+      break;
+  }
+  return {
+    kind: 'apply',
+    plan: {
+      owner: ctx.owner,
+      expected: [{ id: observed.id, row: raw }],
+      put: [row],
+      reason: 'settle',
+    },
+  };
+}
+
+/**
+ * Plans the success ACK: delete the row and write its receipt in one transaction, only while
+ * the claim is mine. `extra` carries the intent conversions that must commit with it (§8).
+ */
+export function planSettleSuccess(
+  observed: OutboxRow | undefined,
+  raw: unknown,
+  receipt: Receipt,
+  ctx: Omit<SettleContext, 'nextAttemptAt'>,
+  extra: Pick<ReplacePlan, 'expected' | 'put' | 'delete' | 'tombstones' | 'ledger'> & {
+    /**
+     * Planned without reading the record: bet that the sent row is its only row (no intent to
+     * convert, no successor to rebase) and let the transaction check it; stale otherwise.
+     */
+    alone?: boolean;
+  } = { expected: [] },
+): SettlePlan {
+  if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
+  const converting = (extra.put?.length ?? 0) > 0;
+  const record = { collection: observed.collection, targetId: observed.targetId };
+  return {
+    kind: 'apply',
+    plan: {
+      owner: ctx.owner,
+      expected: [{ id: observed.id, row: raw }, ...extra.expected],
+      put: extra.put ?? [],
+      delete: [observed.id, ...(extra.delete ?? [])],
+      receipts: [receipt],
+      tombstones: extra.tombstones ?? [],
+      ledger: extra.ledger ?? [],
+      ...(extra.alone ? { records: [{ ...record, ids: [observed.id] }] } : {}),
+      // Converted intents replace user intent, so they need the strict guarantee (§3).
+      durability: converting ? 'strict' : 'default',
+      reason: 'settle',
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import type { Clock, IdSource } from '../model/ports.ts';
+
+/**
+ * The real clock and randomness, in one place (STYLE: planners and the dispatcher take them as
+ * ports). Used by the service-worker engine and the page sender; tests pass their own.
+ */
+
+/** Wall-clock time from `Date.now()`. */
+export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * Randomness from `crypto`: 24 lowercase hex characters from `crypto.randomUUID()` (SPEC §9)
+ * with its fixed version and variant nibbles removed, and jitter from `getRandomValues`.
+ */
+export const cryptoIds: IdSource = {
+  hex24() {
+    const hex = crypto.randomUUID().replaceAll('-', '');
+    // Positions 12 (version) and 16 (variant) are not random in a v4 UUID.
+    return (hex.slice(0, 12) + hex.slice(13, 16) + hex.slice(17)).slice(0, 24);
+  },
+  random() {
+    return crypto.getRandomValues(new Uint32Array(1))[0]! / 2 ** 32;
+  },
+};
+
+/** A fresh holder id for one sender instance (SPEC §4): a worker start or one tab. */
+export function newHolderId(kind: 'sw' | 'tab', ids: IdSource = cryptoIds): string {
+  return `${kind}-${ids.hex24()}`;
+}

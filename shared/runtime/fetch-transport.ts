@@ -1,0 +1,149 @@
+import type { Json } from '../model/json.ts';
+import type { ReceiptLookup, Transport, TransportResult } from '../model/ports.ts';
+import type { RowRequest } from '../model/row.ts';
+import { formatIdempotencyKey, HEADER } from '../wire/protocol.ts';
+
+/**
+ * The `fetch` transport (SPEC §14), shared by the service worker and the page sender. It sends
+ * the stored request bytes as they are, adds credentials at send time (they are never stored,
+ * §2), refuses URLs outside `allowedOrigins`, and bounds every attempt with a timeout.
+ */
+
+/** Credentials for an owner: headers to add, `{}` for cookie sessions, null when none exist. */
+export type AuthSource = (owner: string) => Promise<Record<string, string> | null>;
+
+export interface FetchTransportOptions {
+  /** Credentials at send time; a null answer means the row waits as `held` (§13). */
+  auth: AuthSource;
+  /** Origins requests may go to (§14). */
+  allowedOrigins: readonly string[];
+  /** Base for relative request URLs: the worker's or the page's location. */
+  baseUrl: string;
+  /** One attempt's limit; keep it below the lease so a late answer rarely meets a new holder. */
+  timeoutMs: number;
+  /** `same-origin` by default, so cookie sessions need nothing (§13). */
+  credentials?: RequestCredentials;
+  fetch?: typeof fetch;
+}
+
+type Fetched =
+  | { kind: 'ok'; response: Response; body: string }
+  | Exclude<TransportResult, { kind: 'response' }>;
+
+/** Creates a {@link Transport} over `fetch`. Never throws for network faults (ports.ts). */
+export function createFetchTransport(options: FetchTransportOptions): Transport {
+  const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const allowed = new Set(options.allowedOrigins.map((origin) => new URL(origin).origin));
+
+  async function attempt(url: URL, init: RequestInit): Promise<Fetched> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+    try {
+      const response = await doFetch(url.href, {
+        ...init,
+        signal: controller.signal,
+        cache: 'no-store',
+      });
+      return { kind: 'ok', response, body: await response.text() };
+    } catch (error) {
+      if (controller.signal.aborted) return { kind: 'timeout' };
+      return {
+        kind: 'network_error',
+        message: error instanceof Error ? error.message : String(error),
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Resolves the URL and the credentials; a refusal or missing auth ends the attempt early. */
+  async function prepare(
+    rawUrl: string,
+    base: string,
+    owner: string,
+  ): Promise<
+    { url: URL; auth: Record<string, string> } | Exclude<TransportResult, { kind: 'response' }>
+  > {
+    let url: URL;
+    try {
+      url = new URL(rawUrl, new URL(base, options.baseUrl));
+    } catch {
+      return { kind: 'refused', code: 'origin_not_allowed', message: `invalid URL ${rawUrl}` };
+    }
+    if (!allowed.has(url.origin)) {
+      return {
+        kind: 'refused',
+        code: 'origin_not_allowed',
+        message: `${url.origin} is not in allowedOrigins`,
+      };
+    }
+    let auth: Record<string, string> | null;
+    try {
+      auth = await options.auth(owner);
+    } catch (error) {
+      // The app's hook failed to get a token (often offline itself): retry later, send nothing.
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: 'network_error', message: `auth(${owner}) failed: ${message}` };
+    }
+    if (auth === null) return { kind: 'auth_unavailable' };
+    return { url, auth };
+  }
+
+  return {
+    async send(request: RowRequest, ctx): Promise<TransportResult> {
+      const prepared = await prepare(request.url, options.baseUrl, ctx.owner);
+      if (!('url' in prepared)) return prepared;
+      const headers = new Headers(request.headers);
+      if (!headers.has(HEADER.idempotencyKey)) {
+        headers.set(HEADER.idempotencyKey, formatIdempotencyKey(request.requestId));
+      }
+      for (const [name, value] of Object.entries(prepared.auth)) headers.set(name, value);
+      const fetched = await attempt(prepared.url, {
+        method: request.method,
+        headers,
+        body: request.body,
+        credentials: options.credentials ?? 'same-origin',
+      });
+      if (fetched.kind !== 'ok') return fetched;
+      return {
+        kind: 'response',
+        status: fetched.response.status,
+        headers: lowerCaseHeaders(fetched.response.headers),
+        body: fetched.body,
+      };
+    },
+
+    async lookupReceipt(requestId, ctx): Promise<ReceiptLookup> {
+      // The lookup lives at the origin of the request it is about (§15).
+      const path = `/idempotency/${encodeURIComponent(requestId)}`;
+      const prepared = await prepare(path, ctx.url, ctx.owner);
+      if (!('url' in prepared)) return { kind: 'error', message: prepared.kind };
+      const fetched = await attempt(prepared.url, {
+        method: 'GET',
+        headers: prepared.auth,
+        credentials: options.credentials ?? 'same-origin',
+      });
+      if (fetched.kind !== 'ok') return { kind: 'error', message: fetched.kind };
+      if (fetched.response.status === 404) return { kind: 'not_found' };
+      if (!fetched.response.ok)
+        return { kind: 'error', message: `http_${fetched.response.status}` };
+      try {
+        const parsed = JSON.parse(fetched.body) as { status?: unknown; body?: Json };
+        if (typeof parsed.status !== 'number')
+          return { kind: 'error', message: 'malformed receipt' };
+        return { kind: 'found', status: parsed.status, body: parsed.body ?? null };
+      } catch {
+        return { kind: 'error', message: 'malformed receipt' };
+      }
+    },
+  };
+}
+
+/** Response headers as a plain record with lower-case names (ports.ts contract). */
+function lowerCaseHeaders(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    out[name.toLowerCase()] = value;
+  });
+  return out;
+}

@@ -1,0 +1,71 @@
+import type {
+  CollectionHandler,
+  ConflictPolicy,
+  IntentInfo,
+  PreparedRequest,
+  ReceiptFacts,
+} from '../model/handler.ts';
+import { isJsonObject, type Json } from '../model/json.ts';
+import { pendingCreateId } from '../model/row.ts';
+
+export interface RestHandlerOptions {
+  /** Collection URL, e.g. `/api/notes` or `https://api.example.com/notes`. */
+  baseUrl: string;
+  /** Conflict policy (SPEC §10); `rebase` by default. */
+  conflict?: ConflictPolicy;
+  /** Method for updates; `PATCH` by default. */
+  updateMethod?: string;
+}
+
+/**
+ * A handler for the wire protocol of SPEC §15: `POST base` creates, `PATCH base/:id` with
+ * `If-Match` updates, `DELETE base/:id` with `If-Match` deletes. Pure; used by the worker and the
+ * page sender alike.
+ */
+export function restHandler(options: RestHandlerOptions): CollectionHandler {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const itemUrl = (targetId: string) => `${base}/${encodeURIComponent(targetId)}`;
+  const ifMatch = (revision: number | null | undefined): Record<string, string> =>
+    revision === null || revision === undefined ? {} : { 'if-match': `"${revision}"` };
+
+  return {
+    // No policy of its own unless given: the engine's `conflict` (default `rebase`) applies.
+    ...(options.conflict === undefined ? {} : { conflict: options.conflict }),
+    toRequest(intent: IntentInfo): PreparedRequest {
+      const body = intent.payload === undefined ? null : JSON.stringify(intent.payload);
+      const json: Record<string, string> =
+        body === null ? {} : { 'content-type': 'application/json' };
+      switch (intent.kind) {
+        case 'create':
+          return { method: 'POST', url: base, headers: json, body: body ?? '{}' };
+        case 'delete':
+          return {
+            method: 'DELETE',
+            url: itemUrl(intent.targetId),
+            headers: ifMatch(intent.baseRevision),
+            body: null,
+          };
+        default:
+          if (pendingCreateId(intent.targetId) !== undefined) {
+            throw new Error(
+              `restHandler cannot address ${intent.targetId}: it has no server id yet`,
+            );
+          }
+          return {
+            method: options.updateMethod ?? 'PATCH',
+            url: itemUrl(intent.targetId),
+            headers: { ...json, ...ifMatch(intent.baseRevision) },
+            body,
+          };
+      }
+    },
+    readReceipt(body: Json): ReceiptFacts {
+      if (!isJsonObject(body)) return {};
+      const facts: ReceiptFacts = {};
+      if (typeof body.id === 'string' || typeof body.id === 'number')
+        facts.serverId = String(body.id);
+      if (typeof body.revision === 'number') facts.revision = body.revision;
+      return facts;
+    },
+  };
+}
