@@ -1,7 +1,7 @@
 import { proxy } from 'comlink';
 import type { Workbox } from 'workbox-window';
 import { emptyFlushReport } from '../shared/core/flush-state.ts';
-import type { EndpointApi, WatchUpdate } from '../shared/model/connection.ts';
+import type { EndpointApi, SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
 import { OutboxError } from '../shared/model/errors.ts';
 import type {
   FlushOptions,
@@ -12,7 +12,6 @@ import type {
 } from '../shared/model/protocol.ts';
 import { newRequestId } from '../shared/plan/identity.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
-import type { SetAuthOptions } from '../shared/runtime/credentials.ts';
 import { cryptoIds } from '../shared/runtime/defaults.ts';
 import { WorkerChannel } from './channel.ts';
 import { flushViaWorker } from './flush-message.ts';

@@ -7,7 +7,7 @@
  * await outbox.enqueue({ collection: 'notes', kind: 'create', payload: { title: 'x' } });
  * ```
  */
-export type { WatchUpdate } from '../shared/model/connection.ts';
+export type { SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
 export { ERROR_CODES, type ErrorCode, OutboxError } from '../shared/model/errors.ts';
 export type { CollectionHandler } from '../shared/model/handler.ts';
 export type {
@@ -20,7 +20,6 @@ export type {
   RowView,
 } from '../shared/model/protocol.ts';
 export type { ConflictLedgerEntry, Receipt } from '../shared/model/store.ts';
-export type { SetAuthOptions } from '../shared/runtime/credentials.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
 export { type ConnectOptions, connectOutbox, type OutboxClient } from './connect.ts';
 export type { PageSenderConfig } from './page-sender.ts';

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { formatSha256Digest } from '../shared/wire/protocol.ts';
 
 /**
  * Request fingerprints on the server (SPEC §9, §15). The ledger compares a retry with the request
@@ -8,7 +9,7 @@ import { createHash } from 'node:crypto';
 
 /** `Content-Digest` member for body bytes; node:crypto because this runs on every write. */
 export function sha256Digest(body: Uint8Array): string {
-  return `sha-256=:${createHash('sha256').update(body).digest('base64')}:`;
+  return formatSha256Digest(createHash('sha256').update(body).digest());
 }
 
 /** The digest of an absent body (a DELETE usually has none). */

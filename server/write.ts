@@ -1,5 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HEADER, PROBLEM, parseRevisionTag } from '../shared/wire/protocol.ts';
+import {
+  formatRevisionTag,
+  HEADER,
+  PROBLEM,
+  parseRevisionTag,
+} from '../shared/wire/protocol.ts';
 import type { AppContext } from './context.ts';
 import { EMPTY_BODY_DIGEST, parseContentDigest } from './fingerprint.ts';
 import { answerCompleted, answerInflight, fingerprintOf, sendStored } from './idempotency.ts';
@@ -92,7 +97,7 @@ export async function runWrite(
     case 'conflict': {
       ctx.stats.count(principal, 'conflicts');
       const { current } = outcome;
-      reply.header(HEADER.etag, `"${current.revision}"`);
+      reply.header(HEADER.etag, formatRevisionTag(current.revision));
       return sendProblem(reply, 412, PROBLEM.revisionConflict, {
         detail: `the note is at revision ${current.revision}`,
         currentRevision: current.revision,

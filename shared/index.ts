@@ -15,6 +15,7 @@ export type {
   ReceiptFacts,
 } from './model/handler.ts';
 export { canonicalJson, type Json } from './model/json.ts';
+export type { Outcome } from './model/outcome.ts';
 export type {
   Clock,
   IdSource,
@@ -36,7 +37,7 @@ export {
 } from './model/row.ts';
 export { type BackoffConfig, backoffDelay, DEFAULT_BACKOFF } from './plan/backoff.ts';
 export { isClaimMine, planClaim } from './plan/claim.ts';
-export { classifyResult, type Outcome, parseRetryAfter } from './plan/classify.ts';
+export { classifyResult, parseRetryAfter } from './plan/classify.ts';
 export {
   buildConflictEvidence,
   type ConflictEvidence,

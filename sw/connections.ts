@@ -12,7 +12,7 @@ import {
 import { z } from '../shared/model/schema-kit.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
 import { createEndpoint, type Endpoint } from '../shared/runtime/endpoint.ts';
-import type { EngineContext } from './engine.ts';
+import type { EngineContext } from './context.ts';
 
 /**
  * Accepts page connections (SPEC §13): a `sw-outbox.connect` message from a same-origin window
@@ -22,6 +22,10 @@ import type { EngineContext } from './engine.ts';
 
 const ownerSchema = z.string().check(z.minLength(1), z.maxLength(200));
 
+/**
+ * Serves the page API on every `sw-outbox.connect` port from a same-origin window (§13), one
+ * endpoint per connection bound to its owner.
+ */
 export function acceptConnections(scope: ServiceWorkerGlobalScope, ctx: EngineContext): void {
   installComlinkErrors();
   const open = new Map<Endpoint, string>();

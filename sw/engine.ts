@@ -3,36 +3,13 @@ import type {
   FlushOptions,
   FlushReport,
   OutboxApi,
-  OutboxEvent,
 } from '../shared/model/protocol.ts';
 import { handOverCredentials } from '../shared/runtime/credentials.ts';
 import type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
-import { createSender, type Sender, type SenderConfig } from '../shared/runtime/sender.ts';
+import { createSender, } from '../shared/runtime/sender.ts';
 import { acceptConnections } from './connections.ts';
-import { attachTriggers, type TriggerEvent } from './triggers.ts';
-
-/** Everything the engine reports through `onEvent`: the core's telemetry and its triggers. */
-export type EngineEvent = OutboxEvent | TriggerEvent;
-
-/** Service-worker configuration (SPEC §14). Only `collections` is required. */
-export interface OutboxEngineConfig extends Omit<SenderConfig, 'onEvent'> {
-  /** Flush on every push, not only on `{ "type": "sw-outbox.flush" }` payloads (§12). */
-  flushOnEveryPush?: boolean;
-  /** Call `skipWaiting()` on install, so an update takes over at once (§17). Default true. */
-  skipWaiting?: boolean;
-  /** Call `clients.claim()` on activate. Default true. */
-  clientsClaim?: boolean;
-  /** Telemetry: claimed, sent, settled, conflict, storm, held, blocked … and triggers. */
-  onEvent?: (event: EngineEvent) => void;
-}
-
-/** What triggers and connections share inside one worker start (one holder, §4). */
-export interface EngineContext extends Sender {
-  readonly config: OutboxEngineConfig;
-  emit(event: EngineEvent): void;
-  /** Sees the reports of every run, the wake-up timer's included. */
-  observeRuns(observer: (reports: FlushReport[], trigger: string) => void): void;
-}
+import type { EngineContext, EngineEvent, OutboxEngineConfig } from './context.ts';
+import { attachTriggers } from './triggers.ts';
 
 /** The engine of one worker start. */
 export interface OutboxEngine {

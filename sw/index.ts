@@ -6,7 +6,12 @@
  * engine.attach(self);
  * ```
  */
-export type { EndpointApi, Hello, WatchUpdate } from '../shared/model/connection.ts';
+export type {
+  EndpointApi,
+  Hello,
+  SetAuthOptions,
+  WatchUpdate,
+} from '../shared/model/connection.ts';
 export { PERIODIC_SYNC_TAG, PUSH_FLUSH_TYPE, SYNC_TAG } from '../shared/model/connection.ts';
 export { ERROR_CODES, type ErrorCode, OutboxError } from '../shared/model/errors.ts';
 export type { CollectionHandler, ConflictPolicy } from '../shared/model/handler.ts';
@@ -16,13 +21,8 @@ export type {
   OutboxApi,
   OutboxEvent,
 } from '../shared/model/protocol.ts';
-export type { AuthHook, SetAuthOptions } from '../shared/runtime/credentials.ts';
+export type { AuthHook } from '../shared/runtime/credentials.ts';
 export type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
-export {
-  createOutboxEngine,
-  type EngineEvent,
-  type OutboxEngine,
-  type OutboxEngineConfig,
-} from './engine.ts';
-export type { TriggerEvent } from './triggers.ts';
+export type { EngineEvent, OutboxEngineConfig, TriggerEvent } from './context.ts';
+export { createOutboxEngine, type OutboxEngine } from './engine.ts';

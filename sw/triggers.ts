@@ -10,7 +10,7 @@ import {
 } from '../shared/model/connection.ts';
 import type { FlushOptions } from '../shared/model/protocol.ts';
 import { earliestAttempt, type FlushRun, needsRetry } from '../shared/runtime/flush-scheduler.ts';
-import type { EngineContext } from './engine.ts';
+import type { EngineContext } from './context.ts';
 
 /**
  * The worker's triggers (SPEC §12): every event that may find work ends in one scheduler run,
@@ -22,13 +22,10 @@ import type { EngineContext } from './engine.ts';
 const SYNC_PASSES = 3;
 const SYNC_WAIT_MS = 10_000;
 
-/** What the engine reports about its triggers through `onEvent`. */
-export type TriggerEvent =
-  | { type: 'flushed'; trigger: string; holderId: string; remaining: number; stopped?: string }
-  /** A `sync` event that left transient failures and asked the browser to try again. */
-  | { type: 'sync_retry'; holderId: string; remaining: number }
-  | { type: 'trigger_failed'; trigger: string; holderId: string; error: string };
-
+/**
+ * Wires the worker's events to the scheduler (§12): install, activate, sync, periodicsync, push
+ * and the page's flush messages; each run stays alive in `waitUntil` with its wake-up.
+ */
 export function attachTriggers(scope: ServiceWorkerGlobalScope, ctx: EngineContext): void {
   const { config } = ctx;
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { HEADER, PROBLEM } from '../../shared/wire/protocol.ts';
+import { formatRevisionTag, HEADER, PROBLEM } from '../../shared/wire/protocol.ts';
 import type { AppContext } from '../context.ts';
 import { checkBeforeBody } from '../idempotency.ts';
 import { sendProblem } from '../problem.ts';
@@ -63,7 +63,7 @@ export function notesRoutes(ctx: AppContext) {
       const note = await ctx.store.getNote(request.principal, params.id);
       if (!note) return sendProblem(reply, 404, PROBLEM.notFound);
       return reply
-        .header(HEADER.etag, `"${note.revision}"`)
+        .header(HEADER.etag, formatRevisionTag(note.revision))
         .header('content-type', 'application/json; charset=utf-8')
         .send(noteJson(note));
     });

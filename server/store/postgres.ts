@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { formatRevisionTag } from '../../shared/wire/protocol.ts';
 import {
   deletedJson,
   type NoteRecord,
@@ -126,7 +127,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     const values = [principal, key, fingerprint, now, command.id, command.ifMatch, json];
     const result = await query('remove', sql.remove, values);
     return result.rowCount === 1
-      ? { fingerprint, status: 200, etag: `"${revision}"`, body: json }
+      ? { fingerprint, status: 200, etag: formatRevisionTag(revision), body: json }
       : undefined;
   }
 

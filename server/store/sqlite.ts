@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { formatRevisionTag } from '../../shared/wire/protocol.ts';
 import { GroupCommit } from './group-commit.ts';
 import {
   deletedJson,
@@ -159,7 +160,7 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
         response = {
           fingerprint: command.fingerprint,
           status: 200,
-          etag: `"${revision}"`,
+          etag: formatRevisionTag(revision),
           body: json,
         };
       } else {
@@ -168,7 +169,7 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
         response = {
           fingerprint: command.fingerprint,
           status: 200,
-          etag: `"${revision}"`,
+          etag: formatRevisionTag(revision),
           body: json,
         };
       }

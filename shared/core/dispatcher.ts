@@ -1,11 +1,12 @@
 import type { CollectionHandler } from '../model/handler.ts';
+import type { Outcome } from '../model/outcome.ts';
 import type { FlushReport } from '../model/protocol.ts';
+import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
 import { planClaim } from '../plan/claim.ts';
-import { classifyResult, type Outcome } from '../plan/classify.ts';
+import { classifyResult } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
-import type { Observed } from '../plan/intent-conversion.ts';
 import { planQuarantine } from '../plan/quarantine.ts';
 import {
   type PredecessorLookup,

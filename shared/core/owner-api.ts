@@ -5,12 +5,13 @@ import {
   type FlushOptions,
   type FlushReport,
 } from '../model/protocol.ts';
+import type { Observed } from '../model/row.ts';
 import { decodeRow, pendingCreateId } from '../model/row.ts';
 import { summarizeIssues } from '../model/schema-kit.ts';
 import type { ReplacePlan } from '../model/store.ts';
-import { type EnqueuePlan, planEnqueue } from '../plan/enqueue.ts';
+import { planEnqueue } from '../plan/enqueue.ts';
+import type { EnqueuePlan } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
-import type { Observed } from '../plan/intent-conversion.ts';
 import { createRowReader, guarded } from './row-reader.ts';
 import { resolvePendingCreate } from './success-ack.ts';
 import type { OutboxCoreConfig, OutboxTuning, OwnerApi } from './types.ts';

@@ -1,8 +1,8 @@
 import { isQuotaError, OutboxError } from '../model/errors.ts';
 import type { OutboxApi, OutboxStats, RowFilter, RowView } from '../model/protocol.ts';
+import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
-import type { Observed } from '../plan/intent-conversion.ts';
 import { type PredecessorState, rowStatus } from '../plan/select.ts';
 import { lookupPredecessors } from './predecessors.ts';
 import type { OutboxCoreConfig, OutboxTuning } from './types.ts';

@@ -1,8 +1,8 @@
 import type { ConflictFacts } from '../model/handler.ts';
+import type { Outcome } from '../model/outcome.ts';
 import type { TransportResult } from '../model/ports.ts';
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import { backoffDelay } from '../plan/backoff.ts';
-import type { Outcome } from '../plan/classify.ts';
 import { planConflictSuccessor } from '../plan/conflict-successor.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { targetKey } from '../plan/select.ts';

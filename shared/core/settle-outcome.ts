@@ -1,7 +1,8 @@
+import type { Outcome } from '../model/outcome.ts';
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { backoffDelay } from '../plan/backoff.ts';
-import type { classifyResult, Outcome } from '../plan/classify.ts';
+import type { classifyResult } from '../plan/classify.ts';
 import { ledgerEntryFor } from '../plan/conflict-successor.ts';
 import { planSettleFailure, planSettleSuccess } from '../plan/settle.ts';
 import { type FlushState, FlushStop } from './flush-state.ts';

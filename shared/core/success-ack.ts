@@ -1,9 +1,10 @@
 import type { CollectionHandler } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
+import type { Observed } from '../model/row.ts';
 import { decodeRow, isIntentRow, type OutboxRow, pendingCreateId } from '../model/row.ts';
 import type { OutboxStore, Receipt, ReplacePlan, Tombstone } from '../model/store.ts';
 import { newRequestId } from '../plan/identity.ts';
-import { type Observed, planIntentConversion } from '../plan/intent-conversion.ts';
+import { planIntentConversion } from '../plan/intent-conversion.ts';
 import { planSuccessorRebase } from '../plan/successor-rebase.ts';
 import type { OutboxCoreConfig, OutboxTuning } from './types.ts';
 

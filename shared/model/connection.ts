@@ -1,4 +1,3 @@
-import type { SetAuthOptions } from '../runtime/credentials.ts';
 import type { FlushReport, OutboxApi, RowFilter, RowView } from './protocol.ts';
 import type { Receipt, Tombstone } from './store.ts';
 
@@ -45,6 +44,12 @@ export interface RefusedMessage {
 export type FlushReply =
   | { type: typeof FLUSHED_MESSAGE; ok: true; reports: FlushReport[] }
   | { type: typeof FLUSHED_MESSAGE; ok: false; error: { code?: string; message: string } };
+
+/** Options of `setAuth` (§13). */
+export interface SetAuthOptions {
+  /** Keep the headers in IndexedDB so a restarted worker can send with no tab open (§13). */
+  persist?: boolean;
+}
 
 /** What the worker says about itself when a connection opens. */
 export interface Hello {

@@ -1,5 +1,5 @@
-import type { Outcome } from '../plan/classify.ts';
 import type { Json } from './json.ts';
+import type { Outcome } from './outcome.ts';
 import type { TransportResult } from './ports.ts';
 import type { OutboxRow } from './row.ts';
 import type { Receipt } from './store.ts';

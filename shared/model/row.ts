@@ -66,6 +66,12 @@ export type RowEvidence = Infer<typeof EvidenceSchema>;
 /** One outbox row as stored (v1; a v0 row lacks `v`). Unknown fields ride along untouched. */
 export type OutboxRow = Infer<typeof OutboxRowSchema>;
 
+/** A row as a planner observed it: decoded, with its raw stored value (for `expected`, §3). */
+export interface Observed {
+  row: OutboxRow;
+  raw: unknown;
+}
+
 /** `pending:<create row id>`: the target of edits to a create that has no server id yet (§8). */
 export const PENDING_PREFIX = 'pending:';
 

@@ -1,21 +1,6 @@
 import type { Json } from '../model/json.ts';
+import type { Outcome } from '../model/outcome.ts';
 import type { TransportResult } from '../model/ports.ts';
-
-/**
- * Outcomes of one attempt (SPEC §11), returned as values, never thrown. `retryAfterMs` carries
- * the server's `Retry-After`, which wins over computed backoff.
- */
-export type Outcome =
-  | { kind: 'success'; status: number; body: Json; replayed: boolean }
-  | { kind: 'transient'; code: string; retryAfterMs?: number; device?: boolean }
-  | { kind: 'auth'; code: string }
-  | { kind: 'permanent'; code: string; detail?: string }
-  | {
-      kind: 'conflict';
-      status: number;
-      currentRevision: number | null;
-      remote?: { revision: number; value: Json };
-    };
 
 const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 

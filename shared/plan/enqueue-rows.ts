@@ -1,11 +1,11 @@
 import type { IntentInfo } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
 import type { EnqueueResult } from '../model/protocol.ts';
+import type { Observed } from '../model/row.ts';
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
-import type { EnqueueContext, EnqueuePlan, NewIntent } from './enqueue.ts';
+import type { EnqueueContext, EnqueuePlan, NewIntent } from './enqueue-types.ts';
 import { buildRowRequest } from './identity.ts';
-import type { Observed } from './intent-conversion.ts';
 import { mergeIntents } from './merge.ts';
 
 /**
@@ -36,7 +36,8 @@ function withoutAttempt(row: OutboxRow): Record<string, unknown> {
   return copy;
 }
 
-export function info(row: {
+/** The intent a row (or a new intent) carries, as a handler sees it. */
+export function intentInfoOf(row: {
   collection: string;
   kind: string;
   targetId: string;
@@ -56,7 +57,11 @@ function expectAll(chain: Observed[], newId: string): ReplacePlan['expected'] {
   return [...chain.map(({ row, raw }) => ({ id: row.id, row: raw })), { id: newId, row: null }];
 }
 
-export function writeRequestRow(
+/**
+ * A row carrying a request for the intent: a new row, a successor (`place.successorOf`), or the
+ * merged row taking an older row's place (`place.savedAt`, `place.base`).
+ */
+export function planRequestRow(
   intent: NewIntent & { targetId: string },
   place: {
     savedAt: number;
@@ -71,7 +76,7 @@ export function writeRequestRow(
 ): EnqueuePlan {
   const baseRevision =
     place.baseRevision !== undefined ? place.baseRevision : (intent.baseRevision ?? null);
-  const intentInfo: IntentInfo = { ...info(intent), baseRevision };
+  const intentInfo: IntentInfo = { ...intentInfoOf(intent), baseRevision };
   let request: OutboxRow['request'];
   try {
     request = buildRowRequest(ctx.handler.toRequest(intentInfo), intent.id, baseRevision);
@@ -105,7 +110,7 @@ export function writeRequestRow(
     ...(place.successorOf === undefined ? {} : { successorOf: place.successorOf }),
     ...(intent.meta === undefined ? {} : { meta: intent.meta }),
   };
-  return writeRow(
+  return planRowWrite(
     row,
     { id: row.id, requestId: request.requestId, targetId: row.targetId, outcome },
     chain,
@@ -115,15 +120,18 @@ export function writeRequestRow(
 }
 
 /** Folds the rows not in flight and the new intent into one row (or cancels them all). */
-export function writeMerged(
+export function planMergedRow(
   intent: NewIntent & { targetId: string },
   others: Observed[],
   chain: Observed[],
   ctx: EnqueueContext,
 ): EnqueuePlan {
   const first = others[0]!.row;
-  let merged: IntentInfo = info(first);
-  for (const next of [...others.slice(1).map(({ row }) => info(row)), info(intent)]) {
+  let merged: IntentInfo = intentInfoOf(first);
+  for (const next of [
+    ...others.slice(1).map(({ row }) => intentInfoOf(row)),
+    intentInfoOf(intent),
+  ]) {
     const result = mergeIntents(merged, next, ctx.handler);
     if (result.kind === 'target_deleted') {
       return {
@@ -135,7 +143,7 @@ export function writeMerged(
     if (result.kind === 'keep_both') {
       // Kinds without merge rules stay separate, in order: the new row follows the last one.
       const last = chain[chain.length - 1]!.row;
-      return writeRequestRow(
+      return planRequestRow(
         intent,
         { savedAt: ctx.now, successorOf: last.id },
         chain,
@@ -144,10 +152,10 @@ export function writeMerged(
         'successor',
       );
     }
-    if (result.kind === 'cancel') return writeCancel(intent, chain, ctx);
+    if (result.kind === 'cancel') return planCancel(intent, chain, ctx);
     merged = { ...merged, ...result.intent };
   }
-  return writeRequestRow(
+  return planRequestRow(
     {
       ...intent,
       kind: merged.kind,
@@ -168,7 +176,7 @@ export function writeMerged(
 }
 
 /** create+delete before the create was ever sent: nothing is sent, every row is tombstoned. */
-export function writeCancel(
+export function planCancel(
   intent: NewIntent & { targetId: string },
   chain: Observed[],
   ctx: EnqueueContext,
@@ -194,7 +202,7 @@ export function writeCancel(
 }
 
 /** An edit of a create whose outcome is unknown: an intent row, merged with earlier intents (§8). */
-export function writeIntent(
+export function planIntentRow(
   intent: NewIntent & { targetId: string },
   createId: string,
   chain: Observed[],
@@ -209,7 +217,7 @@ export function writeIntent(
   const last = intents[intents.length - 1];
   let successorOf = createId;
   if (last !== undefined) {
-    const result = mergeIntents(info(last.row), info(intent), ctx.handler);
+    const result = mergeIntents(intentInfoOf(last.row), intentInfoOf(intent), ctx.handler);
     if (result.kind === 'target_deleted')
       return {
         kind: 'reject',
@@ -241,7 +249,7 @@ export function writeIntent(
     successorOf,
     ...(intent.meta === undefined ? {} : { meta: intent.meta }),
   };
-  return writeRow(
+  return planRowWrite(
     row,
     { id: row.id, targetId: row.targetId, outcome: 'intent' },
     chain,
@@ -251,7 +259,7 @@ export function writeIntent(
 }
 
 /** One new row replacing the rows it absorbed (tombstoned into it), strictly durable (§3). */
-function writeRow(
+function planRowWrite(
   row: OutboxRow,
   result: EnqueueResult,
   chain: Observed[],

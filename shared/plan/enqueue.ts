@@ -1,45 +1,14 @@
-import type { ErrorCode } from '../model/errors.ts';
-import type { CollectionHandler } from '../model/handler.ts';
-import type { Json } from '../model/json.ts';
-import type { EnqueueResult } from '../model/protocol.ts';
+import type { Observed } from '../model/row.ts';
 import { PENDING_PREFIX, pendingCreateId } from '../model/row.ts';
-import type { Receipt, ReplacePlan, Tombstone } from '../model/store.ts';
-import { writeIntent, writeMerged, writeRequestRow } from './enqueue-rows.ts';
+import { planIntentRow, planMergedRow, planRequestRow } from './enqueue-rows.ts';
+import type {
+  EnqueueContext,
+  EnqueuePlan,
+  NewIntent,
+  PendingCreateFacts,
+} from './enqueue-types.ts';
 import { isRowInFlight, wasAttempted } from './in-flight.ts';
-import type { Observed } from './intent-conversion.ts';
-/** A validated intent with its id chosen. */
-export interface NewIntent {
-  id: string;
-  collection: string;
-  kind: string;
-  targetId?: string;
-  payload?: Json;
-  baseRevision?: number | null;
-  meta?: Json;
-}
 
-export interface EnqueueContext {
-  owner: string;
-  now: number;
-  leaseMs: number;
-  maxRowBytes: number;
-  handler: CollectionHandler;
-}
-
-/** What is known about the create a `pending:<C>` target refers to (§8). */
-export interface PendingCreateFacts {
-  /** The create's current row id: `C`, or the row `C` was coalesced into (tombstones followed). */
-  id: string;
-  row?: Observed;
-  receipt?: Receipt;
-  tombstone?: Tombstone;
-}
-
-export type EnqueuePlan =
-  | { kind: 'write'; plan: ReplacePlan; result: EnqueueResult }
-  | { kind: 'reject'; code: ErrorCode; message: string }
-  /** The pending create already has a receipt: plan again against its server id. */
-  | { kind: 'retarget'; targetId: string; baseRevision: number | null };
 function byQueueOrder(a: Observed, b: Observed): number {
   return a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1);
 }
@@ -101,18 +70,18 @@ export function planEnqueue(
         };
       }
       // The create vanished without a receipt we know of: an intent, recovered at flush (§8).
-      return writeIntent(fresh, pending?.id ?? createId, chain, ctx);
+      return planIntentRow(fresh, pending?.id ?? createId, chain, ctx);
     }
     const createUnsent = !wasAttempted(create.row) || create.row.state === 'blocked';
-    if (!createUnsent) return writeIntent(fresh, create.row.id, chain, ctx);
+    if (!createUnsent) return planIntentRow(fresh, create.row.id, chain, ctx);
   }
 
   // Rows not in flight merge into one (for a never-sent create, its intents fold in too).
   const others = chain.filter(({ row }) => !isRowInFlight(row, ctx.now, ctx.leaseMs));
   const inFlight = chain.filter(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
-  if (others.length > 0) return writeMerged(fresh, others, chain, ctx);
+  if (others.length > 0) return planMergedRow(fresh, others, chain, ctx);
   const predecessor = inFlight.sort((a, b) => (b.row.sentAt ?? 0) - (a.row.sentAt ?? 0))[0];
-  return writeRequestRow(
+  return planRequestRow(
     fresh,
     { savedAt: ctx.now, successorOf: predecessor?.row.id },
     chain,

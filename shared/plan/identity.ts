@@ -1,9 +1,12 @@
 import type { PreparedRequest } from '../model/handler.ts';
+import { formatIdempotencyKey, formatSha256Digest, HEADER } from '../model/headers.ts';
 import { canonicalJson } from '../model/json.ts';
 import type { IdSource } from '../model/ports.ts';
 import { ID_PATTERN } from '../model/protocol.ts';
 import type { RowRequest } from '../model/row.ts';
-import { sha256Base64, sha256Hex } from './sha256.ts';
+import { sha256, sha256Hex } from './sha256.ts';
+
+const encoder = new TextEncoder();
 
 /**
  * Request identity (SPEC §9): an id made once before the first attempt and reused on every
@@ -36,14 +39,9 @@ export function fingerprintOf(
   );
 }
 
-/** `Idempotency-Key` as an RFC 8941 string. */
-export function idempotencyKeyHeader(requestId: string): string {
-  return `"${requestId}"`;
-}
-
-/** `Content-Digest` (RFC 9530) of a body. */
-export function contentDigestHeader(body: string): string {
-  return `sha-256=:${sha256Base64(body)}:`;
+/** `Content-Digest` (RFC 9530) of body bytes, or of a string's UTF-8 bytes. */
+export function contentDigest(body: Uint8Array | string): string {
+  return formatSha256Digest(sha256(typeof body === 'string' ? encoder.encode(body) : body));
 }
 
 /**
@@ -61,8 +59,8 @@ export function buildRowRequest(
     if (lower === 'authorization' || lower === 'cookie') continue;
     headers[lower] = value;
   }
-  headers['idempotency-key'] = idempotencyKeyHeader(requestId);
-  if (prepared.body !== null) headers['content-digest'] = contentDigestHeader(prepared.body);
+  headers[HEADER.idempotencyKey] = formatIdempotencyKey(requestId);
+  if (prepared.body !== null) headers[HEADER.contentDigest] = contentDigest(prepared.body);
   return {
     requestId,
     fingerprint: fingerprintOf(prepared, baseRevision),

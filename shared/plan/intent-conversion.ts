@@ -1,14 +1,9 @@
 import type { CollectionHandler, IntentInfo } from '../model/handler.ts';
-import type { OutboxRow } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
 import type { Expectation, Receipt, Tombstone } from '../model/store.ts';
 import { buildRowRequest } from './identity.ts';
 
-/** An observed row with its raw stored value (for `expected`). */
-export interface Observed {
-  row: OutboxRow;
-  raw: unknown;
-}
-
+/** What converting intents needs besides the rows: the time, the owner and new request ids. */
 export interface ConversionContext {
   now: number;
   owner: string;

@@ -1,7 +1,7 @@
+import type { Outcome } from '../model/outcome.ts';
 import type { OutboxRow } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { isClaimMine } from './claim.ts';
-import type { Outcome } from './classify.ts';
 
 /** Who is settling, with which claim (SPEC §5). */
 export interface SettleContext {

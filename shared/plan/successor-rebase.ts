@@ -1,9 +1,8 @@
 import type { CollectionHandler } from '../model/handler.ts';
-import type { OutboxRow } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
 import type { Expectation, Receipt } from '../model/store.ts';
 import { buildRowRequest } from './identity.ts';
 import { wasAttempted } from './in-flight.ts';
-import type { Observed } from './intent-conversion.ts';
 
 /**
  * Rebases the waiting successors of a row that just succeeded (SPEC §6, G4). An edit made while

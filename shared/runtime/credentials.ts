@@ -1,4 +1,5 @@
 import type { OwnerApi } from '../core/types.ts';
+import type { SetAuthOptions } from '../model/connection.ts';
 import type { Json } from '../model/json.ts';
 import type { OutboxStore } from '../model/store.ts';
 import { NO_CREDENTIALS } from '../plan/classify.ts';
@@ -17,11 +18,6 @@ import type { AuthSource } from './fetch-transport.ts';
 export type AuthHook = (
   owner: string,
 ) => Promise<Record<string, string> | null | undefined> | Record<string, string> | null | undefined;
-
-export interface SetAuthOptions {
-  /** Keep the headers in IndexedDB so a restarted worker can send with no tab open (§13). */
-  persist?: boolean;
-}
 
 interface StoredAuth {
   required: true;

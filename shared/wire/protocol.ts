@@ -1,20 +1,21 @@
+import { ID_PATTERN } from '../model/protocol.ts';
+
 /**
  * The HTTP wire protocol between the outbox engine and a server (SPEC §15), shared by the service
- * worker's transport and the reference server. Environment-free: it uses only `crypto.subtle`,
- * `TextEncoder` and `btoa`, which exist in browsers, service workers and Node 20.
+ * worker's transport and the reference server: problem types, the receipt lookup, and parsers of
+ * the protocol's headers. The formats the planners write (key, entity tag, digest) live in
+ * `model/headers.ts` and `plan/identity.ts` and are re-exported here, so a server needs this
+ * module only.
  */
 
-/** Header names of the protocol, lower case as HTTP/2 and Node report them. */
-export const HEADER = {
-  idempotencyKey: 'idempotency-key',
-  contentDigest: 'content-digest',
-  ifMatch: 'if-match',
-  etag: 'etag',
-  replayed: 'idempotent-replayed',
-  retryAfter: 'retry-after',
-  authorization: 'authorization',
-  wwwAuthenticate: 'www-authenticate',
-} as const;
+export {
+  formatIdempotencyKey,
+  formatRevisionTag,
+  formatSha256Digest,
+  HEADER,
+} from '../model/headers.ts';
+export { ID_PATTERN } from '../model/protocol.ts';
+export { contentDigest } from '../plan/identity.ts';
 
 /** Media type of every error body (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -90,14 +91,6 @@ export interface ReceiptLookupResponse {
   body: unknown;
 }
 
-/** The id pattern every request id must match (SPEC §9). */
-export const ID_PATTERN = /^[A-Za-z0-9_-]{8,80}$/;
-
-/** `Idempotency-Key` value for a request id: an RFC 8941 string. */
-export function formatIdempotencyKey(requestId: string): string {
-  return `"${requestId}"`;
-}
-
 /** How an `Idempotency-Key` header parsed. */
 export type IdempotencyKeyParse =
   | { kind: 'ok'; key: string }
@@ -136,11 +129,6 @@ function parseSfString(text: string): string | undefined {
   return undefined;
 }
 
-/** An entity tag for a revision: `"<revision>"`, used in `ETag` and `If-Match`. */
-export function formatRevisionTag(revision: number): string {
-  return `"${revision}"`;
-}
-
 /**
  * Parses an `ETag`/`If-Match` value made by {@link formatRevisionTag} (the bare number is
  * accepted). Returns `undefined` for anything else, including `*`, lists and weak tags.
@@ -148,20 +136,4 @@ export function formatRevisionTag(revision: number): string {
 export function parseRevisionTag(value: string): number | undefined {
   const match = /^(?:"(\d{1,15})"|(\d{1,15}))$/.exec(value.trim());
   return match ? Number(match[1] ?? match[2]) : undefined;
-}
-
-const encoder = new TextEncoder();
-
-/** `Content-Digest` (RFC 9530) of body bytes: `sha-256=:<base64>:`. */
-export async function contentDigest(body: Uint8Array | string): Promise<string> {
-  const bytes = typeof body === 'string' ? encoder.encode(body) : body;
-  const digest = await globalThis.crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>);
-  return formatSha256Digest(new Uint8Array(digest));
-}
-
-/** Formats raw SHA-256 bytes as a `Content-Digest` member. */
-export function formatSha256Digest(digest: Uint8Array): string {
-  let binary = '';
-  for (const byte of digest) binary += String.fromCharCode(byte);
-  return `sha-256=:${btoa(binary)}:`;
 }

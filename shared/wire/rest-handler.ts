@@ -7,6 +7,7 @@ import type {
 } from '../model/handler.ts';
 import { isJsonObject, type Json } from '../model/json.ts';
 import { pendingCreateId } from '../model/row.ts';
+import { formatRevisionTag, HEADER } from './protocol.ts';
 
 export interface RestHandlerOptions {
   /** Collection URL, e.g. `/api/notes` or `https://api.example.com/notes`. */
@@ -26,7 +27,9 @@ export function restHandler(options: RestHandlerOptions): CollectionHandler {
   const base = options.baseUrl.replace(/\/+$/, '');
   const itemUrl = (targetId: string) => `${base}/${encodeURIComponent(targetId)}`;
   const ifMatch = (revision: number | null | undefined): Record<string, string> =>
-    revision === null || revision === undefined ? {} : { 'if-match': `"${revision}"` };
+    revision === null || revision === undefined
+      ? {}
+      : { [HEADER.ifMatch]: formatRevisionTag(revision) };
 
   return {
     // No policy of its own unless given: the engine's `conflict` (default `rebase`) applies.

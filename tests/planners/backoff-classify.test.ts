@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { Outcome } from '../../shared/model/outcome.ts';
 import type { TransportResult } from '../../shared/model/ports.ts';
 import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/plan/backoff.ts';
-import { classifyResult, type Outcome, parseRetryAfter } from '../../shared/plan/classify.ts';
+import { classifyResult, parseRetryAfter } from '../../shared/plan/classify.ts';
 import { NOW } from './fixtures.ts';
 
 function response(

@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { OutboxRow } from '../../shared/model/row.ts';
+import type { Observed, OutboxRow } from '../../shared/model/row.ts';
 import type { ReplacePlan } from '../../shared/model/store.ts';
-import {
-  type EnqueueContext,
-  type EnqueuePlan,
-  type NewIntent,
-  type PendingCreateFacts,
-  planEnqueue,
-} from '../../shared/plan/enqueue.ts';
-import type { Observed } from '../../shared/plan/intent-conversion.ts';
+import { planEnqueue } from '../../shared/plan/enqueue.ts';
+import type {
+  EnqueueContext,
+  EnqueuePlan,
+  NewIntent,
+  PendingCreateFacts,
+} from '../../shared/plan/enqueue-types.ts';
 import {
   claimedBy,
   createRow,

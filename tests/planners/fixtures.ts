@@ -1,8 +1,7 @@
 import type { CollectionHandler, IntentInfo } from '../../shared/model/handler.ts';
-import type { OutboxRow } from '../../shared/model/row.ts';
+import type { Observed, OutboxRow } from '../../shared/model/row.ts';
 import type { Receipt } from '../../shared/model/store.ts';
 import { buildRowRequest } from '../../shared/plan/identity.ts';
-import type { Observed } from '../../shared/plan/intent-conversion.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 
 /** Shared ground for the planner tables: one owner, one clock reading, one lease. */

@@ -4,7 +4,7 @@ import type { PreparedRequest } from '../../shared/model/handler.ts';
 import type { IdSource } from '../../shared/model/ports.ts';
 import {
   buildRowRequest,
-  contentDigestHeader,
+  contentDigest,
   fingerprintOf,
   isValidId,
   newRequestId,
@@ -116,7 +116,7 @@ describe('the stored request (SPEC §9, §2, §15)', () => {
 
   it.each([
     { header: 'idempotency-key', value: `"notes-${HEX24}"` },
-    { header: 'content-digest', value: contentDigestHeader('{"title":"a"}') },
+    { header: 'content-digest', value: contentDigest('{"title":"a"}') },
     { header: 'if-match', value: '"3"' },
     { header: 'content-type', value: 'application/json' },
     { header: 'authorization', value: undefined },

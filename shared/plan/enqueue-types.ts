@@ -1,0 +1,44 @@
+import type { ErrorCode } from '../model/errors.ts';
+import type { CollectionHandler } from '../model/handler.ts';
+import type { Json } from '../model/json.ts';
+import type { EnqueueResult } from '../model/protocol.ts';
+import type { Observed } from '../model/row.ts';
+import type { Receipt, ReplacePlan, Tombstone } from '../model/store.ts';
+
+/** The inputs and the result of planning one enqueue (SPEC §6, §8). */
+
+/** A validated intent with its id chosen. */
+export interface NewIntent {
+  id: string;
+  collection: string;
+  kind: string;
+  targetId?: string;
+  payload?: Json;
+  baseRevision?: number | null;
+  meta?: Json;
+}
+
+/** What an enqueue is planned against: whose it is, when, and the collection's handler. */
+export interface EnqueueContext {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  maxRowBytes: number;
+  handler: CollectionHandler;
+}
+
+/** What is known about the create a `pending:<C>` target refers to (§8). */
+export interface PendingCreateFacts {
+  /** The create's current row id: `C`, or the row `C` was coalesced into (tombstones followed). */
+  id: string;
+  row?: Observed;
+  receipt?: Receipt;
+  tombstone?: Tombstone;
+}
+
+/** What an enqueue does: write one plan, reject with a code, or plan again against a server id. */
+export type EnqueuePlan =
+  | { kind: 'write'; plan: ReplacePlan; result: EnqueueResult }
+  | { kind: 'reject'; code: ErrorCode; message: string }
+  /** The pending create already has a receipt: plan again against its server id. */
+  | { kind: 'retarget'; targetId: string; baseRevision: number | null };
