@@ -12,7 +12,7 @@ import type {
 } from '../shared/model/protocol.ts';
 import { newRequestId } from '../shared/plan/identity.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
-import { cryptoIds } from '../shared/runtime/defaults.ts';
+import { cryptoIds } from '../shared/runtime/ids.ts';
 import { WorkerChannel } from './channel.ts';
 import { flushViaWorker } from './flush-message.ts';
 import type { PageSender, PageSenderConfig } from './page-sender.ts';

@@ -1,9 +1,7 @@
-import { rememberOwner } from '../shared/core/known-owners.ts';
-import { BUNDLE_VERSION } from '../shared/core/outbox-core.ts';
-import { createRowFeed } from '../shared/core/row-feed.ts';
 import type { EndpointApi } from '../shared/model/connection.ts';
 import type { FlushOptions, FlushReport } from '../shared/model/protocol.ts';
-import { createEndpoint, type Endpoint } from '../shared/runtime/endpoint.ts';
+import type { Endpoint } from '../shared/runtime/endpoint.ts';
+import { openEndpoint } from '../shared/runtime/open-endpoint.ts';
 import { createSender, type SenderConfig } from '../shared/runtime/sender.ts';
 
 /**
@@ -31,25 +29,10 @@ export function startPageSender(config: PageSenderConfig, owner: string): PageSe
   let endpoint: Promise<Endpoint> | undefined;
   let stopped = false;
 
-  const open = async (): Promise<Endpoint> => {
-    const [core, store] = await Promise.all([sender.core(), sender.store()]);
-    // The worker, once there, flushes known owners even with every tab closed (§12).
-    await rememberOwner(store, owner);
-    const api = core.forOwner(owner);
-    return createEndpoint({
-      owner,
-      holderId: sender.holderId,
-      bundle: BUNDLE_VERSION,
-      api,
-      feed: createRowFeed(api, store, owner),
-      credentials: sender.credentials,
-    });
-  };
-
   return {
     holderId: sender.holderId,
     async api() {
-      endpoint ??= open().catch((error: unknown) => {
+      endpoint ??= openEndpoint(sender, owner).catch((error: unknown) => {
         endpoint = undefined;
         throw error;
       });

@@ -5,6 +5,7 @@
 
 export { BUNDLE_VERSION, createOutboxCore, DEFAULT_TUNING } from './core/outbox-core.ts';
 export type { OutboxCore, OutboxCoreConfig, OutboxTuning } from './core/types.ts';
+export type { ConflictEvidence } from './model/conflict-evidence.ts';
 export { ERROR_CODES, type ErrorCode, isErrorCode, OutboxError } from './model/errors.ts';
 export type {
   CollectionHandler,
@@ -38,19 +39,16 @@ export {
 export { type BackoffConfig, backoffDelay, DEFAULT_BACKOFF } from './plan/backoff.ts';
 export { isClaimMine, planClaim } from './plan/claim.ts';
 export { classifyResult, parseRetryAfter } from './plan/classify.ts';
-export {
-  buildConflictEvidence,
-  type ConflictEvidence,
-  ledgerEntryFor,
-  planConflictSuccessor,
-} from './plan/conflict-successor.ts';
+export { ledgerEntryFor } from './plan/conflict-ledger.ts';
+export { buildConflictEvidence, planConflictSuccessor } from './plan/conflict-successor.ts';
 export { planEnqueue } from './plan/enqueue.ts';
 export { buildRowRequest, fingerprintOf, isValidId, newRequestId } from './plan/identity.ts';
 export { isRowInFlight } from './plan/in-flight.ts';
 export { planIntentConversion } from './plan/intent-conversion.ts';
 export { mergeIntents } from './plan/merge.ts';
 export { planQuarantine } from './plan/quarantine.ts';
-export { rowStatus, selectSendableRows, sendability } from './plan/select.ts';
+export { rowStatus } from './plan/row-status.ts';
+export { selectSendableRows, sendability } from './plan/select.ts';
 export { planSettleFailure, planSettleSuccess } from './plan/settle.ts';
 export { planSuccessorRebase } from './plan/successor-rebase.ts';
 export * from './store/index.ts';

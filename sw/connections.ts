@@ -1,7 +1,4 @@
 import { expose } from 'comlink';
-import { rememberOwner } from '../shared/core/known-owners.ts';
-import { BUNDLE_VERSION } from '../shared/core/outbox-core.ts';
-import { createRowFeed } from '../shared/core/row-feed.ts';
 import {
   CONNECT_MESSAGE,
   type ConnectMessage,
@@ -11,7 +8,8 @@ import {
 } from '../shared/model/connection.ts';
 import { z } from '../shared/model/schema-kit.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
-import { createEndpoint, type Endpoint } from '../shared/runtime/endpoint.ts';
+import type { Endpoint } from '../shared/runtime/endpoint.ts';
+import { openEndpoint } from '../shared/runtime/open-endpoint.ts';
 import type { EngineContext } from './context.ts';
 
 /**
@@ -61,17 +59,7 @@ export function acceptConnections(scope: ServiceWorkerGlobalScope, ctx: EngineCo
     event.waitUntil(
       (async () => {
         try {
-          const [core, store] = await Promise.all([ctx.core(), ctx.store()]);
-          await rememberOwner(store, owner.data);
-          const api = core.forOwner(owner.data);
-          const endpoint = createEndpoint({
-            owner: owner.data,
-            holderId: ctx.holderId,
-            bundle: BUNDLE_VERSION,
-            api,
-            feed: createRowFeed(api, store, owner.data),
-            credentials: ctx.credentials,
-          });
+          const endpoint = await openEndpoint(ctx, owner.data);
           open.set(endpoint, source.id);
           expose(endpoint.api, port);
         } catch (error) {

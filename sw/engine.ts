@@ -1,12 +1,8 @@
 import { knownOwners } from '../shared/core/known-owners.ts';
-import type {
-  FlushOptions,
-  FlushReport,
-  OutboxApi,
-} from '../shared/model/protocol.ts';
+import type { FlushOptions, FlushReport, OutboxApi } from '../shared/model/protocol.ts';
 import { handOverCredentials } from '../shared/runtime/credentials.ts';
 import type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
-import { createSender, } from '../shared/runtime/sender.ts';
+import { createSender } from '../shared/runtime/sender.ts';
 import { acceptConnections } from './connections.ts';
 import type { EngineContext, EngineEvent, OutboxEngineConfig } from './context.ts';
 import { attachTriggers } from './triggers.ts';

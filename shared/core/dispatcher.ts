@@ -16,21 +16,24 @@ import {
 } from '../plan/select.ts';
 import { emptyFlushReport, type FlushState, FlushStop, Semaphore } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
+import { recoverOrphanIntents } from './orphan-intents.ts';
 import { lookupPredecessors } from './predecessors.ts';
-import { settle, storage } from './settle-outcome.ts';
-import { resolveIntents } from './success-ack.ts';
-import type { OutboxCoreConfig, OutboxTuning } from './types.ts';
+import { settleOutcome } from './settle-outcome.ts';
+import { guardStorage } from './storage-guard.ts';
+import type { CoreDeps } from './types.ts';
 
 export { type FlushState, FlushStop };
-
-type Deps = OutboxCoreConfig & OutboxTuning;
 
 /**
  * The flush loop of one holder for one owner (SPEC §4–§8, §11): select → claim → send →
  * settle, passes repeated while they unblock successors. Environment-free: every effect goes
  * through the ports in `deps`.
  */
-export async function runFlush(deps: Deps, owner: string, force: boolean): Promise<FlushReport> {
+export async function runFlush(
+  deps: CoreDeps,
+  owner: string,
+  force: boolean,
+): Promise<FlushReport> {
   const state: FlushState = {
     owner,
     force,
@@ -68,13 +71,13 @@ export async function runFlush(deps: Deps, owner: string, force: boolean): Promi
 }
 
 /** One scan over the owner's rows in queue order; returns how many rows it claimed or converted. */
-async function runPass(deps: Deps, state: FlushState): Promise<number> {
+async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
   const claimedBefore = state.report.claimed;
   let converted = 0;
   const active = new Set<Promise<void>>();
   let after: RowCursor | undefined;
   for (;;) {
-    const raws = await storage(() =>
+    const raws = await guardStorage('flush', () =>
       deps.store.scan(state.owner, { after, limit: deps.batchSize }),
     );
     if (raws.length === 0) break;
@@ -82,7 +85,7 @@ async function runPass(deps: Deps, state: FlushState): Promise<number> {
     after = { savedAt: last.savedAt, id: last.id };
     const rows = await decodeBatch(deps, state, raws);
     const predecessor = await predecessorLookup(deps, rows);
-    converted += await recoverOrphanIntents(deps, state, rows, predecessor);
+    converted += await recoverOrphanIntents(deps, state.owner, rows, predecessor);
     const now = deps.clock.now();
     const candidates = selectSendableRows(
       rows.map(({ row }) => row).filter((row) => !state.attempted.has(row.id)),
@@ -121,7 +124,11 @@ async function runPass(deps: Deps, state: FlushState): Promise<number> {
 }
 
 /** Parses a batch; values that fail to parse are quarantined on the spot (G7). */
-async function decodeBatch(deps: Deps, state: FlushState, raws: unknown[]): Promise<Observed[]> {
+async function decodeBatch(
+  deps: CoreDeps,
+  state: FlushState,
+  raws: unknown[],
+): Promise<Observed[]> {
   const rows: Observed[] = [];
   for (const raw of raws) {
     const decoded = decodeRow(raw);
@@ -130,7 +137,7 @@ async function decodeBatch(deps: Deps, state: FlushState, raws: unknown[]): Prom
       continue;
     }
     const plan = planQuarantine(decoded, { owner: state.owner, now: deps.clock.now() });
-    if ((await storage(() => deps.store.replace(plan))) === 'committed') {
+    if ((await guardStorage('flush', () => deps.store.replace(plan))) === 'committed') {
       deps.onEvent?.({ type: 'quarantined', id: decoded.id, issues: decoded.issues });
     }
   }
@@ -138,10 +145,10 @@ async function decodeBatch(deps: Deps, state: FlushState, raws: unknown[]): Prom
 }
 
 /** Looks up every `successorOf` row: from this batch, else from the store. */
-async function predecessorLookup(deps: Deps, rows: Observed[]): Promise<PredecessorLookup> {
+async function predecessorLookup(deps: CoreDeps, rows: Observed[]): Promise<PredecessorLookup> {
   const known = new Map<string, PredecessorState>();
   for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
-  return storage(() =>
+  return guardStorage('flush', () =>
     lookupPredecessors(
       deps.store,
       rows.map(({ row }) => row.successorOf),
@@ -151,7 +158,7 @@ async function predecessorLookup(deps: Deps, rows: Observed[]): Promise<Predeces
 }
 
 /** Rows that still wait — on backoff or on another holder's lease — and when (§12 timer). */
-function noteWaiting(deps: Deps, state: FlushState, rows: Observed[], now: number): void {
+function noteWaiting(deps: CoreDeps, state: FlushState, rows: Observed[], now: number): void {
   for (const { row } of rows) {
     if (state.attempted.has(row.id)) continue;
     if (isRowInFlight(row, now, deps.leaseMs)) {
@@ -168,26 +175,6 @@ function noteWaiting(deps: Deps, state: FlushState, rows: Observed[], now: numbe
   }
 }
 
-/** Intent rows whose create vanished without this holder's receipt (§8). */
-async function recoverOrphanIntents(
-  deps: Deps,
-  state: FlushState,
-  rows: Observed[],
-  predecessor: PredecessorLookup,
-): Promise<number> {
-  let converted = 0;
-  const orphans = rows.filter(
-    ({ row }) =>
-      row.request === undefined &&
-      row.state === 'queued' &&
-      row.successorOf !== undefined &&
-      predecessor(row.successorOf, row.id) === 'absent',
-  );
-  for (const orphan of orphans)
-    converted += await storage(() => resolveIntents(deps, state.owner, orphan));
-  return converted;
-}
-
 function classify(
   handler: CollectionHandler | undefined,
   result: Parameters<typeof classifyResult>[0],
@@ -199,7 +186,7 @@ function classify(
 
 /** Claim → send → settle for one row (SPEC §4, §5). */
 async function sendOne(
-  deps: Deps,
+  deps: CoreDeps,
   state: FlushState,
   observed: OutboxRow,
   raw: unknown,
@@ -212,7 +199,7 @@ async function sendOne(
     bundle: deps.bundle,
   });
   if (claim.kind === 'skip') return;
-  if ((await storage(() => state.writes.submit(claim.plan))) === 'stale') {
+  if ((await guardStorage('flush', () => state.writes.submit(claim.plan))) === 'stale') {
     state.report.stale++;
     return;
   }
@@ -236,13 +223,13 @@ async function sendOne(
   });
   if (typeof result === 'string') {
     const unsent: Outcome = { kind: 'transient', code: result, device: true };
-    await settle(deps, state, row, fence, unsent, { kind: 'timeout' });
+    await settleOutcome(deps, state, row, fence, unsent, { kind: 'timeout' });
     return;
   }
   deps.onEvent?.({ type: 'sent', id: row.id, requestId: request.requestId, fence });
   try {
     const outcome = classify(handler, result, deps.clock.now());
-    await settle(deps, state, row, fence, outcome, result);
+    await settleOutcome(deps, state, row, fence, outcome, result);
   } catch (error) {
     if (error instanceof FlushStop) throw error;
     // The answer could not be read: the app's handler threw (classify, readReceipt,
@@ -251,6 +238,6 @@ async function sendOne(
     const detail = error instanceof Error ? error.message : String(error);
     deps.logger?.error('handler failed', { id: row.id, error: detail });
     const failed: Outcome = { kind: 'permanent', code: 'handler_failed', detail };
-    await settle(deps, state, row, fence, failed, result);
+    await settleOutcome(deps, state, row, fence, failed, result);
   }
 }

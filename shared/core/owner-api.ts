@@ -12,18 +12,26 @@ import type { ReplacePlan } from '../model/store.ts';
 import { planEnqueue } from '../plan/enqueue.ts';
 import type { EnqueuePlan } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
-import { createRowReader, guarded } from './row-reader.ts';
-import { resolvePendingCreate } from './success-ack.ts';
-import type { OutboxCoreConfig, OutboxTuning, OwnerApi } from './types.ts';
+import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan/manual-actions.ts';
+import { resolvePendingCreate } from './pending-create.ts';
+import { createRowReader } from './row-reader.ts';
+import { guardStorage } from './storage-guard.ts';
+import type { CoreDeps, OwnerApi } from './types.ts';
 
-type Deps = OutboxCoreConfig & OutboxTuning;
+/**
+ * How often one enqueue is planned again before it gives up with a retryable `storage` error.
+ * A plan goes stale only when its record changed between the read and the commit (another
+ * holder claimed or settled a row of it, another tab enqueued); a record changing eight times
+ * within one enqueue means the caller is better off trying again later.
+ */
+const MAX_ENQUEUE_PLANS = 8;
 
 /**
  * The page API bound to one owner (SPEC §13, G6): every read and write is scoped to `owner`.
  * Input is validated here, so the worker endpoint and the page sender validate alike.
  */
 export function createOwnerApi(
-  deps: Deps,
+  deps: CoreDeps,
   owner: string,
   flush: (options?: FlushOptions) => Promise<FlushReport>,
 ): OwnerApi {
@@ -32,7 +40,7 @@ export function createOwnerApi(
   const allRows = reader.allRows;
 
   async function ownRow(id: string): Promise<Observed> {
-    const raw = await guarded(() => store.get(id));
+    const raw = await guardStorage('api', () => store.get(id));
     const decoded = decodeRow(raw);
     if (raw === undefined || !decoded.ok || decoded.row.owner !== owner) {
       if (!decoded.ok && raw !== undefined && decoded.owner === owner) {
@@ -48,7 +56,7 @@ export function createOwnerApi(
   }
 
   async function existing(id: string): Promise<EnqueueResult | undefined> {
-    const raw = await guarded(() => store.get(id));
+    const raw = await guardStorage('api', () => store.get(id));
     if (raw !== undefined) {
       const decoded = decodeRow(raw);
       if (!decoded.ok || decoded.row.owner !== owner)
@@ -61,7 +69,7 @@ export function createOwnerApi(
         ...(row.request ? { requestId: row.request.requestId } : {}),
       };
     }
-    const receipt = await guarded(() => store.getReceipt(id));
+    const receipt = await guardStorage('api', () => store.getReceipt(id));
     if (receipt !== undefined) {
       if (receipt.owner !== owner) throw new OutboxError('invalid_id', 'This id is taken.', { id });
       return {
@@ -71,7 +79,7 @@ export function createOwnerApi(
         outcome: 'existing',
       };
     }
-    const tombstone = await guarded(() => store.getTombstone(id));
+    const tombstone = await guardStorage('api', () => store.getTombstone(id));
     if (tombstone !== undefined) {
       if (tombstone.owner !== owner)
         throw new OutboxError('invalid_id', 'This id is taken.', { id });
@@ -85,7 +93,15 @@ export function createOwnerApi(
   }
 
   async function commit(plan: ReplacePlan): Promise<'committed' | 'stale'> {
-    return guarded(() => store.replace(plan));
+    return guardStorage('api', () => store.replace(plan));
+  }
+
+  /** Commits a manual action's plan, or throws why it cannot be done. */
+  async function apply(id: string, planned: ManualPlan): Promise<void> {
+    if (planned.kind === 'refuse')
+      throw new OutboxError(planned.code, planned.message, planned.details);
+    if ((await commit(planned.plan)) === 'stale')
+      throw new OutboxError('not_blocked', 'The row changed meanwhile; look again.', { id });
   }
 
   return {
@@ -114,7 +130,7 @@ export function createOwnerApi(
       const id = intent.id ?? newRequestId(deps.ids, intent.collection);
       let targetId = intent.targetId;
       let baseRevision = intent.baseRevision;
-      for (let attempt = 0; attempt < 8; attempt++) {
+      for (let attempt = 0; attempt < MAX_ENQUEUE_PLANS; attempt++) {
         const createId =
           targetId === undefined || intent.kind === 'create'
             ? undefined
@@ -122,10 +138,10 @@ export function createOwnerApi(
         const pending =
           createId === undefined
             ? undefined
-            : await guarded(() => resolvePendingCreate(store, createId));
+            : await guardStorage('api', () => resolvePendingCreate(store, createId));
         const rows: Observed[] = [];
         if (targetId !== undefined) {
-          for (const raw of await guarded(() =>
+          for (const raw of await guardStorage('api', () =>
             store.byTarget(owner, intent.collection, targetId!),
           )) {
             const decoded = decodeRow(raw);
@@ -192,84 +208,42 @@ export function createOwnerApi(
 
     async resumeHeld(only) {
       let resumed = 0;
-      for (const { row, raw } of await guarded(allRows)) {
-        if (row.state !== 'held') continue;
-        if (only !== undefined && row.evidence?.lastErrorCode !== only.code) continue;
-        const { heldAt: _h, nextAttemptAt: _n, ...rest } = row;
-        const plan: ReplacePlan = {
-          owner,
-          expected: [{ id: row.id, row: raw }],
-          put: [{ ...rest, state: 'queued' }],
-          reason: 'resume',
-        };
-        if ((await commit(plan)) === 'committed') resumed++;
+      for (const observed of await guardStorage('api', allRows)) {
+        const plan = planResumeHeld(observed, { owner, ...(only ? { only } : {}) });
+        if (plan !== undefined && (await commit(plan)) === 'committed') resumed++;
       }
       return resumed;
     },
 
     async retry(id) {
-      const { row, raw } = await ownRow(id);
-      if (row.state !== 'blocked')
-        throw new OutboxError('not_blocked', undefined, { id, state: row.state });
-      if (row.blockedCode === 'row_corrupt') {
-        throw new OutboxError(
-          'not_blocked',
-          'A corrupt row cannot be retried; inspect its raw value, then discard it.',
-          { id },
-        );
-      }
-      const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
-      const plan: ReplacePlan = {
-        owner,
-        expected: [{ id, row: raw }],
-        put: [{ ...rest, state: 'queued' }],
-        reason: 'retry',
-      };
-      if ((await commit(plan)) === 'stale')
-        throw new OutboxError('not_blocked', 'The row changed meanwhile; look again.', { id });
+      await apply(id, planRetry(await ownRow(id), { owner }));
     },
 
     async discard(id) {
-      const { row, raw } = await ownRow(id);
-      if (row.state !== 'blocked' && row.state !== 'held')
-        throw new OutboxError('not_blocked', undefined, { id, state: row.state });
-      const expected = [{ id, row: raw }];
-      const ids = [id];
-      // A discarded create takes its intents along: they could never be sent (§8).
-      if (row.kind === 'create') {
-        for (const other of await guarded(() =>
-          store.byTarget(owner, row.collection, row.targetId),
-        )) {
-          const decoded = decodeRow(other);
-          if (decoded.ok && decoded.row.id !== id) {
-            expected.push({ id: decoded.row.id, row: other });
-            ids.push(decoded.row.id);
-          }
-        }
-      }
-      const now = deps.clock.now();
-      const plan: ReplacePlan = {
-        owner,
-        expected,
-        delete: ids,
-        tombstones: ids.map((tid) => ({ id: tid, owner, reason: 'discarded' as const, at: now })),
-        durability: 'strict',
-        reason: 'discard',
-      };
-      if ((await commit(plan)) === 'stale')
-        throw new OutboxError('not_blocked', 'The row changed meanwhile; look again.', { id });
+      const observed = await ownRow(id);
+      const { row } = observed;
+      const record =
+        row.kind === 'create'
+          ? (
+              await guardStorage('api', () => store.byTarget(owner, row.collection, row.targetId))
+            ).flatMap((raw) => {
+              const decoded = decodeRow(raw);
+              return decoded.ok ? [{ row: decoded.row, raw }] : [];
+            })
+          : [];
+      await apply(id, planDiscard(observed, record, { owner, now: deps.clock.now() }));
     },
 
     async conflicts(options = {}) {
-      return guarded(() => store.listConflicts(owner, options.limit ?? 50));
+      return guardStorage('api', () => store.listConflicts(owner, options.limit ?? 50));
     },
 
     async receipts(options = {}) {
-      return guarded(() => store.listReceipts(owner, options.limit ?? 50));
+      return guardStorage('api', () => store.listReceipts(owner, options.limit ?? 50));
     },
 
     async receipt(requestId) {
-      const receipt = await guarded(() => store.getReceipt(requestId));
+      const receipt = await guardStorage('api', () => store.getReceipt(requestId));
       return receipt?.owner === owner ? receipt : undefined;
     },
   };

@@ -2,6 +2,13 @@ import { decodeRow } from '../model/row.ts';
 import type { OutboxStore } from '../model/store.ts';
 import type { PredecessorLookup, PredecessorState } from '../plan/select.ts';
 
+/**
+ * `superseded` tombstones followed from a predecessor to the conflict successor that replaced
+ * it. Each hop is one revision conflict of the record, and a flush stops a record after
+ * `maxConflictSuccessors` of them (§10 `conflict_storm`), so real chains are short.
+ */
+const MAX_SUPERSEDED_HOPS = 8;
+
 interface Resolved {
   state: PredecessorState;
   /** The ids walked through `superseded` tombstones, the first one included. */
@@ -38,7 +45,7 @@ export async function lookupPredecessors(
 async function resolve(store: OutboxStore, id: string): Promise<Resolved> {
   const chain = [id];
   let current = id;
-  for (let hop = 0; hop < 8; hop++) {
+  for (let hop = 0; hop < MAX_SUPERSEDED_HOPS; hop++) {
     const raw = await store.get(current);
     if (raw !== undefined) {
       const decoded = decodeRow(raw);

@@ -1,13 +1,12 @@
-import { isQuotaError, OutboxError } from '../model/errors.ts';
 import type { OutboxApi, OutboxStats, RowFilter, RowView } from '../model/protocol.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
-import { type PredecessorState, rowStatus } from '../plan/select.ts';
+import { rowStatus } from '../plan/row-status.ts';
+import type { PredecessorState } from '../plan/select.ts';
 import { lookupPredecessors } from './predecessors.ts';
-import type { OutboxCoreConfig, OutboxTuning } from './types.ts';
-
-type Deps = OutboxCoreConfig & OutboxTuning;
+import { guardStorage } from './storage-guard.ts';
+import type { CoreDeps } from './types.ts';
 
 const STATUSES: RowStatus[] = [
   'queued',
@@ -20,21 +19,9 @@ const STATUSES: RowStatus[] = [
   'unknown',
 ];
 
-export /** Runs a store call, turning storage faults into typed errors (G7). */
-async function guarded<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof OutboxError) throw error;
-    if (isQuotaError(error))
-      throw new OutboxError('quota_exceeded', undefined, { cause: String(error) });
-    throw new OutboxError('storage', undefined, { cause: String(error) });
-  }
-}
-
 /** The read side of the owner API: rows with their derived status (SPEC §2), and counts. */
 export function createRowReader(
-  deps: Deps,
+  deps: CoreDeps,
   owner: string,
 ): Pick<OutboxApi, 'rows' | 'row' | 'stats'> & {
   allRows(): Promise<Observed[]>;
@@ -64,7 +51,7 @@ export function createRowReader(
   async function viewsOf(rows: OutboxRow[]): Promise<RowView[]> {
     const known = new Map<string, PredecessorState>();
     for (const row of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
-    const predecessor = await guarded(() =>
+    const predecessor = await guardStorage('api', () =>
       lookupPredecessors(
         store,
         rows.map((row) => row.successorOf),
@@ -88,7 +75,7 @@ export function createRowReader(
       // after every committed transaction).
       if (filter.collection !== undefined && filter.targetId !== undefined) {
         const { collection, targetId } = filter;
-        const raws = await guarded(() => store.byTarget(owner, collection, targetId));
+        const raws = await guardStorage('api', () => store.byTarget(owner, collection, targetId));
         const rows = raws.flatMap((raw) => {
           const decoded = decodeRow(raw);
           return decoded.ok ? [{ row: decoded.row, raw }] : [];
@@ -96,7 +83,7 @@ export function createRowReader(
         rows.sort((a, b) => a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1));
         return views(rows);
       }
-      const all = await views(await guarded(allRows));
+      const all = await views(await guardStorage('api', allRows));
       return all.filter(
         (view) =>
           (filter.collection === undefined ||
@@ -106,7 +93,7 @@ export function createRowReader(
     },
 
     async row(id: string) {
-      const raw = await guarded(() => store.get(id));
+      const raw = await guardStorage('api', () => store.get(id));
       const decoded = decodeRow(raw);
       if (!decoded.ok || decoded.row.owner !== owner) return undefined;
       const [view] = await views([{ row: decoded.row, raw }]);
@@ -114,7 +101,7 @@ export function createRowReader(
     },
 
     async stats(): Promise<OutboxStats> {
-      const all = await views(await guarded(allRows));
+      const all = await views(await guardStorage('api', allRows));
       const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<RowStatus, number>;
       for (const view of all) counts[view.status]++;
       const oldest = all.reduce<number | null>((min, v) => {

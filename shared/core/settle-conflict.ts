@@ -8,9 +8,7 @@ import { newRequestId } from '../plan/identity.ts';
 import { targetKey } from '../plan/select.ts';
 import { planSettleFailure } from '../plan/settle.ts';
 import { type FlushState, FlushStop } from './flush-state.ts';
-import type { OutboxCoreConfig, OutboxTuning } from './types.ts';
-
-type Deps = OutboxCoreConfig & OutboxTuning;
+import type { CoreDeps } from './types.ts';
 
 /**
  * Settles a revision conflict (SPEC §10): a durable successor (or a quarantine under `block`),
@@ -19,7 +17,7 @@ type Deps = OutboxCoreConfig & OutboxTuning;
  * transients that never mark the network offline.
  */
 export async function settleConflict(
-  deps: Deps,
+  deps: CoreDeps,
   state: FlushState,
   sent: OutboxRow,
   fence: number,
@@ -88,7 +86,7 @@ export async function settleConflict(
 
 /** Puts the original back in the queue as a device-side transient, if the claim is still mine. */
 async function requeue(
-  deps: Deps,
+  deps: CoreDeps,
   state: FlushState,
   current: OutboxRow | undefined,
   raw: unknown,

@@ -3,27 +3,26 @@ import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { backoffDelay } from '../plan/backoff.ts';
 import type { classifyResult } from '../plan/classify.ts';
-import { ledgerEntryFor } from '../plan/conflict-successor.ts';
-import { planSettleFailure, planSettleSuccess } from '../plan/settle.ts';
-import { type FlushState, FlushStop } from './flush-state.ts';
+import { receiptFor } from '../plan/receipt.ts';
+import { planSettleFailure } from '../plan/settle.ts';
+import type { FlushState } from './flush-state.ts';
 import { settleConflict } from './settle-conflict.ts';
-import { intentConversion, receiptFor, successorRebase } from './success-ack.ts';
-import type { OutboxCoreConfig, OutboxTuning } from './types.ts';
+import { guardStorage } from './storage-guard.ts';
+import { planSuccessAck } from './success-ack.ts';
+import type { CoreDeps } from './types.ts';
 
-type Deps = OutboxCoreConfig & OutboxTuning;
-
-/** Runs a store call; a storage fault stops the flush as a device-side transient (§11). */
-export async function storage<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw error instanceof FlushStop ? error : new FlushStop('storage');
-  }
-}
+/**
+ * How often one answer is planned again after its plan went stale. The first plan bets on the
+ * row as claimed and alone in its record; each later one re-reads. Stale again means the record
+ * keeps changing (new edits, intents); past this the row stays claimed and its lease ends, after
+ * which the next flush resends the same key and the server replays the answer (G2): nothing is
+ * lost, only delayed.
+ */
+const MAX_SETTLE_PLANS = 5;
 
 /** Applies an outcome while the claim is still mine (SPEC §5); otherwise changes nothing. */
-export async function settle(
-  deps: Deps,
+export async function settleOutcome(
+  deps: CoreDeps,
   state: FlushState,
   sent: OutboxRow,
   fence: number,
@@ -40,11 +39,11 @@ export async function settle(
   // unchanged, the record holding just it). When stale, re-read, look up the record's successors
   // and intents, and plan again (a takeover, a new intent, a waiting edit).
   let observed: { raw: unknown; row: OutboxRow | undefined } | undefined = { raw: sent, row: sent };
-  for (let attempt = 0; attempt < 5; attempt++) {
+  for (let attempt = 0; attempt < MAX_SETTLE_PLANS; attempt++) {
     const now = deps.clock.now();
     const alone = attempt === 0;
     if (observed === undefined) {
-      const raw = await storage(() => deps.store.get(sent.id));
+      const raw = await guardStorage('flush', () => deps.store.get(sent.id));
       const decoded = decodeRow(raw);
       observed = { raw, row: decoded.ok ? decoded.row : undefined };
     }
@@ -59,13 +58,7 @@ export async function settle(
         outcome.body,
         now,
       );
-      const settled = alone
-        ? planSuccessAlone(current, raw, receipt, { ...holder, now })
-        : await planSuccessWithIntents(deps, state.owner, current, raw, receipt, {
-            ...holder,
-            now,
-          });
-      plan = settled;
+      plan = await planSuccessAck(deps, current, raw, receipt, { ...holder, now }, alone);
       if (plan === undefined) {
         // Not mine: change nothing, but the answer is still news for the UI (§5).
         deps.onEvent?.({
@@ -90,7 +83,7 @@ export async function settle(
       }
       plan = failure.plan;
     }
-    if ((await storage(() => state.writes.submit(plan))) === 'committed') {
+    if ((await guardStorage('flush', () => state.writes.submit(plan))) === 'committed') {
       for (const tomb of plan.tombstones ?? []) {
         if (tomb.reason === 'converted' && tomb.into)
           deps.onEvent?.({ type: 'converted', intentId: tomb.id, into: tomb.into });
@@ -107,50 +100,8 @@ function nextOf(plan: ReplacePlan): number | undefined {
   return row?.nextAttemptAt;
 }
 
-/** The success ACK of a row its record holds alone: checked in the transaction, no lookups. */
-function planSuccessAlone(
-  current: OutboxRow | undefined,
-  raw: unknown,
-  receipt: ReturnType<typeof receiptFor>,
-  ctx: { owner: string; holderId: string; fence: number; now: number },
-): ReplacePlan | undefined {
-  if (current === undefined) return undefined;
-  const entry = ledgerEntryFor(current, receipt);
-  const plan = planSettleSuccess(current, raw, receipt, ctx, {
-    expected: [],
-    alone: true,
-    ...(entry ? { ledger: [entry] } : {}),
-  });
-  return plan.kind === 'not_mine' ? undefined : plan.plan;
-}
-
-async function planSuccessWithIntents(
-  deps: Deps,
-  owner: string,
-  current: OutboxRow | undefined,
-  raw: unknown,
-  receipt: ReturnType<typeof receiptFor>,
-  ctx: { owner: string; holderId: string; fence: number; now: number },
-): Promise<ReplacePlan | undefined> {
-  if (current === undefined) return undefined;
-  // Handler failures in here are caught by the planners (successor_unprepared); what escapes is
-  // the store's.
-  const intents = await storage(() => intentConversion(deps, owner, current, receipt));
-  const rebased = await storage(() => successorRebase(deps, owner, current, receipt));
-  const entry = ledgerEntryFor(current, receipt);
-  const plan = planSettleSuccess(current, raw, receipt, ctx, {
-    expected: [...(intents?.expected ?? []), ...(rebased?.expected ?? [])],
-    put: [...(intents?.put ?? []), ...(rebased?.put ?? [])],
-    delete: intents?.delete ?? [],
-    tombstones: intents?.tombstones ?? [],
-    ...(entry ? { ledger: [entry] } : {}),
-  });
-  if (plan.kind === 'not_mine') return undefined;
-  return plan.plan;
-}
-
 function countOutcome(
-  deps: Deps,
+  deps: CoreDeps,
   state: FlushState,
   sent: OutboxRow,
   outcome: Outcome,

@@ -64,3 +64,6 @@ export interface OwnerApi extends OutboxApi {
   /** Views (status, holder) of rows already read, in the order given (live views, §13). */
   viewsOf(rows: OutboxRow[]): Promise<RowView[]>;
 }
+
+/** What the core's functions run with: the config with every tunable filled in. */
+export type CoreDeps = OutboxCoreConfig & OutboxTuning;

@@ -1,42 +1,19 @@
+import type {
+  ConflictEvidence,
+  ConflictPredecessor,
+  RemoteCopy,
+} from '../model/conflict-evidence.ts';
 import type { CollectionHandler, ConflictFacts, IntentInfo } from '../model/handler.ts';
-import type { Json } from '../model/json.ts';
-import type { OutboxRow, RowRequest } from '../model/row.ts';
-import type { ConflictLedgerEntry, Receipt, ReplacePlan } from '../model/store.ts';
+import type { OutboxRow } from '../model/row.ts';
+import type { ReplacePlan } from '../model/store.ts';
 import { isClaimMine } from './claim.ts';
 import { buildRowRequest } from './identity.ts';
 
 /**
- * Revision conflicts (SPEC §10, seed 003): the evidence of what a resend overwrites, the
- * durable successor planner, and the ledger summary written with the successor's ACK.
+ * Revision conflicts (SPEC §10, seed 003): the evidence of what a resend overwrites and the
+ * durable successor planner. The ledger summary written with the successor's ACK is in
+ * `conflict-ledger.ts`.
  */
-
-/** One request of the lineage: identity and the revision it was made from. */
-export type ConflictPredecessor = {
-  requestId: string;
-  fingerprint: string;
-  baseRevision: number | null;
-  recordedAt: number;
-  /** The original bytes, kept verbatim. */
-  request: RowRequest;
-};
-
-/** Where a copy of the record stands; availability is typed, never flattened into a string. */
-export type RemoteCopy =
-  | { revisionOnly: number }
-  | { snapshot: number; value: Json }
-  | { absent: string };
-
-export type ConflictEvidence = {
-  version: 1;
-  /** The user's original request (the first in the lineage). */
-  predecessor: ConflictPredecessor;
-  /** Intermediate successors that conflicted in turn, oldest first. */
-  lineage: ConflictPredecessor[];
-  failure: { kind: 'revision_mismatch'; currentRevision: number | null; status: number };
-  basis: 'current_revision_only' | 'server_detail';
-  copy: { local: 'present'; base: { absent: 'no_copy_in_row' }; remote: RemoteCopy };
-  recordedAt: number;
-};
 
 function summarize(row: OutboxRow, now: number): ConflictPredecessor {
   const request = row.request!;
@@ -76,6 +53,7 @@ export function buildConflictEvidence(
   };
 }
 
+/** Who settles the conflict, with which claim, and the successor's new request id. */
 export interface ConflictSuccessorContext {
   owner: string;
   holderId: string;
@@ -85,6 +63,7 @@ export interface ConflictSuccessorContext {
   handler: CollectionHandler;
 }
 
+/** A durable successor to write, the row quarantined under `block`, or nothing (claim lost). */
 export type ConflictSuccessorPlan =
   | { kind: 'successor'; plan: ReplacePlan; successor: OutboxRow }
   | { kind: 'block'; plan: ReplacePlan }
@@ -186,30 +165,5 @@ export function planConflictSuccessor(
       durability: 'strict',
       reason: 'conflict',
     },
-  };
-}
-
-/** The ledger summary for a conflict successor's success, or undefined for other rows (§10). */
-export function ledgerEntryFor(row: OutboxRow, receipt: Receipt): ConflictLedgerEntry | undefined {
-  const evidence = row.conflict as ConflictEvidence | undefined;
-  if (evidence?.version !== 1) return undefined;
-  const remote = evidence.copy.remote;
-  return {
-    successorId: row.id,
-    originalId: evidence.predecessor.requestId,
-    owner: row.owner,
-    collection: row.collection,
-    targetId: row.targetId,
-    overwrittenRevision: evidence.failure.currentRevision,
-    finalRevision: receipt.revision ?? null,
-    lineageLength: evidence.lineage.length,
-    copy: {
-      local: evidence.copy.local,
-      base: 'absent',
-      remote:
-        'snapshot' in remote ? 'snapshot' : 'revisionOnly' in remote ? 'revision_only' : 'absent',
-    },
-    recordedAt: evidence.recordedAt,
-    settledAt: receipt.settledAt,
   };
 }

@@ -1,6 +1,7 @@
-import { isIntentRow, type OutboxRow, type RowStatus } from '../model/row.ts';
+import { isIntentRow, type OutboxRow } from '../model/row.ts';
 import { isRowInFlight } from './in-flight.ts';
 
+/** When and how a selection runs (SPEC §7). */
 export interface SelectContext {
   now: number;
   leaseMs: number;
@@ -76,20 +77,4 @@ export function selectSendableRows(
 /** The record a row is about: `collection` + `targetId`. */
 export function targetKey(row: Pick<OutboxRow, 'collection' | 'targetId'>): string {
   return `${row.collection}\u0000${row.targetId}`;
-}
-
-/** The display status of a row (SPEC §2), derived, never stored. */
-export function rowStatus(
-  row: OutboxRow,
-  ctx: Omit<SelectContext, 'force'>,
-  predecessor: PredecessorLookup,
-): RowStatus {
-  if (row.state === 'blocked') return 'blocked';
-  if (row.state === 'held') return 'held';
-  if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'sending';
-  if (isIntentRow(row)) return 'intent';
-  if (row.successorOf !== undefined && predecessor(row.successorOf, row.id) === 'present')
-    return 'waiting';
-  if (row.state !== 'queued' && row.state !== 'sending') return 'unknown';
-  return row.deferredAt !== undefined ? 'deferred' : 'queued';
 }

@@ -5,10 +5,11 @@ import type { Clock, IdSource, Logger } from '../model/ports.ts';
 import type { FlushReport, OutboxEvent } from '../model/protocol.ts';
 import type { OutboxStore } from '../model/store.ts';
 import { openIdbStore } from '../store/idb.ts';
+import { systemClock } from './clock.ts';
 import { type AuthHook, type Credentials, createCredentials } from './credentials.ts';
-import { cryptoIds, newHolderId, systemClock } from './defaults.ts';
 import { createFetchTransport } from './fetch-transport.ts';
 import { createFlushScheduler, type FlushScheduler } from './flush-scheduler.ts';
+import { cryptoIds, newHolderId } from './ids.ts';
 import { lazy } from './lazy.ts';
 
 /**

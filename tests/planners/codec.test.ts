@@ -5,7 +5,8 @@ import { planConflictSuccessor } from '../../shared/plan/conflict-successor.ts';
 import { planEnqueue } from '../../shared/plan/enqueue.ts';
 import { planIntentConversion } from '../../shared/plan/intent-conversion.ts';
 import { planQuarantine } from '../../shared/plan/quarantine.ts';
-import { rowStatus, sendability } from '../../shared/plan/select.ts';
+import { rowStatus } from '../../shared/plan/row-status.ts';
+import { sendability } from '../../shared/plan/select.ts';
 import { planSettleFailure } from '../../shared/plan/settle.ts';
 import { OWNER as WORLD_OWNER, World } from '../support/harness.ts';
 import {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
+import { rowStatus } from '../../shared/plan/row-status.ts';
 import {
   type PredecessorState,
-  rowStatus,
   type SelectContext,
   selectSendableRows,
   sendability,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ConflictEvidence } from '../../shared/model/conflict-evidence.ts';
 import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
-import type { ConflictEvidence } from '../../shared/plan/conflict-successor.ts';
 import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 

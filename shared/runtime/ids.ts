@@ -1,12 +1,4 @@
-import type { Clock, IdSource } from '../model/ports.ts';
-
-/**
- * The real clock and randomness, in one place (STYLE: planners and the dispatcher take them as
- * ports). Used by the service-worker engine and the page sender; tests pass their own.
- */
-
-/** Wall-clock time from `Date.now()`. */
-export const systemClock: Clock = { now: () => Date.now() };
+import type { IdSource } from '../model/ports.ts';
 
 /**
  * Randomness from `crypto`: 24 lowercase hex characters from `crypto.randomUUID()` (SPEC §9)

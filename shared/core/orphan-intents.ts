@@ -1,0 +1,119 @@
+import type { Observed, OutboxRow } from '../model/row.ts';
+import { pendingCreateId } from '../model/row.ts';
+import { newRequestId } from '../plan/identity.ts';
+import { planIntentConversion } from '../plan/intent-conversion.ts';
+import { receiptFor } from '../plan/receipt.ts';
+import type { PredecessorLookup } from '../plan/select.ts';
+import { intentRowsOf, resolvePendingCreate } from './pending-create.ts';
+import { guardStorage } from './storage-guard.ts';
+import type { CoreDeps } from './types.ts';
+
+/**
+ * Intent rows whose create vanished without this holder's receipt (SPEC §8): a legacy tab or
+ * another holder settled it. Returns how many intents were converted.
+ */
+export async function recoverOrphanIntents(
+  deps: CoreDeps,
+  owner: string,
+  rows: Observed[],
+  predecessor: PredecessorLookup,
+): Promise<number> {
+  let converted = 0;
+  const orphans = rows.filter(
+    ({ row }) =>
+      row.request === undefined &&
+      row.state === 'queued' &&
+      row.successorOf !== undefined &&
+      predecessor(row.successorOf, row.id) === 'absent',
+  );
+  for (const orphan of orphans)
+    converted += await guardStorage('flush', () => recoverOrphanIntent(deps, owner, orphan));
+  return converted;
+}
+
+/**
+ * An intent whose create vanished without this holder's receipt (a legacy tab or another holder
+ * settled it, §8): find the exact receipt — local first, then the server's lookup — and convert.
+ * Not found → mark `predecessor_receipt_unknown` and look again next flush; a failed lookup is
+ * not "not found": the intent is left untouched.
+ */
+async function recoverOrphanIntent(
+  deps: CoreDeps,
+  owner: string,
+  orphan: Observed,
+): Promise<number> {
+  const createId = pendingCreateId(orphan.row.targetId);
+  if (createId === undefined) return 0;
+  const facts = await resolvePendingCreate(deps.store, createId);
+  if (facts.row !== undefined) return 0;
+  let receipt = facts.receipt;
+  let storeReceipt = false;
+  if (receipt === undefined) {
+    const lookup = await deps.transport.lookupReceipt(facts.id, {
+      owner,
+      collection: orphan.row.collection,
+      url: '',
+    });
+    if (lookup.kind === 'error') return 0;
+    if (lookup.kind === 'not_found') {
+      if (orphan.row.evidence?.lastErrorCode === 'predecessor_receipt_unknown') return 0;
+      const marked: OutboxRow = {
+        ...orphan.row,
+        evidence: {
+          ...orphan.row.evidence,
+          attemptCount: orphan.row.evidence?.attemptCount ?? 0,
+          lastErrorCode: 'predecessor_receipt_unknown',
+        },
+      };
+      await deps.store.replace({
+        owner,
+        expected: [{ id: orphan.row.id, row: orphan.raw }],
+        put: [marked],
+        reason: 'intent',
+      });
+      return 0;
+    }
+    const pseudoCreate: OutboxRow = {
+      ...orphan.row,
+      id: facts.id,
+      kind: 'create',
+      request: undefined,
+    };
+    receipt = receiptFor(
+      deps.handlers[orphan.row.collection],
+      pseudoCreate,
+      lookup.status,
+      lookup.body,
+      deps.clock.now(),
+    );
+    receipt = { ...receipt, requestId: facts.id, rowId: facts.id };
+    storeReceipt = true;
+  }
+  const intents = await intentRowsOf(deps.store, owner, orphan.row.collection, orphan.row.targetId);
+  if (intents.length === 0) return 0;
+  const plan = planIntentConversion(
+    intents,
+    undefined,
+    receipt,
+    deps.handlers[orphan.row.collection],
+    {
+      now: deps.clock.now(),
+      owner,
+      newId: (prefix) => newRequestId(deps.ids, prefix),
+    },
+  );
+  const committed = await deps.store.replace({
+    owner,
+    expected: [...plan.expected, { id: facts.id, row: null }],
+    put: plan.put,
+    delete: plan.delete,
+    tombstones: plan.tombstones,
+    ...(storeReceipt ? { receipts: [receipt] } : {}),
+    durability: 'strict',
+    reason: 'intent',
+  });
+  if (committed === 'stale') return 0;
+  for (const { intentId, into } of plan.converted)
+    deps.onEvent?.({ type: 'converted', intentId, into });
+  return plan.converted.length;
+}

@@ -1,0 +1,52 @@
+import { decodeRow, isIntentRow, type Observed } from '../model/row.ts';
+import type { OutboxStore, Receipt, Tombstone } from '../model/store.ts';
+
+/**
+ * Reads what is known of the create behind a `pending:<id>` target (SPEC §8): its row, its
+ * receipt, or the tombstone that says where it went.
+ */
+
+/**
+ * Coalesce tombstones followed from a create to the row it was merged into. Each hop is one
+ * enqueue that merged into the create, so a real chain is short; the bound only stops a corrupt
+ * tombstone cycle from looping.
+ */
+const MAX_COALESCE_HOPS = 16;
+
+/** What is known of the create behind `pending:<createId>`, following coalesce tombstones. */
+export async function resolvePendingCreate(
+  store: OutboxStore,
+  createId: string,
+): Promise<{ id: string; row?: Observed; receipt?: Receipt; tombstone?: Tombstone }> {
+  let id = createId;
+  for (let hop = 0; hop < MAX_COALESCE_HOPS; hop++) {
+    const raw = await store.get(id);
+    if (raw !== undefined) {
+      const decoded = decodeRow(raw);
+      return decoded.ok ? { id, row: { row: decoded.row, raw } } : { id };
+    }
+    const receipt = await store.getReceipt(id);
+    if (receipt !== undefined) return { id, receipt };
+    const tombstone = await store.getTombstone(id);
+    if (tombstone?.into === undefined || tombstone.reason !== 'coalesced')
+      return tombstone ? { id, tombstone } : { id };
+    id = tombstone.into;
+  }
+  return { id };
+}
+
+/** The intent rows of a pending create's record that may still be converted (not blocked). */
+export async function intentRowsOf(
+  store: OutboxStore,
+  owner: string,
+  collection: string,
+  targetId: string,
+): Promise<Observed[]> {
+  const rows: Observed[] = [];
+  for (const raw of await store.byTarget(owner, collection, targetId)) {
+    const decoded = decodeRow(raw);
+    if (decoded.ok && isIntentRow(decoded.row) && decoded.row.state !== 'blocked')
+      rows.push({ row: decoded.row, raw });
+  }
+  return rows;
+}

@@ -1,0 +1,96 @@
+import type { ErrorCode } from '../model/errors.ts';
+import type { Observed } from '../model/row.ts';
+import type { ReplacePlan } from '../model/store.ts';
+
+/**
+ * The state changes an app makes by hand (SPEC §13): `resumeHeld` after it refreshed its
+ * credentials, `retry` and `discard` of a blocked row. Like every other change they are plans
+ * the store applies in one `replace` against the row as observed (§3).
+ */
+
+/** A manual action's plan, or why it cannot be done, as an error code with its details. */
+export type ManualPlan =
+  | { kind: 'apply'; plan: ReplacePlan }
+  | { kind: 'refuse'; code: ErrorCode; message?: string; details: Record<string, unknown> };
+
+/**
+ * Queues a held row again (§5 `auth`). With `only`, just the rows held for that reason
+ * (`evidence.lastErrorCode`): `setAuth` lets go the rows held for want of credentials but not
+ * those a server answered 401. Undefined when the row is not one to resume.
+ */
+export function planResumeHeld(
+  { row, raw }: Observed,
+  ctx: { owner: string; only?: { code: string } },
+): ReplacePlan | undefined {
+  if (row.state !== 'held') return undefined;
+  if (ctx.only !== undefined && row.evidence?.lastErrorCode !== ctx.only.code) return undefined;
+  const { heldAt: _h, nextAttemptAt: _n, ...rest } = row;
+  return {
+    owner: ctx.owner,
+    expected: [{ id: row.id, row: raw }],
+    put: [{ ...rest, state: 'queued' }],
+    reason: 'resume',
+  };
+}
+
+/**
+ * Queues a blocked row again, with its request, key and fence unchanged: the server replays the
+ * answer if it had applied it (G2). A quarantined corrupt row has nothing to send and is refused.
+ */
+export function planRetry({ row, raw }: Observed, ctx: { owner: string }): ManualPlan {
+  if (row.state !== 'blocked')
+    return { kind: 'refuse', code: 'not_blocked', details: { id: row.id, state: row.state } };
+  if (row.blockedCode === 'row_corrupt') {
+    return {
+      kind: 'refuse',
+      code: 'not_blocked',
+      message: 'A corrupt row cannot be retried; inspect its raw value, then discard it.',
+      details: { id: row.id },
+    };
+  }
+  const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
+  return {
+    kind: 'apply',
+    plan: {
+      owner: ctx.owner,
+      expected: [{ id: row.id, row: raw }],
+      put: [{ ...rest, state: 'queued' }],
+      reason: 'retry',
+    },
+  };
+}
+
+/**
+ * Removes a blocked or held row for good, tombstoned as `discarded` (G1: an explicit app call).
+ * A discarded create takes the other rows of its record along — its intents could never be sent
+ * (§8) — so `record` is read for a create and ignored otherwise.
+ */
+export function planDiscard(
+  { row, raw }: Observed,
+  record: readonly Observed[],
+  ctx: { owner: string; now: number },
+): ManualPlan {
+  if (row.state !== 'blocked' && row.state !== 'held')
+    return { kind: 'refuse', code: 'not_blocked', details: { id: row.id, state: row.state } };
+  const taken = row.kind === 'create' ? record.filter((other) => other.row.id !== row.id) : [];
+  const ids = [row.id, ...taken.map((other) => other.row.id)];
+  return {
+    kind: 'apply',
+    plan: {
+      owner: ctx.owner,
+      expected: [
+        { id: row.id, row: raw },
+        ...taken.map((other) => ({ id: other.row.id, row: other.raw })),
+      ],
+      delete: ids,
+      tombstones: ids.map((id) => ({
+        id,
+        owner: ctx.owner,
+        reason: 'discarded' as const,
+        at: ctx.now,
+      })),
+      durability: 'strict',
+      reason: 'discard',
+    },
+  };
+}
