@@ -26,6 +26,7 @@ export interface Link {
   readonly port: MessagePort;
 }
 
+/** Options of a {@link WorkerChannel}. */
 export interface WorkerChannelOptions {
   owner: string;
   timeoutMs: number;
@@ -34,6 +35,7 @@ export interface WorkerChannelOptions {
   onConnect(link: Link): void;
 }
 
+/** The page's Comlink connection to its worker, with timeouts and reconnects. */
 export class WorkerChannel {
   readonly #options: WorkerChannelOptions;
   #link: Promise<Link> | undefined;

@@ -15,6 +15,7 @@ import { createSender, type SenderConfig } from '../shared/runtime/sender.ts';
 /** Configuration of the page sender: the sender part of the worker's config (§14). */
 export type PageSenderConfig = SenderConfig;
 
+/** The outbox running in a tab that no worker controls. */
 export interface PageSender {
   readonly holderId: string;
   /** The page API served in the tab, bound to the owner. */
@@ -24,6 +25,7 @@ export interface PageSender {
   stop(): void;
 }
 
+/** Starts the page sender for one owner; nothing opens until its API or a flush is used. */
 export function startPageSender(config: PageSenderConfig, owner: string): PageSender {
   const sender = createSender(config, { kind: 'tab', owners: async () => [owner] });
   let endpoint: Promise<Endpoint> | undefined;

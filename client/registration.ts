@@ -14,6 +14,7 @@ export interface RegistrationOptions {
   type?: WorkerType;
 }
 
+/** The worker registration, while it completes. */
 export interface Registered {
   readonly workbox: Workbox;
   /** Settles with the registration, or undefined when registering failed. */

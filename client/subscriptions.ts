@@ -24,6 +24,7 @@ interface Attached {
 /** Makes a listener callable from the API's side (a Comlink proxy for a worker). */
 export type ListenerWrapper = <F extends (value: never) => void>(listener: F) => F;
 
+/** The page's live views, kept across reconnects: each is subscribed again on a new connection. */
 export class Subscriptions {
   readonly #entries = new Set<Entry>();
   #api: EndpointApi | undefined;

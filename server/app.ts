@@ -26,6 +26,7 @@ export const DEFAULT_BODY_LIMIT = 64 * 1024;
 /** The demo's token secret; instances sharing a ledger share it. Replace it outside demos. */
 export const DEMO_AUTH_SECRET = 'sw-outbox-demo-secret';
 
+/** Options of {@link buildApp}. */
 export interface AppOptions {
   store: ServerStore;
   /** Registers `/__faults` and `/__stats` (tests and the demo). Default off. */

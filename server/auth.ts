@@ -13,6 +13,7 @@ export type TokenCheck =
   | { kind: 'invalid' }
   | { kind: 'expired'; user: string };
 
+/** Options of {@link DemoAuth}. */
 export interface DemoAuthOptions {
   /** HMAC secret. Instances sharing a ledger must share it so a token works on each of them. */
   secret: string;

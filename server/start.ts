@@ -4,6 +4,7 @@ import { openStore, type StoreConfig } from './store/open.ts';
 import type { ServerStore } from './store/port.ts';
 import { type Sweeper, startSweeper } from './sweeper.ts';
 
+/** Options of {@link startServer}: the app's options and where to keep the ledger. */
 export interface StartOptions extends Omit<AppOptions, 'store'> {
   /** An open store, or how to open one (closed again by `close()`). */
   store: ServerStore | StoreConfig;

@@ -1,6 +1,7 @@
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import type { ServerStore } from './store/port.ts';
 
+/** Options of the ledger sweeper. */
 export interface SweeperOptions {
   store: ServerStore;
   retentionMs: number;

@@ -12,6 +12,7 @@ import {
 } from './port.ts';
 import { type PostgresSql, postgresSql } from './postgres-sql.ts';
 
+/** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
   connectionString: string;
   /** Schema holding the tables; created on start. Default `sw_outbox`. */

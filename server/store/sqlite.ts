@@ -17,6 +17,7 @@ import {
 /** `synchronous` in WAL mode; see server/README.md for why FULL is the default. */
 export type SqliteDurability = 'normal' | 'full';
 
+/** Options of {@link openSqliteStore}. */
 export interface SqliteStoreOptions {
   /** A file path or `:memory:`. */
   path: string;

@@ -17,6 +17,7 @@ export type Deliver<T> = (value: T) => unknown;
 /** Past this many changed rows, one read of the whole filter is cheaper than a read per row. */
 const FULL_READ_ABOVE = 200;
 
+/** Live views of one owner's rows: `subscribe` and `watch` (§13). */
 export interface RowFeed {
   subscribe(filter: RowFilter | undefined, listener: Deliver<RowView[]>): () => void;
   /** Follows one row until it ends in a receipt, a tombstone without successor, or nothing. */
@@ -33,6 +34,7 @@ interface Pump {
   step(): Promise<void>;
 }
 
+/** Creates the live views of one owner over its owner API and the store's change notices. */
 export function createRowFeed(api: OwnerApi, store: OutboxStore, owner: string): RowFeed {
   const pumps = new Set<Pump>();
 

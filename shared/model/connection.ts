@@ -15,7 +15,9 @@ export const PERIODIC_SYNC_TAG = 'sw-outbox-periodic';
 /** Push payload `type` that asks the worker to flush (§12). */
 export const PUSH_FLUSH_TYPE = 'sw-outbox.flush';
 
+/** Page → worker message type that opens a connection (§13). */
 export const CONNECT_MESSAGE = 'sw-outbox.connect';
+/** Page → worker message type that asks for a flush (§12). */
 export const FLUSH_MESSAGE = 'sw-outbox.flush';
 /** Sent on the port instead of exposing an API when the worker refuses a connection. */
 export const REFUSED_MESSAGE = 'sw-outbox.refused';
@@ -35,12 +37,14 @@ export interface FlushMessage {
   force?: boolean;
 }
 
+/** Worker → page, on the connection's port: why the worker refused it. */
 export interface RefusedMessage {
   type: typeof REFUSED_MESSAGE;
   code: string;
   message: string;
 }
 
+/** Worker → page, on a flush message's reply port: the flush's reports, or why it failed. */
 export type FlushReply =
   | { type: typeof FLUSHED_MESSAGE; ok: true; reports: FlushReport[] }
   | { type: typeof FLUSHED_MESSAGE; ok: false; error: { code?: string; message: string } };

@@ -46,6 +46,7 @@ export type ConflictPolicy =
   | 'block'
   | ((ctx: { row: OutboxRow; conflict: ConflictFacts }) => Json);
 
+/** The rules of one collection: how its intents become requests, merge, rebase and read answers. */
 export interface CollectionHandler {
   /** Builds the request for an intent (create, update, delete, or an app-defined kind). */
   toRequest(intent: IntentInfo): PreparedRequest;

@@ -22,6 +22,7 @@ export const EnqueueInputSchema = z.strictObject({
   /** Optional: when given it must be the connection's owner (`owner_mismatch` otherwise). */
   owner: z.optional(z.string().check(z.minLength(1))),
 });
+/** The argument of `enqueue`, as the app passes it. */
 export type EnqueueInput = Infer<typeof EnqueueInputSchema>;
 
 /** How an enqueue ended: a new row, or the existing outcome for a repeated id (§9). */
@@ -42,17 +43,20 @@ export interface RowView {
   holderId?: string;
 }
 
+/** Which rows a view or `rows()` covers: a collection, one record, or everything. */
 export interface RowFilter {
   collection?: string;
   targetId?: string;
 }
 
+/** Counts of one owner's rows per display status, and the oldest row's `savedAt`. */
 export interface OutboxStats {
   counts: Record<RowStatus, number>;
   total: number;
   oldestSavedAt: number | null;
 }
 
+/** Options of `flush()`. */
 export interface FlushOptions {
   /** Ignore `nextAttemptAt` (user action, `online`, SPEC §11). */
   force?: boolean;

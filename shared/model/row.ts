@@ -15,24 +15,29 @@ export const RowRequestSchema = z.looseObject({
 
 const count = z.number().check(z.int(), z.nonnegative());
 
+/** A row's claim: who sends it, until when, with which fence (§4). */
 export const ClaimSchema = z.looseObject({
   holderId: z.string(),
   expiresAt: z.number(),
   fence: count,
 });
 
+/** What a row's attempts left: how many, when the last was, and its error code. */
 export const EvidenceSchema = z.looseObject({
   attemptCount: count,
   lastAttemptAt: z.optional(z.number()),
   lastErrorCode: z.optional(z.string()),
 });
 
+/** Which bundle last wrote the row, and when: marks a v1 writer (§4). */
 export const WriterSchema = z.looseObject({ bundle: z.string(), at: z.number() });
 
 /** The known row states; any other string is kept but never sent (shown as `unknown`). */
 export const ROW_STATES = ['queued', 'sending', 'held', 'blocked'] as const;
+/** One of the row states this bundle knows. */
 export type KnownRowState = (typeof ROW_STATES)[number];
 
+/** The codec of one stored row (§2); loose at every level, so unknown fields survive a rewrite. */
 export const OutboxRowSchema = z.looseObject({
   v: z.optional(z.literal(1)),
   id: z.string().check(z.minLength(1)),
@@ -60,8 +65,11 @@ export const OutboxRowSchema = z.looseObject({
   meta: z.optional(jsonValue),
 });
 
+/** The exact request a row resends on every attempt (§9). */
 export type RowRequest = Infer<typeof RowRequestSchema>;
+/** A row's claim (§4). */
 export type Claim = Infer<typeof ClaimSchema>;
+/** A row's attempt evidence. */
 export type RowEvidence = Infer<typeof EvidenceSchema>;
 /** One outbox row as stored (v1; a v0 row lacks `v`). Unknown fields ride along untouched. */
 export type OutboxRow = Infer<typeof OutboxRowSchema>;

@@ -78,6 +78,7 @@ export interface ReplacePlan {
   reason: string;
 }
 
+/** Whether a `replace` committed, or wrote nothing because an observation no longer held. */
 export type ReplaceResult = 'committed' | 'stale';
 
 /** The notice published once per committed `replace` (BroadcastChannel `sw-outbox:<db>`). */
@@ -93,6 +94,7 @@ export interface RowCursor {
   id: string;
 }
 
+/** The storage port (SPEC §3): raw reads, one compare-and-swap write, receipts, ledger, meta and change notices. */
 export interface OutboxStore {
   /** The raw stored value of a row, or undefined. */
   get(id: string): Promise<unknown>;

@@ -4,6 +4,7 @@ export interface BackoffConfig {
   maxMs: number;
 }
 
+/** Base 1 s, cap 5 min (§11). */
 export const DEFAULT_BACKOFF: BackoffConfig = { baseMs: 1000, maxMs: 300_000 };
 
 /**

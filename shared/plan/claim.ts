@@ -11,6 +11,7 @@ export interface ClaimContext {
   bundle: string;
 }
 
+/** A claim to commit, or why the row is not this holder's to take now. */
 export type ClaimPlan =
   | { kind: 'claim'; plan: ReplacePlan; row: OutboxRow; fence: number }
   | { kind: 'skip'; reason: 'in_flight' | 'not_queued' | 'no_request' | 'other_owner' };

@@ -13,6 +13,7 @@ export interface SettleContext {
   nextAttemptAt: number;
 }
 
+/** A settle to commit, or nothing because the claim is no longer this holder's. */
 export type SettlePlan =
   | { kind: 'apply'; plan: ReplacePlan }
   /** The claim is not mine any more: change nothing (G3). */

@@ -27,6 +27,7 @@ interface StoredAuth {
 /** The `meta` key of an owner's credential record. */
 export const authMetaKey = (owner: string): string => `auth:${owner}`;
 
+/** An owner's credentials at send time: set by the page, read by the transport. */
 export interface Credentials {
   /** Sets (or with null, forgets) an owner's headers. */
   set(

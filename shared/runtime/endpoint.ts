@@ -42,6 +42,7 @@ function parse<T>(schema: Schema<T>, value: unknown, argument: string): T {
   });
 }
 
+/** What one connection's endpoint serves: an owner's API, its live views and credentials. */
 export interface EndpointDeps {
   owner: string;
   holderId: string;
@@ -51,11 +52,13 @@ export interface EndpointDeps {
   credentials: Credentials;
 }
 
+/** One connection's API, exposed over Comlink, and how to dispose of it. */
 export interface Endpoint {
   readonly api: EndpointApi & { [finalizer]: () => void };
   dispose(): void;
 }
 
+/** Creates one connection's API for one owner, validating every argument that crosses the port. */
 export function createEndpoint(deps: EndpointDeps): Endpoint {
   const { api, owner } = deps;
   const subscriptions = new Map<string, { stop: () => void; listener: unknown }>();

@@ -12,6 +12,7 @@ import { formatIdempotencyKey, HEADER } from '../wire/protocol.ts';
 /** Credentials for an owner: headers to add, `{}` for cookie sessions, null when none exist. */
 export type AuthSource = (owner: string) => Promise<Record<string, string> | null>;
 
+/** Options of {@link createFetchTransport}. */
 export interface FetchTransportOptions {
   /** Credentials at send time; a null answer means the row waits as `held` (§13). */
   auth: AuthSource;

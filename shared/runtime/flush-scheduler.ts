@@ -15,6 +15,7 @@ export interface FlushRun {
   wake: Promise<void> | undefined;
 }
 
+/** Options of {@link createFlushScheduler}. */
 export interface FlushSchedulerOptions {
   core: () => Promise<OutboxCore>;
   clock: Clock;
@@ -33,6 +34,7 @@ export interface FlushSchedulerOptions {
   onRun?: (reports: FlushReport[], trigger: string) => void;
 }
 
+/** Runs flushes for a sender's owners and keeps its one wake-up timer. */
 export interface FlushScheduler {
   run(trigger: string, options?: FlushOptions & { owners?: string[] }): Promise<FlushRun>;
   /** Cancels the wake-up timer and lets whoever waits on it go; later runs may arm a new one. */
@@ -64,6 +66,7 @@ export function earliestAttempt(reports: readonly FlushReport[]): number | undef
 /** Triggers the browser sends when it believes the device is connected. */
 const CONNECTED_TRIGGERS = new Set(['sync', 'periodicsync', 'push']);
 
+/** Creates the flush scheduler of one sender. */
 export function createFlushScheduler(options: FlushSchedulerOptions): FlushScheduler {
   let timer:
     | {

@@ -42,6 +42,7 @@ export interface SenderConfig extends Partial<OutboxTuning> {
   ids?: IdSource;
 }
 
+/** One sender instance: its holder id, clock, store, core, scheduler and credentials. */
 export interface Sender {
   readonly holderId: string;
   readonly clock: Clock;
@@ -53,6 +54,7 @@ export interface Sender {
 
 const DEFAULT_LEASE_MS = 10_000;
 
+/** What differs between the worker's sender and the page sender. */
 export interface SenderWiring {
   kind: 'sw' | 'tab';
   /** The owners a run flushes when none are named. */

@@ -9,6 +9,7 @@ import { isJsonObject, type Json } from '../model/json.ts';
 import { pendingCreateId } from '../model/row.ts';
 import { formatRevisionTag, HEADER } from './protocol.ts';
 
+/** Options of {@link restHandler}. */
 export interface RestHandlerOptions {
   /** Collection URL, e.g. `/api/notes` or `https://api.example.com/notes`. */
   baseUrl: string;

@@ -285,14 +285,37 @@ function circles(edges: Edge[]): Finding[] {
     const members = new Set(component);
     const inside = edges.filter((e) => members.has(e.from) && members.has(e.to));
     if (inside.length === 0) continue;
-    const first = [...inside].sort((a, b) => (a.from < b.from ? -1 : 1))[0]!;
+    const start = [...members].sort()[0]!;
+    const path = shortestCycle(start, inside);
     findings.push({
-      file: first.from,
-      line: first.line,
-      message: `import circle: ${inside.map((e) => `${e.from}:${e.line} → ${e.to}`).join(', ')}`,
+      file: path[0]!.from,
+      line: path[0]!.line,
+      message: `import circle: ${path.map((e) => `${e.from}:${e.line}`).join(' → ')} → ${start}`,
     });
   }
   return findings;
+}
+
+/** The shortest chain of imports from `start` back to itself (breadth first). */
+function shortestCycle(start: string, edges: Edge[]): Edge[] {
+  const via = new Map<string, Edge>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const node = queue.shift()!;
+    for (const edge of edges) {
+      if (edge.from !== node) continue;
+      if (edge.to === start) {
+        const path = [edge];
+        for (let at = node; at !== start; at = via.get(at)!.from) path.unshift(via.get(at)!);
+        return path;
+      }
+      if (!via.has(edge.to)) {
+        via.set(edge.to, edge);
+        queue.push(edge.to);
+      }
+    }
+  }
+  return edges.slice(0, 1);
 }
 
 /** Exports without a TSDoc comment right above them (STYLE: TSDoc on every export). */
