@@ -1,6 +1,8 @@
 /**
- * `sw-outbox/shared`: the environment-free core (SPEC §1) — for custom runtimes, tests and
- * tools. The service worker and the page use it through `sw-outbox/sw` and `sw-outbox/client`.
+ * `sw-outbox/shared`: the core the worker and the page are built from (SPEC §1) — for custom
+ * runtimes, tests and tools: the model (row codec, errors, ports, protocol types), the pure
+ * planners, the core over ports, the stores and the wire protocol. The service worker and the
+ * page use it through `sw-outbox/sw` and `sw-outbox/client`.
  */
 
 export { BUNDLE_VERSION, createOutboxCore, DEFAULT_TUNING } from './core/outbox-core.ts';

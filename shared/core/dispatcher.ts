@@ -22,8 +22,6 @@ import { settleOutcome } from './settle-outcome.ts';
 import { guardStorage } from './storage-guard.ts';
 import type { CoreDeps } from './types.ts';
 
-export { type FlushState, FlushStop };
-
 /**
  * The flush loop of one holder for one owner (SPEC §4–§8, §11): select → claim → send →
  * settle, passes repeated while they unblock successors. Environment-free: every effect goes
