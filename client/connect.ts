@@ -1,6 +1,16 @@
 import { proxy } from 'comlink';
 import type { Workbox } from 'workbox-window';
 import { emptyFlushReport } from '../shared/core/flush-state.ts';
+import {
+  checkAuthOptions,
+  checkEnqueueInput,
+  checkFilter,
+  checkFlushOptions,
+  checkHeaders,
+  checkId,
+  checkLimit,
+  checkListener,
+} from '../shared/model/arguments.ts';
 import type { EndpointApi, SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
 import { OutboxError } from '../shared/model/errors.ts';
 import type {
@@ -55,9 +65,17 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Connects a page to its outbox: registers the worker and returns the page API (SPEC §13). */
 export async function connectOutbox(options: ConnectOptions): Promise<OutboxClient> {
+  if (!isObject(options))
+    throw new OutboxError('invalid_argument', 'connectOutbox takes an options object', {
+      argument: 'options',
+    });
   if (typeof options.owner !== 'string' || options.owner === '') {
     throw new OutboxError('invalid_argument', 'connectOutbox needs a non-empty owner');
   }
+  if (typeof options.swUrl !== 'string' || options.swUrl === '')
+    throw new OutboxError('invalid_argument', 'connectOutbox needs the worker script as swUrl', {
+      argument: 'swUrl',
+    });
   installComlinkErrors();
   const { owner } = options;
   const timeoutMs = options.timeoutMs ?? 5000;
@@ -89,7 +107,17 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   const api = async <T>(call: (api: EndpointApi) => Promise<T>): Promise<T> => {
     if (closed) throw new OutboxError('closed');
     if (pageSender !== undefined) return call(await pageSender.api());
-    return channel.call((remote) => call(remote as unknown as EndpointApi));
+    try {
+      return await channel.call((remote) => call(remote as unknown as EndpointApi));
+    } catch (error) {
+      // What the checks cannot see (a proxy around a plain object) still cannot be posted.
+      if (error instanceof Error && error.name === 'DataCloneError')
+        throw new OutboxError(
+          'invalid_value',
+          `an argument cannot be sent to the worker: ${error.message}`,
+        );
+      throw error;
+    }
   };
   const flush = async (flushOptions: FlushOptions = {}): Promise<FlushReport[]> => {
     if (closed) throw new OutboxError('closed');
@@ -163,6 +191,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
     },
     workbox: registered?.workbox,
     async enqueue(input) {
+      checkEnqueueInput(input);
       // An id made here makes the retry after a reconnect safe: enqueue is idempotent by id (§9).
       const withId =
         isObject(input) && input.id === undefined && typeof input.collection === 'string'
@@ -173,14 +202,21 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       void registered?.registration.then(requestBackgroundSync);
       return result;
     },
-    subscribe: (listener, filter) => subscriptions.rows(filter, listener),
-    watch: (id, listener) => subscriptions.watch(id, listener),
+    subscribe: (listener, filter) =>
+      subscriptions.rows(checkFilter(filter), checkListener(listener)),
+    watch: (id, listener) => subscriptions.watch(checkId(id), checkListener(listener)),
     async flush(flushOptions) {
-      const reports = await flush(flushOptions);
+      const reports = await flush(checkFlushOptions(flushOptions));
       return reports[0] ?? emptyFlushReport();
     },
-    rows: (filter) => api((a) => a.rows(filter)),
-    row: (id) => api((a) => a.row(id)),
+    rows: async (filter) => {
+      checkFilter(filter);
+      return api((a) => a.rows(filter));
+    },
+    row: async (id) => {
+      checkId(id);
+      return api((a) => a.row(id));
+    },
     stats: () => api((a) => a.stats()),
     async resumeHeld() {
       const resumed = await api((a) => a.resumeHeld());
@@ -188,14 +224,29 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       return resumed;
     },
     async retry(id) {
+      checkId(id);
       await api((a) => a.retry(id));
       flushSoon({ force: true });
     },
-    discard: (id) => api((a) => a.discard(id)),
-    conflicts: (o) => api((a) => a.conflicts(o)),
-    receipts: (o) => api((a) => a.receipts(o)),
-    receipt: (requestId) => api((a) => a.receipt(requestId)),
+    discard: async (id) => {
+      checkId(id);
+      return api((a) => a.discard(id));
+    },
+    conflicts: async (o) => {
+      checkLimit(o);
+      return api((a) => a.conflicts(o));
+    },
+    receipts: async (o) => {
+      checkLimit(o);
+      return api((a) => a.receipts(o));
+    },
+    receipt: async (requestId) => {
+      checkId(requestId, 'requestId');
+      return api((a) => a.receipt(requestId));
+    },
     async setAuth(headers, authOptions = {}) {
+      checkHeaders(headers);
+      checkAuthOptions(authOptions);
       auth = { headers, options: authOptions };
       await api((a) => a.setAuth(headers, authOptions));
     },

@@ -1,3 +1,4 @@
+import { checkEnqueueInput } from '../model/arguments.ts';
 import { OutboxError } from '../model/errors.ts';
 import {
   EnqueueInputSchema,
@@ -106,7 +107,8 @@ export function createOwnerApi(
 
   return {
     async enqueue(input) {
-      const parsed = EnqueueInputSchema.safeParse(input);
+      // Cycles, depth and non-JSON values first: the schema would recurse into them (G7).
+      const parsed = EnqueueInputSchema.safeParse(checkEnqueueInput(input));
       if (!parsed.success) {
         const issues = summarizeIssues(parsed.error.issues);
         const code = parsed.error.issues.some((i) => i.path[0] === 'id')

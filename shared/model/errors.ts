@@ -9,7 +9,13 @@ export const ERROR_CODES = {
   target_deleted: 'A delete for this record is already queued; the record cannot be edited again.',
   owner_mismatch: 'This connection serves another owner; open a new connectOutbox for this owner.',
   quota_exceeded: 'The browser refused to store more data; free space or discard rows, then retry.',
-  row_too_large: 'The request body exceeds maxRowBytes; send smaller payloads.',
+  row_too_large:
+    'The stored row (payload, meta and request together) would exceed maxRowBytes; send less.',
+  value_cyclic: 'An argument refers to itself; pass plain JSON without cycles (see details.path).',
+  value_too_deep:
+    'An argument nests deeper than 64 levels; flatten it (see details.path for where).',
+  invalid_value:
+    'An argument holds something that is not plain JSON (a function, promise, class instance, DOM node, Date, a getter that throws…); pass plain objects, arrays, strings, numbers, booleans and null.',
   unknown_collection:
     'No handler is configured for this collection; add one to createOutboxEngine.',
   not_found: 'No row with this id exists for this owner; it may have been settled already.',

@@ -17,21 +17,43 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }
 
-/** Structural equality of two structured-clone values (the `replace` comparison, SPEC §3). */
+/**
+ * Structural equality of two structured-clone values (the `replace` comparison, SPEC §3). Stored
+ * values may be hostile — cyclic, nested thousands deep — so the walk is iterative and a pair
+ * met again while it is being compared counts as equal (cycles of the same shape are equal).
+ */
 export function deepEqual(a: unknown, b: unknown): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
+  const pending: Array<[unknown, unknown]> = [[a, b]];
+  const seen = new Map<object, Set<object>>();
+  while (pending.length > 0) {
+    const [x, y] = pending.pop()!;
+    if (Object.is(x, y)) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    const pairs = seen.get(x);
+    if (pairs?.has(y)) continue;
+    if (pairs) pairs.add(y);
+    else seen.set(x, new Set([y]));
+    if (Object.getPrototypeOf(x) !== Object.getPrototypeOf(y)) return false;
+    if (x instanceof Date) {
+      if (x.getTime() !== (y as Date).getTime()) return false;
+      continue;
+    }
+    if (Array.isArray(x)) {
+      const other = y as unknown[];
+      if (x.length !== other.length) return false;
+      for (let i = 0; i < x.length; i++) pending.push([x[i], other[i]]);
+      continue;
+    }
+    const kx = Object.keys(x);
+    const ky = Object.keys(y);
+    if (kx.length !== ky.length) return false;
+    const ry = y as Record<string, unknown>;
+    for (const key of kx) {
+      if (!Object.hasOwn(ry, key)) return false;
+      pending.push([(x as Record<string, unknown>)[key], ry[key]]);
+    }
   }
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  const rb = b as Record<string, unknown>;
-  return ka.every(
-    (k) => Object.hasOwn(rb, k) && deepEqual((a as Record<string, unknown>)[k], rb[k]),
-  );
+  return true;
 }
 
 /** Whether a value is a plain JSON object (not an array, not null). */

@@ -1,4 +1,6 @@
+import { inspectJson } from './json-bounds.ts';
 import { type Infer, jsonValue, summarizeIssues, z } from './schema-kit.ts';
+import { isUnreadable } from './store.ts';
 
 /**
  * Row format v1 (SPEC §2). Every object schema is loose: a rewrite never drops a field it does
@@ -93,20 +95,45 @@ export type DecodedRow =
   | { ok: true; row: OutboxRow; raw: unknown }
   | { ok: false; id: string; owner: string | undefined; raw: unknown; issues: string };
 
-/** Parses a raw stored value. Never throws: a bad value comes back as `ok: false` (§2). */
+/** The fields the codec parses all the way down: checked for cycles and depth first. */
+const JSON_FIELDS = ['payload', 'meta'] as const;
+
+/**
+ * Parses a raw stored value. Never throws: a bad value comes back as `ok: false` (§2), and so
+ * does one the codec cannot even look at — cyclic or nested too deep in the fields it parses,
+ * or a row the store could not read back — so that it is quarantined instead of stopping
+ * whoever reads it (G7).
+ */
 export function decodeRow(raw: unknown): DecodedRow {
-  const parsed = OutboxRowSchema.safeParse(raw);
-  if (parsed.success) return { ok: true, row: parsed.data, raw };
   const record = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
-  return {
+  const bad = (issues: string): DecodedRow => ({
     ok: false,
     id: typeof record.id === 'string' ? record.id : String(record.id),
     owner: typeof record.owner === 'string' ? record.owner : undefined,
     raw,
-    issues: summarizeIssues(parsed.error.issues)
+    issues,
+  });
+  if (isUnreadable(raw))
+    return bad('(root): unreadable: the browser could not read this stored value back');
+  for (const field of JSON_FIELDS) {
+    const problem =
+      record[field] === undefined ? undefined : inspectJson(record[field], { path: field });
+    if (problem) return bad(`${problem.path}: ${problem.code}: ${problem.message}`);
+  }
+  let parsed: ReturnType<typeof OutboxRowSchema.safeParse>;
+  try {
+    parsed = OutboxRowSchema.safeParse(raw);
+  } catch (error) {
+    return bad(
+      `(root): the codec failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  if (parsed.success) return { ok: true, row: parsed.data, raw };
+  return bad(
+    summarizeIssues(parsed.error.issues)
       .map((issue) => `${issue.path}: ${issue.message}`)
       .join('; '),
-  };
+  );
 }
 
 /** The display status of a row, derived and never stored (§2). */

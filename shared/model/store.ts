@@ -5,6 +5,43 @@ import type { Json } from './json.ts';
  * (`unknown`) so a row that no longer parses can still be observed, compared and quarantined.
  */
 
+/** The key that marks an {@link UnreadableValue}: no row writer uses it. */
+export const UNREADABLE = 'sw-outbox:unreadable';
+
+/**
+ * What a store hands back for a stored row it has but cannot read: IndexedDB gives a service
+ * worker `null` for a value it cannot deserialize there (Chromium does for one nested about a
+ * thousand levels deep). It carries the row's key, and its owner when the read was by owner, so
+ * the row can still be observed and quarantined (G7). As an expectation in `replace` it stands
+ * for "that same unreadable value".
+ */
+export interface UnreadableValue {
+  [UNREADABLE]: true;
+  id: unknown;
+  owner?: string;
+  /** The queue position, when the read was in queue order (so a scan can continue after it). */
+  savedAt?: number;
+}
+
+/** The stand-in for an unreadable stored row. */
+export function unreadableValue(id: unknown, owner?: string, savedAt?: number): UnreadableValue {
+  return {
+    [UNREADABLE]: true,
+    id,
+    ...(owner === undefined ? {} : { owner }),
+    ...(savedAt === undefined ? {} : { savedAt }),
+  };
+}
+
+/** Whether a value read from a store is the stand-in for an unreadable row. */
+export function isUnreadable(value: unknown): value is UnreadableValue {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<string, unknown>)[UNREADABLE] === true
+  );
+}
+
 /** The outcome of one settled request, kept for `watch`, `receipts()` and §8 lookups. */
 export interface Receipt {
   requestId: string;

@@ -1,5 +1,6 @@
 import type { IntentInfo } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
+import { utf8Length } from '../model/json-bounds.ts';
 import type { EnqueueResult } from '../model/protocol.ts';
 import type { Observed } from '../model/row.ts';
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
@@ -85,13 +86,6 @@ export function planRequestRow(
       kind: 'reject',
       code: 'invalid_intent',
       message: error instanceof Error ? error.message : String(error),
-    };
-  }
-  if (request.body !== null && new TextEncoder().encode(request.body).length > ctx.maxRowBytes) {
-    return {
-      kind: 'reject',
-      code: 'row_too_large',
-      message: `The body exceeds ${ctx.maxRowBytes} bytes.`,
     };
   }
   const row: OutboxRow = {
@@ -258,7 +252,11 @@ export function planIntentRow(
   );
 }
 
-/** One new row replacing the rows it absorbed (tombstoned into it), strictly durable (§3). */
+/**
+ * One new row replacing the rows it absorbed (tombstoned into it), strictly durable (§3). The
+ * whole row counts against `maxRowBytes` — payload, meta and request alike, whatever the kind:
+ * a delete or an intent row stores its payload too.
+ */
 function planRowWrite(
   row: OutboxRow,
   result: EnqueueResult,
@@ -266,6 +264,14 @@ function planRowWrite(
   replaced: Observed[],
   ctx: EnqueueContext,
 ): EnqueuePlan {
+  const bytes = utf8Length(JSON.stringify(row));
+  if (bytes > ctx.maxRowBytes) {
+    return {
+      kind: 'reject',
+      code: 'row_too_large',
+      message: `The row would take ${bytes} bytes; maxRowBytes is ${ctx.maxRowBytes}.`,
+    };
+  }
   return {
     kind: 'write',
     result,

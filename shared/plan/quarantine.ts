@@ -1,5 +1,5 @@
 import type { OutboxRow } from '../model/row.ts';
-import type { ReplacePlan } from '../model/store.ts';
+import { isUnreadable, type ReplacePlan } from '../model/store.ts';
 
 /**
  * Plans quarantining a stored value that failed to parse (SPEC §2, G7): the row becomes
@@ -13,7 +13,11 @@ export function planQuarantine(
   const record =
     typeof bad.raw === 'object' && bad.raw !== null ? (bad.raw as Record<string, unknown>) : {};
   const text = (key: string) => (typeof record[key] === 'string' ? (record[key] as string) : '?');
-  const row: OutboxRow & { raw: unknown } = {
+  // A value the store could not hand back cannot be kept: say so instead (its key is kept).
+  const kept = isUnreadable(bad.raw)
+    ? { rawUnavailable: 'the browser could not read the stored value back' }
+    : { raw: bad.raw };
+  const row: OutboxRow & ({ raw: unknown } | { rawUnavailable: string }) = {
     v: 1,
     id: bad.id,
     owner: bad.owner ?? ctx.owner,
@@ -25,7 +29,7 @@ export function planQuarantine(
     blockedAt: ctx.now,
     blockedCode: 'row_corrupt',
     blockedDetail: bad.issues,
-    raw: bad.raw,
+    ...kept,
   };
   return {
     owner: ctx.owner,

@@ -1,46 +1,24 @@
 import { finalizer, releaseProxy } from 'comlink';
 import type { RowFeed } from '../core/row-feed.ts';
 import type { OwnerApi } from '../core/types.ts';
+import {
+  checkAuthOptions,
+  checkFilter,
+  checkHeaders,
+  checkId,
+  checkLimit,
+  checkListener,
+} from '../model/arguments.ts';
 import type { EndpointApi, Hello, WatchUpdate } from '../model/connection.ts';
-import { OutboxError } from '../model/errors.ts';
 import type { RowView } from '../model/protocol.ts';
-import { type Schema, summarizeIssues, z } from '../model/schema-kit.ts';
 import { type Credentials, handOverCredentials } from './credentials.ts';
 
 /**
  * One connection's API (SPEC §13), bound to one owner. Every argument that crosses the boundary
- * is validated here with zod; `enqueue` input is validated by the core's owner API. Listener
- * proxies are released when unsubscribed and when the page releases the connection.
+ * is checked here again (`model/arguments.ts`, the checks the page ran before posting); `enqueue`
+ * input is validated by the core's owner API. Listener proxies are released when unsubscribed
+ * and when the page releases the connection.
  */
-
-const rowId = z.string().check(z.minLength(1), z.maxLength(200));
-const filterSchema = z.optional(
-  z.strictObject({ collection: z.optional(z.string()), targetId: z.optional(z.string()) }),
-);
-const limitSchema = z.optional(
-  z.strictObject({
-    limit: z.optional(z.number().check(z.int(), z.positive(), z.maximum(10_000))),
-  }),
-);
-const headersSchema = z.nullable(
-  z.record(z.string().check(z.minLength(1), z.maxLength(200)), z.string().check(z.maxLength(8192))),
-);
-const authOptionsSchema = z.optional(z.strictObject({ persist: z.optional(z.boolean()) }));
-const listenerSchema = z.custom<(value: unknown) => unknown>(
-  (value) => typeof value === 'function',
-  { error: 'expected a listener function (a Comlink proxy)' },
-);
-
-function parse<T>(schema: Schema<T>, value: unknown, argument: string): T {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issues = summarizeIssues(result.error.issues);
-  const code = argument === 'id' ? 'invalid_id' : 'invalid_argument';
-  throw new OutboxError(code, `invalid ${argument}: ${issues[0]?.message ?? 'rejected'}`, {
-    argument,
-    issues,
-  });
-}
 
 /** What one connection's endpoint serves: an owner's API, its live views and credentials. */
 export interface EndpointDeps {
@@ -89,27 +67,25 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       return { holderId: deps.holderId, owner, bundle: deps.bundle };
     },
     enqueue: (input) => api.enqueue(input),
-    rows: async (filter) => api.rows(parse(filterSchema, filter, 'filter')),
-    row: async (id) => api.row(parse(rowId, id, 'id')),
+    rows: async (filter) => api.rows(checkFilter(filter)),
+    row: async (id) => api.row(checkId(id)),
     stats: () => api.stats(),
     resumeHeld: () => api.resumeHeld(),
-    retry: async (id) => api.retry(parse(rowId, id, 'id')),
-    discard: async (id) => api.discard(parse(rowId, id, 'id')),
-    conflicts: async (options) => api.conflicts(parse(limitSchema, options, 'options')),
-    receipts: async (options) => api.receipts(parse(limitSchema, options, 'options')),
-    receipt: async (requestId) => api.receipt(parse(rowId, requestId, 'id')),
+    retry: async (id) => api.retry(checkId(id)),
+    discard: async (id) => api.discard(checkId(id)),
+    conflicts: async (options) => api.conflicts(checkLimit(options)),
+    receipts: async (options) => api.receipts(checkLimit(options)),
+    receipt: async (requestId) => api.receipt(checkId(requestId, 'requestId')),
     async subscribe(listener, filter) {
-      const deliver = parse(listenerSchema, listener, 'listener') as (rows: RowView[]) => unknown;
-      return track(deps.feed.subscribe(parse(filterSchema, filter, 'filter'), deliver), listener);
+      const deliver = checkListener<(rows: RowView[]) => unknown>(listener);
+      return track(deps.feed.subscribe(checkFilter(filter), deliver), listener);
     },
     async watch(id, listener) {
-      const deliver = parse(listenerSchema, listener, 'listener') as (
-        update: WatchUpdate,
-      ) => unknown;
-      return track(deps.feed.watch(parse(rowId, id, 'id'), deliver), listener);
+      const deliver = checkListener<(update: WatchUpdate) => unknown>(listener);
+      return track(deps.feed.watch(checkId(id), deliver), listener);
     },
     async unsubscribe(subscriptionId) {
-      const entry = subscriptions.get(parse(z.string(), subscriptionId, 'subscriptionId'));
+      const entry = subscriptions.get(checkId(subscriptionId, 'subscriptionId'));
       if (entry === undefined) return;
       subscriptions.delete(subscriptionId);
       entry.stop();
@@ -120,8 +96,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
         deps.credentials,
         api,
         owner,
-        parse(headersSchema, headers, 'headers'),
-        parse(authOptionsSchema, options, 'options') ?? {},
+        checkHeaders(headers),
+        checkAuthOptions(options) ?? {},
       );
     },
     // Comlink calls this when the page releases its proxy (client `close()`).

@@ -1,5 +1,5 @@
 import { deepEqual } from '../model/json.ts';
-import type { ChangeNotice, ReplacePlan } from '../model/store.ts';
+import { type ChangeNotice, isUnreadable, type ReplacePlan } from '../model/store.ts';
 
 /**
  * What both stores do around one `replace` commit (SPEC §3): the compare, the notice, and the
@@ -14,6 +14,8 @@ import type { ChangeNotice, ReplacePlan } from '../model/store.ts';
  */
 export function matchesObservation(current: unknown, observed: unknown): boolean {
   if (observed === null || observed === undefined) return current === undefined;
+  // IndexedDB reads an unreadable value as null, inside the transaction as outside.
+  if (isUnreadable(observed)) return current === null || isUnreadable(current);
   return current !== undefined && deepEqual(current, observed);
 }
 

@@ -1,7 +1,7 @@
 import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
 import { OutboxError } from '../model/errors.ts';
 import type { Json } from '../model/json.ts';
-import type { OutboxStore, ReplacePlan } from '../model/store.ts';
+import { type OutboxStore, type ReplacePlan, unreadableValue } from '../model/store.ts';
 import {
   ChangeListeners,
   changeNoticeFor,
@@ -87,13 +87,13 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
 
   return {
     async get(id) {
-      return (await database()).get(STORE.rows, id);
+      return readable((await database()).get(STORE.rows, id), id);
     },
 
     async getMany(ids) {
       if (ids.length === 0) return [];
       const rows = (await database()).transaction(STORE.rows).store;
-      return Promise.all(ids.map((id) => rows.get(id)));
+      return Promise.all(ids.map((id) => readable(rows.get(id), id)));
     },
 
     async scan(owner, { after, limit }) {
@@ -103,12 +103,17 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       // tombstones of every row already drained (SPEC §7, TOOLING).
       const lower = after ? [owner, after.savedAt, after.id] : [owner];
       const range = IDBKeyRange.bound(lower, [owner, []], after !== undefined, false);
-      return db.getAllFromIndex(STORE.rows, INDEX.rowsByOwnerSavedAt, range, limit);
+      return readAll(db, INDEX.rowsByOwnerSavedAt, range, owner, limit);
     },
 
     async byTarget(owner, collection, targetId) {
       const db = await database();
-      return db.getAllFromIndex(STORE.rows, INDEX.rowsByOwnerTarget, [owner, collection, targetId]);
+      return readAll(
+        db,
+        INDEX.rowsByOwnerTarget,
+        IDBKeyRange.only([owner, collection, targetId]),
+        owner,
+      );
     },
 
     async replace(plan) {
@@ -202,6 +207,39 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       current = undefined;
     },
   };
+}
+
+/** A row read by key: an unreadable one (IndexedDB says `null`) comes back as its stand-in. */
+async function readable(request: Promise<unknown>, id: string): Promise<unknown> {
+  const value = await request;
+  return value === null ? unreadableValue(id) : value;
+}
+
+/**
+ * The rows of an index range, in order. IndexedDB hands back `null` for a row it cannot
+ * deserialize in this context; then the range is read again with a cursor, which has each row's
+ * keys, and each such row comes back as its stand-in (G7: it is quarantined, not skipped). Rows
+ * are never stored as `null`, so the common path reads the values only.
+ */
+async function readAll(
+  db: OutboxDb,
+  index: typeof INDEX.rowsByOwnerSavedAt | typeof INDEX.rowsByOwnerTarget,
+  range: IDBKeyRange,
+  owner: string,
+  limit?: number,
+): Promise<unknown[]> {
+  const values: unknown[] = await db.getAllFromIndex(STORE.rows, index, range, limit);
+  if (!values.includes(null)) return values;
+  const rows: unknown[] = [];
+  let cursor = await db.transaction(STORE.rows).store.index(index).openCursor(range);
+  while (cursor && (limit === undefined || rows.length < limit)) {
+    const { key, primaryKey, value } = cursor;
+    // The `by_owner_savedAt` key carries the queue position, so a scan can continue after it.
+    const savedAt = Array.isArray(key) && typeof key[1] === 'number' ? key[1] : undefined;
+    rows.push(value === null ? unreadableValue(primaryKey, owner, savedAt) : value);
+    cursor = await cursor.continue();
+  }
+  return rows;
 }
 
 function storesFor(plan: ReplacePlan): StoreName[] {
