@@ -52,6 +52,65 @@ async function settle(work: () => Promise<unknown>): Promise<CallResult> {
   }
 }
 
+/** A value no page API should take: built here, since it cannot cross from the test. */
+function hostile(kind: string, depth = 1500): unknown {
+  switch (kind) {
+    case 'cyclic': {
+      const value: Record<string, unknown> = { title: 'loop' };
+      value.self = value;
+      return value;
+    }
+    case 'deep': {
+      const root: Record<string, unknown> = {};
+      let at = root;
+      for (let i = 0; i < depth; i++) at = at.x = {} as Record<string, unknown>;
+      return root;
+    }
+    case 'function':
+      return () => 1;
+    case 'promise':
+      return Promise.resolve(1);
+    case 'weakmap':
+      return new WeakMap();
+    case 'node':
+      return document.body;
+    case 'proxy':
+      return new Proxy({ title: 'x' }, {});
+    case 'revoked': {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    }
+    case 'getter':
+      return Object.defineProperty({}, 'title', {
+        enumerable: true,
+        get() {
+          throw new Error('boom');
+        },
+      });
+    case 'date':
+      return new Date(0);
+    case 'regexp':
+      return /x/;
+    case 'symbol':
+      return Symbol('x');
+    case 'bigint':
+      return 10n;
+    default:
+      throw new Error(`no hostile value ${kind}`);
+  }
+}
+
+/** Replaces every `{ hostile: kind, depth? }` placeholder inside `value` by the hostile value. */
+function withHostile(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const mark = value as { hostile?: unknown; depth?: unknown };
+  if (typeof mark.hostile === 'string')
+    return hostile(mark.hostile, typeof mark.depth === 'number' ? mark.depth : undefined);
+  if (Array.isArray(value)) return value.map(withHostile);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withHostile(v)]));
+}
+
 const e2e = {
   events,
   snapshots,
@@ -93,6 +152,27 @@ const e2e = {
       if (typeof fn !== 'function') throw new Error(`no method ${method}`);
       return fn.apply(outbox, args);
     });
+  },
+  /** Calls a page-API method with hostile values put in for `{ hostile }` placeholders. */
+  async callHostile(method: string, args: unknown[]): Promise<CallResult & { ms: number }> {
+    const started = performance.now();
+    const result = await e2e.call(method, ...(args.map(withHostile) as unknown[]));
+    return { ...result, ms: performance.now() - started };
+  },
+  /** Writes a raw value straight into the outbox's IndexedDB, as a corrupt writer would. */
+  async plant(raw: Record<string, unknown>): Promise<void> {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const open = indexedDB.open('sw-outbox');
+      open.onsuccess = () => resolve(open.result);
+      open.onerror = () => reject(open.error);
+    });
+    await new Promise<void>((resolve, reject) => {
+      const tx = db.transaction('rows', 'readwrite');
+      tx.objectStore('rows').put(withHostile(raw));
+      tx.oncomplete = () => resolve();
+      tx.onerror = () => reject(tx.error);
+    });
+    db.close();
   },
   subscribe(filter?: { collection?: string; targetId?: string }) {
     outbox?.subscribe((rows) => snapshots.push(rows), filter);

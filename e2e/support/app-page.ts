@@ -22,6 +22,8 @@ interface E2eWindow {
   e2e: {
     connect(params: ConnectParams): Promise<CallResult>;
     call(method: string, ...args: unknown[]): Promise<CallResult>;
+    callHostile(method: string, args: unknown[]): Promise<CallResult & { ms: number }>;
+    plant(raw: Record<string, unknown>): Promise<void>;
     login(user: string, persist?: boolean): Promise<CallResult>;
     subscribe(filter?: Record<string, string>): void;
     watch(id: string): void;
@@ -65,6 +67,23 @@ export class AppPage {
       method,
       args,
     ] as [string, unknown[]]);
+  }
+
+  /**
+   * Calls with hostile values built in the page for `{ hostile: kind, depth? }` placeholders
+   * (cyclic, deep, function, promise, weakmap, node, proxy, revoked, getter, date, regexp,
+   * symbol, bigint), and how long the call took.
+   */
+  callHostile(method: string, ...args: unknown[]): Promise<CallResult & { ms: number }> {
+    return this.page.evaluate(
+      ([m, a]) => (globalThis as unknown as E2eWindow).e2e.callHostile(m, a),
+      [method, args] as [string, unknown[]],
+    );
+  }
+
+  /** Writes a raw row straight into IndexedDB (placeholders as in {@link callHostile}). */
+  plant(raw: Record<string, unknown>): Promise<void> {
+    return this.page.evaluate((r) => (globalThis as unknown as E2eWindow).e2e.plant(r), raw);
   }
 
   /** Calls and returns the value, throwing with the error's code when the call failed. */

@@ -72,5 +72,9 @@ export const HOSTILE: ReadonlyArray<{ name: string; value: () => unknown; code: 
       }),
     code: 'invalid_value',
   },
-  { name: 'an array with a hole', value: () => [1, , 3], code: 'invalid_value' },
+  {
+    name: 'an array with a hole',
+    value: () => Object.assign(new Array(3), { 0: 1, 2: 3 }),
+    code: 'invalid_value',
+  },
 ];
