@@ -42,6 +42,7 @@ export async function runFlush(
     sends: new Semaphore(deps.concurrency),
     conflictsPerTarget: new Map(),
     deferred: new Map(),
+    recovered: new Set(),
     waiting: new Map(),
   };
   try {
@@ -87,7 +88,7 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     const now = deps.clock.now();
     const candidates = selectSendableRows(
       rows.map(({ row }) => row).filter((row) => !state.attempted.has(row.id)),
-      { now, leaseMs: deps.leaseMs, force: state.force },
+      { now, leaseMs: deps.leaseMs, force: state.force, recovered: state.recovered },
       predecessor,
       state.busyTargets,
     );

@@ -18,6 +18,8 @@ export interface FlushState {
   conflictsPerTarget: Map<string, number>;
   /** Rows this flush deferred (transient outcomes), with their `nextAttemptAt`. */
   deferred: Map<string, number>;
+  /** Origins a request succeeded to: their rows deferred for network reasons are due (§12). */
+  recovered: Set<string>;
   /** Rows the latest pass saw waiting on backoff, with their `nextAttemptAt`. */
   waiting: Map<string, number>;
   /** At most `concurrency` requests on the network at once; claims and ACKs run beside them. */

@@ -4,6 +4,7 @@ import type { ReplacePlan } from '../model/store.ts';
 import { backoffDelay } from '../plan/backoff.ts';
 import type { classifyResult } from '../plan/classify.ts';
 import { receiptFor } from '../plan/receipt.ts';
+import { requestOrigin } from '../plan/recovery.ts';
 import { planSettleFailure } from '../plan/settle.ts';
 import type { FlushState } from './flush-state.ts';
 import { settleConflict } from './settle-conflict.ts';
@@ -111,6 +112,7 @@ function countOutcome(
   switch (outcome.kind) {
     case 'success':
       report.succeeded++;
+      if (sent.request !== undefined) state.recovered.add(requestOrigin(sent.request.url));
       break;
     case 'transient':
       report.transient++;

@@ -1,5 +1,6 @@
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
 import { isRowInFlight } from './in-flight.ts';
+import { isPulledForward } from './recovery.ts';
 
 /** When and how a selection runs (SPEC §7). */
 export interface SelectContext {
@@ -7,6 +8,8 @@ export interface SelectContext {
   leaseMs: number;
   /** Ignore `nextAttemptAt` (a forced flush, SPEC §11). */
   force: boolean;
+  /** Origins a request succeeded to in this flush: their network-deferred rows are due (§12). */
+  recovered?: ReadonlySet<string>;
 }
 
 /** What the selection knows about a `successorOf` row: gone, blocked, or still waiting. */
@@ -38,7 +41,12 @@ export function sendability(
   if (row.successorOf !== undefined && predecessor(row.successorOf, row.id) === 'present')
     return 'waiting';
   if (isIntentRow(row) || row.request === undefined) return 'intent';
-  if (!ctx.force && row.nextAttemptAt !== undefined && row.nextAttemptAt > ctx.now)
+  if (
+    !ctx.force &&
+    row.nextAttemptAt !== undefined &&
+    row.nextAttemptAt > ctx.now &&
+    !(ctx.recovered !== undefined && isPulledForward(row, ctx.recovered))
+  )
     return 'backoff';
   if (row.state !== 'queued' && row.state !== 'sending') return 'unknown_state';
   return 'sendable';

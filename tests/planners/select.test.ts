@@ -245,3 +245,55 @@ describe('rowStatus', () => {
     expect(rowStatus(row, ctx, predecessor)).toBe(status);
   });
 });
+
+/** SPEC §12 "Recovery pulls the queue forward": one rule per case. */
+describe('rows deferred for network reasons are due once their origin answered again', () => {
+  const networkDeferred = (code: string, url = '/api/notes/n_1') => {
+    const row = deferred(updateRow());
+    return {
+      ...row,
+      request: { ...row.request!, url },
+      evidence: { ...row.evidence!, lastErrorCode: code },
+    };
+  };
+  it.each([
+    {
+      rule: 'a row the network failed is due once a request to its origin succeeded',
+      row: networkDeferred('network'),
+      recovered: [''],
+      reason: 'sendable',
+    },
+    {
+      rule: 'a row whose attempt timed out is due too',
+      row: networkDeferred('timeout'),
+      recovered: [''],
+      reason: 'sendable',
+    },
+    {
+      rule: 'a row a server deferred (503, Retry-After) keeps waiting: the server asked for time',
+      row: networkDeferred('http_503'),
+      recovered: [''],
+      reason: 'backoff',
+    },
+    {
+      rule: 'a row for another origin keeps waiting',
+      row: networkDeferred('network', 'https://api.example.com/notes/n_1'),
+      recovered: [''],
+      reason: 'backoff',
+    },
+    {
+      rule: 'a row for an absolute URL is due once its own origin answered',
+      row: networkDeferred('network', 'https://api.example.com/notes/n_1'),
+      recovered: ['https://api.example.com'],
+      reason: 'sendable',
+    },
+    {
+      rule: 'nothing is pulled forward before any request succeeded',
+      row: networkDeferred('network'),
+      recovered: [],
+      reason: 'backoff',
+    },
+  ])('$rule', ({ row, recovered, reason }) => {
+    expect(sendability(row, { ...ctx, recovered: new Set(recovered) }, predecessor)).toBe(reason);
+  });
+});
