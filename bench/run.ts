@@ -4,7 +4,7 @@
  * then the server load bench (`bench/server.ts`), writes JSON to `bench/results/` and prints a
  * table. Loopback only; bounded: about 10 minutes on 2 cores, `--quick` about 2.
  *
- *   npm run bench [-- --quick] [-- --only enqueue,drain,live-view,loss,first-batch,server]
+ *   npm run bench [-- --quick] [-- --only enqueue,drain,live-view,loss,first-batch,outage,server]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,11 +23,12 @@ import {
 import { type EnqueueResult, measureEnqueue } from './browser/enqueue.ts';
 import { type FirstBatchResult, measureFirstBatch } from './browser/first-batch.ts';
 import { type LossResult, measureLoss } from './browser/loss.ts';
+import { measureOutageDrain, type OutageResult } from './browser/outage.ts';
 import { BenchServer } from './browser/server.ts';
 import { printTable } from './browser/table.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const PARTS = ['enqueue', 'drain', 'live-view', 'loss', 'first-batch', 'server'] as const;
+const PARTS = ['enqueue', 'drain', 'live-view', 'loss', 'first-batch', 'outage', 'server'] as const;
 type Part = (typeof PARTS)[number];
 
 const { values } = parseArgs({
@@ -53,6 +54,7 @@ const PLAN = quick
       liveView: { rows: 1_000, latencyMs: 0, capSeconds: 60 },
       loss: { rows: 300, dropRate: 0.1 },
       firstBatch: { sizes: [1_000, 100_000], reps: 7 },
+      outage: { rows: 100, outageMs: 20_000, capSeconds: 120 },
       serverArgs: ['--seconds', '3', '--storm', '50'],
     }
   : {
@@ -68,6 +70,7 @@ const PLAN = quick
       liveView: { rows: 1_000, latencyMs: 0, capSeconds: 120 },
       loss: { rows: 1_000, dropRate: 0.1 },
       firstBatch: { sizes: [1_000, 100_000], reps: 15 },
+      outage: { rows: 100, outageMs: 20_000, capSeconds: 120 },
       serverArgs: [],
     };
 
@@ -86,6 +89,7 @@ export interface BrowserResults {
   liveView?: { options: DrainOptions; without: DrainResult; watched: DrainResult; ratio: number };
   loss?: { outbox: LossResult; workbox: LossResult };
   firstBatch?: FirstBatchResult[];
+  outage?: OutageResult;
   loadavgAfter?: number[];
 }
 
@@ -151,6 +155,11 @@ async function runBrowser(): Promise<BrowserResults> {
     if (only.has('first-batch')) {
       log(`first batch with ${PLAN.firstBatch.sizes.join(' / ')} rows queued`);
       results.firstBatch = await measureFirstBatch(server, PLAN.firstBatch);
+    }
+    if (only.has('outage')) {
+      const { rows, outageMs } = PLAN.outage;
+      log(`drain after an outage: ${rows} rows, server unreachable for ${outageMs / 1000} s`);
+      results.outage = await measureOutageDrain(server, PLAN.outage);
     }
   } finally {
     await server.stop();

@@ -107,6 +107,15 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     }
   }
 
+  if (browser.outage) {
+    const r = browser.outage;
+    out.push(
+      '',
+      'after an outage (ours)  rows   outage s   refused   first effect s   all applied s',
+      `  ${''.padEnd(20)}${pad(r.rows, 6)}${pad(r.outageSeconds, 11)}${pad(r.refused, 10)}${pad(r.firstEffectSeconds, 17)}${pad(r.complete ? r.drainSeconds : `${r.drained} by ${r.drainSeconds}`, 16)}`,
+    );
+  }
+
   const report = server as { rows?: ServerRow[]; results?: ServerRow[] } | undefined;
   const rows = report?.results ?? report?.rows;
   if (Array.isArray(rows)) {
