@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -83,10 +84,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The body is read as bytes so its digest is the fingerprint's digest (SPEC §15).
   // Only JSON is accepted (415 otherwise, SPEC §15 clear problems for every bad input).
   app.removeAllContentTypeParsers();
+  // JSON is UTF-8 (RFC 8259 §8.1): other bytes are refused rather than replaced by U+FFFD, so
+  // what is stored is what the client meant.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
     const bytes = raw as Buffer;
     request.bodyDigest = sha256Digest(bytes);
     if (bytes.length === 0) return done(null, undefined);
+    if (!isUtf8(bytes)) return done(new MalformedBodyError('the body is not UTF-8'), undefined);
     try {
       done(null, JSON.parse(bytes.toString('utf8')));
     } catch {
@@ -95,7 +99,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof MalformedBodyError) return sendProblem(reply, 400, PROBLEM.malformedBody);
+    if (error instanceof MalformedBodyError) {
+      return sendProblem(reply, 400, PROBLEM.malformedBody, { detail: error.message || undefined });
+    }
     if (error instanceof StoreUnavailableError) {
       reply.header(HEADER.retryAfter, '1');
       return sendProblem(reply, 503, PROBLEM.unavailable, { detail: 'storage is busy; retry' });
@@ -132,7 +138,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-/** A body that is not JSON (400 `malformed-body`). */
+/** A body that is not UTF-8 JSON (400 `malformed-body`). */
 class MalformedBodyError extends Error {
   override readonly name = 'MalformedBodyError';
   readonly statusCode = 400;

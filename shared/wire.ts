@@ -36,7 +36,7 @@ export const PROBLEM = {
   revisionConflict: 'revision-conflict',
   /** 428: an update or delete without `If-Match`. */
   preconditionRequired: 'precondition-required',
-  /** 400: `If-Match` is not `"<revision>"`. */
+  /** 400: `If-Match` is not `"<revision>"`, or names a revision beyond {@link MAX_REVISION}. */
   ifMatchMalformed: 'if-match-malformed',
   /** 400: `Content-Digest` is malformed or does not match the body bytes. */
   digestMismatch: 'content-digest-mismatch',
@@ -89,6 +89,12 @@ export interface ReceiptLookupResponse {
   status: number;
   body: unknown;
 }
+
+/**
+ * The largest revision the protocol carries: a 32-bit signed integer, which every reference-server
+ * adapter stores. An `If-Match` beyond it names no revision at all and is answered as malformed.
+ */
+export const MAX_REVISION = 2_147_483_647;
 
 /** The id pattern every request id must match (SPEC §9). */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{8,80}$/;

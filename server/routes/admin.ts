@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { PROBLEM } from '../../shared/wire.ts';
 import type { AppContext } from '../context.ts';
 import { FaultRuleInputSchema } from '../faults.ts';
 import { sendProblem } from '../problem.ts';
-import { ExpireTokenSchema, issuesOf, OtherDeviceEditSchema } from '../schemas.ts';
+import { ExpireTokenSchema, issuesOf, OtherDeviceEditSchema, UserQuerySchema } from '../schemas.ts';
 import { noteJson } from '../store/port.ts';
 
 const AddFaultsSchema = z.union([
@@ -40,11 +40,10 @@ export function adminRoutes(ctx: AppContext) {
 
     app.get('/__faults', async () => ({ rules: ctx.faults.list() }));
 
-    app.delete('/__faults', async (request) => {
-      const user = (request.query as { user?: unknown }).user;
-      return {
-        removed: ctx.faults.clear(typeof user === 'string' && user !== '' ? user : undefined),
-      };
+    app.delete('/__faults', async (request, reply) => {
+      const user = queryUser(request, reply);
+      if (typeof user === 'object') return user;
+      return { removed: ctx.faults.clear(user) };
     });
 
     app.delete('/__faults/:id', async (request, reply) => {
@@ -82,9 +81,10 @@ export function adminRoutes(ctx: AppContext) {
       return reply.header('content-type', 'application/json; charset=utf-8').send(noteJson(note));
     });
 
-    app.get('/__stats', async (request) => {
-      const user = (request.query as { user?: unknown }).user;
-      if (typeof user === 'string' && user !== '') {
+    app.get('/__stats', async (request, reply) => {
+      const user = queryUser(request, reply);
+      if (typeof user === 'object') return user;
+      if (user !== undefined) {
         return { user, process: ctx.stats.principal(user), store: await ctx.store.summary(user) };
       }
       return {
@@ -99,4 +99,15 @@ export function adminRoutes(ctx: AppContext) {
       return { reset: true };
     });
   };
+}
+
+/** `?user=<name>`: the name, `undefined` when absent or empty, or the 422 answer already sent. */
+function queryUser(
+  request: FastifyRequest,
+  reply: FastifyReply,
+): string | undefined | FastifyReply {
+  const query = request.query as { user?: unknown };
+  const parsed = UserQuerySchema.safeParse({ user: query.user === '' ? undefined : query.user });
+  if (parsed.success) return parsed.data.user;
+  return sendProblem(reply, 422, PROBLEM.validationFailed, { issues: issuesOf(parsed.error) });
 }

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Api, newKey, newUser } from './helpers.ts';
+import { Api, newKey, newUser, send } from './helpers.ts';
 
-/** Bad input of every kind gets a 4xx problem with a stable `type` (SPEC §15), on every adapter. */
+/**
+ * Bad input of every kind gets a 4xx problem with a stable `type` (SPEC §15), the same on every
+ * adapter: nothing reaches a database driver that one adapter stores and another rejects.
+ */
 export function defineInputConformance(getUrl: () => string): void {
   describe('bad input', () => {
     it.each([
@@ -65,6 +68,122 @@ export function defineInputConformance(getUrl: () => string): void {
       ]) {
         expect((await api.get(path)).status).toBe(404);
       }
+    });
+
+    it.each([
+      ['title', 'a\u0000b'],
+      ['title', '\u0000'],
+      ['body', 'trailing NUL \u0000'],
+    ])(
+      'refuses NUL in the %s with 422 validation-failed, on create and update',
+      async (field, text) => {
+        const api = await Api.login(getUrl(), newUser());
+        const key = newKey();
+        const created = await api.write('POST', '/api/notes', {
+          body: { title: 'x', [field]: text },
+        });
+        expect([created.status, created.json.type]).toEqual([422, 'validation-failed']);
+        expect(created.json.issues.map((issue: { path: string }) => issue.path)).toEqual([field]);
+        const note = await api.create('kept');
+        const patched = await api.patch(note.json.id, 1, { [field]: text }, { key });
+        expect([patched.status, patched.json.type]).toEqual([422, 'validation-failed']);
+        expect((await api.get(`/api/notes/${note.json.id}`)).json).toEqual(note.json);
+        expect((await api.get(`/idempotency/${key}`)).status).toBe(404);
+      },
+    );
+
+    it.each([
+      ['a lone low surrogate', 'x\udfffy'],
+      ['a lone high surrogate', 'x\ud800y'],
+      ['a high surrogate at the end', 'end \ud83d'],
+      ['a pair in the wrong order', '\ude00\ud83d'],
+    ])('refuses %s with 422 validation-failed and stores nothing', async (_case, text) => {
+      const api = await Api.login(getUrl(), newUser());
+      const key = newKey();
+      // JSON.stringify writes a lone surrogate as an escape (\udfff), as a client would.
+      const created = await api.create(text, { key });
+      expect([created.status, created.json.type]).toEqual([422, 'validation-failed']);
+      expect((await api.get('/api/notes')).json.items).toEqual([]);
+      expect((await api.get(`/idempotency/${key}`)).status).toBe(404);
+      const paired = await api.create('pair \ud83d\ude00 kept');
+      expect(paired.status).toBe(201);
+      expect((await api.get(`/api/notes/${paired.json.id}`)).json.title).toBe('pair 😀 kept');
+    });
+
+    it('refuses a body that is not UTF-8 with 400 malformed-body', async () => {
+      const api = await Api.login(getUrl(), newUser());
+      for (const bytes of [
+        Buffer.from([0x7b, 0x22, 0x74, 0x69, 0x74, 0x6c, 0x65, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]),
+        Buffer.concat([
+          Buffer.from('{"title":"'),
+          Buffer.from([0xed, 0xbf, 0xbf]),
+          Buffer.from('"}'),
+        ]),
+        Buffer.concat([Buffer.from('{"title":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')]),
+      ]) {
+        const response = await fetch(new URL('/api/notes', api.url), {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${api.token}`,
+            'idempotency-key': `"${newKey()}"`,
+            'content-type': 'application/json',
+          },
+          body: bytes,
+        });
+        const problem = await response.json();
+        expect([response.status, problem.type]).toEqual([400, 'malformed-body']);
+      }
+      expect((await api.get('/api/notes')).json.items).toEqual([]);
+    });
+
+    it('takes If-Match revisions up to 2147483647 and answers larger ones with 400 if-match-malformed', async () => {
+      const api = await Api.login(getUrl(), newUser());
+      const created = await api.create('counted');
+      const id = created.json.id;
+      for (const revision of [2_147_483_647, 0]) {
+        const stale = await api.patch(id, revision, { title: 'lost' });
+        expect([stale.status, stale.json.type, stale.json.currentRevision]).toEqual([
+          412,
+          'revision-conflict',
+          1,
+        ]);
+      }
+      for (const revision of ['2147483648', '4294967296', '999999999999999']) {
+        const patched = await api.patch(id, 1, { title: 'lost' }, { ifMatch: revision });
+        expect([patched.status, patched.json.type]).toEqual([400, 'if-match-malformed']);
+        const removed = await api.remove(id, 1, { ifMatch: revision });
+        expect([removed.status, removed.json.type]).toEqual([400, 'if-match-malformed']);
+      }
+      expect((await api.get(`/api/notes/${id}`)).json).toEqual(created.json);
+    });
+
+    it('validates the user of the admin routes and the note of an other-device edit', async () => {
+      const api = await Api.login(getUrl(), newUser());
+      for (const [method, path] of [
+        ['GET', '/__stats?user=a%00b'],
+        ['GET', '/__stats?user=%ED%A0%80'],
+        ['DELETE', '/__faults?user=%00'],
+      ] as const) {
+        const answer = await send(getUrl(), method, path, {});
+        expect([answer.status, answer.json.type]).toEqual([422, 'validation-failed']);
+      }
+      const edit = (body: unknown) =>
+        send(
+          getUrl(),
+          'POST',
+          '/__faults/edit',
+          { 'content-type': 'application/json' },
+          JSON.stringify(body),
+        );
+      const note = await api.create('edited elsewhere');
+      for (const body of [
+        { user: 'alice', id: 'a\u0000b', title: 'x' },
+        { user: 'alice', id: note.json.id, title: 'a\u0000b' },
+        { user: 'alice', id: note.json.id, body: 'x\udfff' },
+      ]) {
+        expect((await edit(body)).json.type).toBe('validation-failed');
+      }
+      expect((await api.get(`/api/notes/${note.json.id}`)).json.revision).toBe(1);
     });
   });
 }
