@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_RETENTION_MS } from './app.ts';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http-server.ts';
 import type { StartOptions } from './start.ts';
 import type { StoreConfig } from './store/open.ts';
 
@@ -16,7 +17,10 @@ export const USAGE = `usage: npm run server -- [options]
   --no-conflict-copy     send only currentRevision with a 412, not the server copy
   --auth-secret <s>      demo token secret, shared by instances (env AUTH_SECRET)
   --retention-days <n>   ledger retention, at least 7 (default 7)
-  --body-limit <bytes>   request body limit (default 65536)`;
+  --body-limit <bytes>   request body limit (default 65536)
+  --headers-timeout <ms> time for a request's headers to arrive (default ${DEFAULT_HEADERS_TIMEOUT_MS})
+  --request-timeout <ms> time for a whole request to arrive (default ${DEFAULT_REQUEST_TIMEOUT_MS});
+                         slower clients get 408 request-timeout`;
 
 /** A command line that cannot be run; the CLI prints it with the usage. */
 export class ConfigError extends Error {
@@ -42,6 +46,18 @@ export function parseServerArgs(argv: readonly string[], env: Env = {}): CliOpti
   const retentionDays = integer('--retention-days', values['retention-days'], 7);
   if (retentionDays < 7) throw new ConfigError('--retention-days must be at least 7 (SPEC §15)');
   const adminEnv = env.SW_OUTBOX_ADMIN;
+  const headersTimeoutMs = integer(
+    '--headers-timeout',
+    values['headers-timeout'],
+    DEFAULT_HEADERS_TIMEOUT_MS,
+  );
+  const requestTimeoutMs = integer(
+    '--request-timeout',
+    values['request-timeout'],
+    DEFAULT_REQUEST_TIMEOUT_MS,
+  );
+  if (headersTimeoutMs < 1 || requestTimeoutMs < headersTimeoutMs)
+    throw new ConfigError('--headers-timeout must be at least 1 and at most --request-timeout');
   return {
     port: integer('--port', values.port ?? env.PORT, 8080),
     store: storeConfig(values, env),
@@ -51,6 +67,8 @@ export function parseServerArgs(argv: readonly string[], env: Env = {}): CliOpti
     authSecret: values['auth-secret'] ?? env.AUTH_SECRET,
     retentionMs: retentionDays === 7 ? DEFAULT_RETENTION_MS : retentionDays * 24 * 60 * 60 * 1000,
     bodyLimit: integer('--body-limit', values['body-limit'], 64 * 1024),
+    headersTimeoutMs,
+    requestTimeoutMs,
   };
 }
 
@@ -71,6 +89,8 @@ function parse(argv: readonly string[]) {
       'auth-secret': { type: 'string' },
       'retention-days': { type: 'string' },
       'body-limit': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'request-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

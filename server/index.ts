@@ -25,6 +25,7 @@ export {
   requestFingerprint,
   sha256Digest,
 } from './fingerprint.ts';
+export { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http-server.ts';
 export { type RunningServer, type StartOptions, startServer } from './start.ts';
 export { type PrincipalCounters, type PrincipalStats, ServerStats } from './stats.ts';
 export { describeStore, openStore, type StoreConfig } from './store/open.ts';

@@ -42,12 +42,23 @@ export const PROBLEM = {
   digestMismatch: 'content-digest-mismatch',
   /** 422: the body or a path parameter failed validation; `issues` lists why. */
   validationFailed: 'validation-failed',
-  /** 400: the request is malformed in a way no other type names. */
+  /**
+   * 400: the request is malformed in a way no other type names: not valid HTTP/1.1, no `Host`,
+   * a path that is not valid percent-encoding.
+   */
   badRequest: 'bad-request',
   /** 400: the body is not JSON. */
   malformedBody: 'malformed-body',
   /** 413: the body is larger than the server accepts. */
   bodyTooLarge: 'body-too-large',
+  /** 408: the request (headers or body) did not arrive in time; the connection is closed. Retry. */
+  requestTimeout: 'request-timeout',
+  /** 414: the path, or one segment of it, is longer than the server accepts. */
+  uriTooLong: 'uri-too-long',
+  /** 417: an `Expect` other than `100-continue`. */
+  expectationFailed: 'expectation-failed',
+  /** 431: the request's header section is larger than the server accepts. */
+  headersTooLarge: 'header-fields-too-large',
   /** 415: the body is not `application/json`. */
   unsupportedMediaType: 'unsupported-media-type',
   /** 401: no usable credentials. */
@@ -56,7 +67,7 @@ export const PROBLEM = {
   tokenExpired: 'token-expired',
   /** 404: no such resource for this principal. */
   notFound: 'not-found',
-  /** 405: the route exists for another method. */
+  /** 405: the route exists for another method, or the method is CONNECT (this is no proxy). */
   methodNotAllowed: 'method-not-allowed',
   /** 429: too many requests; retry after `Retry-After`. */
   tooManyRequests: 'too-many-requests',

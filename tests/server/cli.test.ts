@@ -14,6 +14,8 @@ describe('command line (SPEC §15 fixed points)', () => {
       authSecret: undefined,
       retentionMs: DEFAULT_RETENTION_MS,
       bodyLimit: 65_536,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
     });
   });
 
@@ -60,6 +62,11 @@ describe('command line (SPEC §15 fixed points)', () => {
     ],
     [[], { SW_OUTBOX_ADMIN: '1', AUTH_SECRET: 'k' }, { admin: true, authSecret: 'k' }],
     [['--retention-days', '30'], {}, { retentionMs: 30 * 86_400_000 }],
+    [
+      ['--headers-timeout', '2000', '--request-timeout', '5000'],
+      {},
+      { headersTimeoutMs: 2000, requestTimeoutMs: 5000 },
+    ],
   ])('reads %j with env %j', (argv, env, expected) => {
     expect(parseServerArgs(argv, env)).toMatchObject(expected);
   });
@@ -68,6 +75,8 @@ describe('command line (SPEC §15 fixed points)', () => {
     [['--port', 'eighty']],
     [['--sync', 'sometimes']],
     [['--retention-days', '3']],
+    [['--headers-timeout', '0']],
+    [['--headers-timeout', '40000']],
     [['--bogus']],
   ])('rejects %j with a ConfigError', (argv) => {
     expect(() => parseServerArgs(argv, {})).toThrow(ConfigError);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Api, newKey, newUser, send } from './helpers.ts';
+import { Api, digestOf, newKey, newUser, send, TEST_TIMEOUTS } from './helpers.ts';
+import { type RawChunk, sendRaw } from './raw-http.ts';
 
 /**
  * Bad input of every kind gets a 4xx problem with a stable `type` (SPEC §15), the same on every
@@ -184,6 +185,132 @@ export function defineInputConformance(getUrl: () => string): void {
         expect((await edit(body)).json.type).toBe('validation-failed');
       }
       expect((await api.get(`/api/notes/${note.json.id}`)).json.revision).toBe(1);
+    });
+  });
+
+  describe('answers of the HTTP layer', () => {
+    const port = () => Number(new URL(getUrl()).port);
+    const marker = 'zq%3Cscript%3E';
+
+    it.each<[string, RawChunk[], number, string]>([
+      [
+        'a path that is not valid percent-encoding',
+        [`GET /api/notes/${marker}%E0%A4%A HTTP/1.1\r\nHost: x\r\n\r\n`],
+        400,
+        'bad-request',
+      ],
+      [
+        'a path segment over 100 characters',
+        [`GET /api/notes/${marker}${'z'.repeat(100)} HTTP/1.1\r\nHost: x\r\n\r\n`],
+        414,
+        'uri-too-long',
+      ],
+      [
+        'headers over 16 KiB',
+        [`GET /${marker} HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`],
+        431,
+        'header-fields-too-large',
+      ],
+      [
+        'an Expect other than 100-continue',
+        [`POST /api/notes HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 0\r\n\r\n`],
+        417,
+        'expectation-failed',
+      ],
+      ['HTTP/1.1 without Host', [`GET /${marker} HTTP/1.1\r\n\r\n`], 400, 'bad-request'],
+      ['a request line that is not HTTP', [`GARBAGE ${marker}\r\n\r\n`], 400, 'bad-request'],
+      ['an unknown method', [`BREW /${marker} HTTP/1.1\r\nHost: x\r\n\r\n`], 400, 'bad-request'],
+      [
+        'a TLS handshake on the plain port',
+        [Buffer.from('16030100a5010000a10303', 'hex')],
+        400,
+        'bad-request',
+      ],
+      [
+        'Content-Length and Transfer-Encoding together',
+        [
+          'POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        ],
+        400,
+        'bad-request',
+      ],
+      [
+        'a broken chunked body',
+        [
+          'POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+        ],
+        400,
+        'bad-request',
+      ],
+      [
+        'CONNECT',
+        ['CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n'],
+        405,
+        'method-not-allowed',
+      ],
+    ])(
+      'answers %s with a problem of a stable type that does not echo the request',
+      async (_case, chunks, status, type) => {
+        const answer = await sendRaw(port(), chunks);
+        expect(answer.status).toBe(status);
+        expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+        const problem = JSON.parse(answer.body);
+        expect(problem).toMatchObject({ type, status });
+        expect(answer.body).not.toMatch(/zq|script|zzzz|bbbb/);
+      },
+    );
+
+    it('ends stalled and trickled requests with 408 request-timeout, but lets a slow answer finish', async () => {
+      const { headersTimeoutMs, requestTimeoutMs } = TEST_TIMEOUTS;
+      const user = newUser();
+      const api = await Api.login(getUrl(), user);
+      const body = JSON.stringify({ title: 'slow' });
+      const writeHead = [
+        'POST /api/notes HTTP/1.1',
+        'Host: x',
+        `Authorization: Bearer ${api.token}`,
+        `Idempotency-Key: "${newKey()}"`,
+        'Content-Type: application/json',
+        `Content-Length: ${body.length}`,
+        '',
+        '',
+      ].join('\r\n');
+      const trickle = Array.from({ length: 40 }, (_, i) => ({ atMs: i * 100, data: 'X' }));
+      await send(
+        getUrl(),
+        'POST',
+        '/__faults',
+        { 'content-type': 'application/json' },
+        JSON.stringify({
+          kind: 'delay',
+          ms: requestTimeoutMs + 500,
+          route: 'write',
+          user,
+          count: 1,
+        }),
+      );
+      const [stalledHeaders, trickled, stalledBody, slowAnswer] = await Promise.all([
+        sendRaw(port(), ['GET /api/notes HTTP/1.1\r\nHost: x\r\n']),
+        sendRaw(port(), ['GET /api/notes HTTP/1.1\r\nHost: x\r\nX-Slow: ', ...trickle]),
+        sendRaw(port(), [writeHead, body.slice(0, 5)]),
+        api.create('slow but sent'),
+      ]);
+      for (const [answer, limit] of [
+        [stalledHeaders, headersTimeoutMs],
+        [trickled, headersTimeoutMs],
+        [stalledBody, requestTimeoutMs],
+      ] as const) {
+        expect(answer.status).toBe(408);
+        expect(JSON.parse(answer.body).type).toBe('request-timeout');
+        expect(answer.elapsedMs).toBeGreaterThanOrEqual(limit - 50);
+        expect(answer.elapsedMs).toBeLessThan(limit + 1500);
+      }
+      expect(slowAnswer.status).toBe(201);
+      const titles = (await api.get('/api/notes')).json.items.map(
+        (n: { title: string }) => n.title,
+      );
+      expect(titles).toEqual(['slow but sent']);
+      expect(digestOf(body)).toMatch(/^sha-256=/);
     });
   });
 }
