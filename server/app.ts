@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { PROBLEM } from '../shared/wire.ts';
-import { DemoAuth } from './auth.ts';
+import { DEMO_AUTH_SECRET, DemoAuth, secretWeakness } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { handleError, MAX_PARAM_LENGTH, MalformedBodyError } from './error-handler.ts';
 import { FaultInjector } from './faults.ts';
@@ -27,8 +27,6 @@ import type { ServerStore } from './store/port.ts';
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 /** Request body limit; larger bodies get 413 before they are read. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
-/** The demo's token secret; instances sharing a ledger share it. Replace it outside demos. */
-export const DEMO_AUTH_SECRET = 'sw-outbox-demo-secret';
 /** Idle time of a keep-alive connection between requests (Fastify's default). */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
@@ -38,7 +36,11 @@ export interface AppOptions {
   admin?: boolean;
   /** A fault registry to share with the caller; a fresh, empty one by default. */
   faults?: FaultInjector;
-  /** HMAC secret of demo tokens. Default {@link DEMO_AUTH_SECRET}. */
+  /**
+   * HMAC secret of demo tokens; instances sharing a ledger share it. Default
+   * {@link DEMO_AUTH_SECRET}, which is public: with it (or any secret `secretWeakness` rejects)
+   * only loopback clients may log in or present tokens.
+   */
   authSecret?: string;
   tokenTtlMs?: number;
   /** Time for a request's headers to arrive. Default {@link DEFAULT_HEADERS_TIMEOUT_MS}. */
@@ -68,10 +70,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ctx: AppContext = {
     store: options.store,
     auth: new DemoAuth({
-      secret: options.authSecret ?? DEMO_AUTH_SECRET,
+      secret: options.authSecret || DEMO_AUTH_SECRET,
       ttlMs: options.tokenTtlMs,
       now,
     }),
+    loopbackAuthOnly: secretWeakness(options.authSecret) !== undefined,
     faults: options.faults ?? new FaultInjector(),
     stats: new ServerStats({ perKey: admin }),
     inflight: new InflightKeys(),

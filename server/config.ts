@@ -6,7 +6,9 @@ import type { StoreConfig } from './store/open.ts';
 
 /** Usage text of `npm run server -- …`. */
 export const USAGE = `usage: npm run server -- [options]
-  --port <n>             port on 127.0.0.1, 0 for a free one (env PORT, default 8080)
+  --port <n>             port, 0 for a free one (env PORT, default 8080)
+  --host <address>       address to listen on (default 127.0.0.1); beyond loopback it needs
+                         --auth-secret (at least 32 characters) and refuses --admin
   --db <target>          SQLite file, :memory:, or a postgres:// URL
                          (env DATABASE_URL selects PostgreSQL; default ./sw-outbox.db)
   --sync <normal|full>   SQLite synchronous level in WAL mode (env SQLITE_SYNC, default full)
@@ -15,7 +17,8 @@ export const USAGE = `usage: npm run server -- [options]
   --admin                enable /__faults and /__stats (env SW_OUTBOX_ADMIN=1)
   --static <dir>         serve files from <dir> for other GET requests
   --no-conflict-copy     send only currentRevision with a 412, not the server copy
-  --auth-secret <s>      demo token secret, shared by instances (env AUTH_SECRET)
+  --auth-secret <s>      demo token secret, shared by instances (env AUTH_SECRET); without
+                         it the public demo secret signs tokens for loopback clients only
   --retention-days <n>   ledger retention, at least 7 (default 7)
   --body-limit <bytes>   request body limit (default 65536)
   --headers-timeout <ms> time for a request's headers to arrive (default ${DEFAULT_HEADERS_TIMEOUT_MS})
@@ -60,6 +63,7 @@ export function parseServerArgs(argv: readonly string[], env: Env = {}): CliOpti
     throw new ConfigError('--headers-timeout must be at least 1 and at most --request-timeout');
   return {
     port: integer('--port', values.port ?? env.PORT, 8080),
+    host: values.host ?? '127.0.0.1',
     store: storeConfig(values, env),
     admin: values.admin === true || adminEnv === '1' || adminEnv === 'true',
     staticDir: values.static,
@@ -79,6 +83,7 @@ function parse(argv: readonly string[]) {
     allowPositionals: false,
     options: {
       port: { type: 'string' },
+      host: { type: 'string' },
       db: { type: 'string' },
       sync: { type: 'string' },
       'pg-schema': { type: 'string' },

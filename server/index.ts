@@ -2,14 +2,18 @@
  * The reference server of sw-outbox (SPEC §15): an idempotency ledger with the three checks,
  * revision compare-and-set, receipt lookup and fault injection, on SQLite or PostgreSQL.
  */
+export { type AppOptions, buildApp, DEFAULT_BODY_LIMIT, DEFAULT_RETENTION_MS } from './app.ts';
 export {
-  type AppOptions,
-  buildApp,
-  DEFAULT_BODY_LIMIT,
-  DEFAULT_RETENTION_MS,
+  DEFAULT_CLOCK_SKEW_MS,
   DEMO_AUTH_SECRET,
-} from './app.ts';
-export { DemoAuth, type DemoAuthOptions, type TokenCheck, USER_PATTERN } from './auth.ts';
+  DemoAuth,
+  type DemoAuthOptions,
+  isLoopback,
+  MIN_AUTH_SECRET_LENGTH,
+  secretWeakness,
+  type TokenCheck,
+  USER_PATTERN,
+} from './auth.ts';
 export { type CliOptions, ConfigError, parseServerArgs, USAGE } from './config.ts';
 export {
   FaultInjector,

@@ -27,6 +27,7 @@ const TITLES: Record<ProblemType, string> = {
   [PROBLEM.unsupportedMediaType]: 'The body must be application/json',
   [PROBLEM.authRequired]: 'Authentication is required',
   [PROBLEM.tokenExpired]: 'The token has expired',
+  [PROBLEM.forbidden]: 'Forbidden',
   [PROBLEM.notFound]: 'Not found',
   [PROBLEM.methodNotAllowed]: 'Method not allowed',
   [PROBLEM.tooManyRequests]: 'Too many requests',

@@ -65,6 +65,11 @@ export const PROBLEM = {
   authRequired: 'auth-required',
   /** 401: the token expired or was revoked; log in again. */
   tokenExpired: 'token-expired',
+  /**
+   * 403: refused whatever the credentials: a demo login from beyond loopback while the server
+   * signs tokens with the public demo secret.
+   */
+  forbidden: 'forbidden',
   /** 404: no such resource for this principal. */
   notFound: 'not-found',
   /** 405: the route exists for another method, or the method is CONNECT (this is no proxy). */

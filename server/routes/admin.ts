@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { PROBLEM } from '../../shared/wire.ts';
+import { isLoopback } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { FaultRuleInputSchema } from '../faults.ts';
 import { sendProblem } from '../problem.ts';
@@ -14,7 +15,7 @@ const AddFaultsSchema = z.union([
 
 /**
  * Admin routes for tests and the demo, registered only with `admin: true` (SPEC §15 fault
- * injection). Unauthenticated by design: the server listens on loopback only.
+ * injection). Unauthenticated by design, so they answer loopback peers only (404 to anyone else).
  *
  * - `POST /__faults` — add rules (body: see `FaultRuleInputSchema` in faults.ts) → `{ rules }`
  * - `GET /__faults` → `{ rules }`
@@ -27,6 +28,11 @@ const AddFaultsSchema = z.union([
  */
 export function adminRoutes(ctx: AppContext) {
   return async function register(app: FastifyInstance): Promise<void> {
+    app.addHook('onRequest', async (request, reply) => {
+      if (!isLoopback(request.socket.remoteAddress))
+        return sendProblem(reply, 404, PROBLEM.notFound);
+    });
+
     app.post('/__faults', async (request, reply) => {
       const parsed = AddFaultsSchema.safeParse(request.body);
       if (!parsed.success) {

@@ -7,6 +7,7 @@ describe('command line (SPEC §15 fixed points)', () => {
   it('defaults to SQLite with FULL durability on port 8080 without admin routes', () => {
     expect(parseServerArgs([], {})).toEqual({
       port: 8080,
+      host: '127.0.0.1',
       store: { kind: 'sqlite', path: './sw-outbox.db', durability: 'full' },
       admin: false,
       staticDir: undefined,
@@ -62,6 +63,7 @@ describe('command line (SPEC §15 fixed points)', () => {
     ],
     [[], { SW_OUTBOX_ADMIN: '1', AUTH_SECRET: 'k' }, { admin: true, authSecret: 'k' }],
     [['--retention-days', '30'], {}, { retentionMs: 30 * 86_400_000 }],
+    [['--host', '::1'], { HOST: 'ignored.example' }, { host: '::1' }],
     [
       ['--headers-timeout', '2000', '--request-timeout', '5000'],
       {},
@@ -80,6 +82,12 @@ describe('command line (SPEC §15 fixed points)', () => {
     [['--bogus']],
   ])('rejects %j with a ConfigError', (argv) => {
     expect(() => parseServerArgs(argv, {})).toThrow(ConfigError);
+  });
+
+  it('refuses to start beyond loopback with the demo secret and says why', async () => {
+    await expect(
+      spawnServer(['--port', '0', '--db', ':memory:', '--host', '0.0.0.0']),
+    ).rejects.toThrow(/refusing to listen on 0\.0\.0\.0: no auth secret is set/);
   });
 
   it('prints exactly the listening line with the real port, serves, and exits 0 on SIGTERM', async () => {
