@@ -28,6 +28,11 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** How long a socket that got a client-error answer may stay open for the client to read it. */
 const CLIENT_ERROR_LINGER_MS = 1000;
+/**
+ * How long a closing connection keeps reading a request body that was never read (an answer
+ * given before the body, such as 401 or 413) so that its answer reaches the client.
+ */
+const UNREAD_BODY_LINGER_MS = 2000;
 
 export interface HttpServerOptions {
   /** See {@link DEFAULT_HEADERS_TIMEOUT_MS}; at most `requestTimeoutMs`. */
@@ -56,6 +61,7 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
       connectionsCheckingInterval: Math.min(1000, Math.max(25, options.headersTimeoutMs / 4)),
     },
     (request, response) => {
+      lingerIfUnread(request, response);
       if (request.httpVersion === '1.1' && request.headers.host === undefined) {
         // RFC 9112 §3.2: a server MUST answer 400 to an HTTP/1.1 request without Host.
         answer(response, 400, PROBLEM.badRequest, { detail: 'HTTP/1.1 requires a Host header' });
@@ -71,7 +77,8 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
   );
   server.keepAliveTimeout = options.keepAliveTimeoutMs;
   // With a listener Node no longer answers an unknown Expect with an empty 417 itself.
-  server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    lingerIfUnread(request, response);
     answer(response, 417, PROBLEM.expectationFailed, {
       detail: 'the only expectation supported is 100-continue',
     });
@@ -86,6 +93,28 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
     setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
   });
   return server;
+}
+
+/**
+ * A "lingering close" (as Apache's): when a connection closes after an answer that was sent
+ * before the request body was read, closing at once with the client's bytes still unread makes
+ * the kernel reset the connection, and a reset can destroy the answer before the client reads
+ * it. The client then sees a network error where it was told 401 or 413, and retries forever.
+ * Instead the connection sends its answer and end of stream, then keeps reading (and dropping)
+ * what the client still sends until the client closes or {@link UNREAD_BODY_LINGER_MS} pass.
+ */
+function lingerIfUnread(request: IncomingMessage, response: ServerResponse): void {
+  // Runs before Node's own `finish` listener, which closes a connection that is not kept alive.
+  response.prependOnceListener('finish', () => {
+    if (request.complete) return;
+    const socket = request.socket;
+    socket.destroySoon = () => {
+      if (socket.writable) socket.end();
+      const close = () => socket.destroy();
+      socket.once('end', close);
+      setTimeout(close, UNREAD_BODY_LINGER_MS).unref();
+    };
+  });
 }
 
 /** Sockets already answered: the parser keeps reporting errors for bytes that follow. */

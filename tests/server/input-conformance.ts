@@ -260,6 +260,41 @@ export function defineInputConformance(getUrl: () => string): void {
       },
     );
 
+    it('delivers an answer given before the body was read while the client is still sending it', async () => {
+      const api = await Api.login(getUrl(), newUser());
+      const body = Buffer.alloc(4_000_000, 0x61);
+      const head = (method: string, path: string, headers: string[]) =>
+        [
+          `${method} ${path} HTTP/1.1`,
+          'Host: x',
+          ...headers,
+          `Content-Length: ${body.length}`,
+          'Connection: close',
+          '',
+          '',
+        ].join('\r\n');
+      const cases: Array<[number, string]> = [
+        [
+          413,
+          head('POST', '/api/notes', [
+            `Authorization: Bearer ${api.token}`,
+            `Idempotency-Key: "${newKey()}"`,
+            'Content-Type: application/json',
+          ]),
+        ],
+        [401, head('POST', '/api/notes', ['Content-Type: application/json'])],
+        [200, head('GET', '/idempotency', [`Authorization: Bearer ${api.token}`])],
+      ];
+      for (let round = 0; round < 15; round++) {
+        for (const [status, text] of cases) {
+          // Closing with the rest of the body unread would reset the connection and could
+          // destroy the answer before the client reads it (a network error, retried forever).
+          const answer = await sendRaw(port(), [text, { atMs: 2, data: body }]);
+          expect([answer.ending, answer.status]).toEqual(['answered', status]);
+        }
+      }
+    });
+
     it('ends stalled and trickled requests with 408 request-timeout, but lets a slow answer finish', async () => {
       const { headersTimeoutMs, requestTimeoutMs } = TEST_TIMEOUTS;
       const user = newUser();
