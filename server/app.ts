@@ -1,14 +1,18 @@
-import Fastify, {
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyServerOptions,
-} from 'fastify';
-import { HEADER, PROBLEM } from '../shared/wire/protocol.ts';
-import { DemoAuth } from './auth.ts';
+import { isUtf8 } from 'node:buffer';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { PROBLEM } from '../shared/wire/protocol.ts';
+import { DEMO_AUTH_SECRET, DemoAuth, secretWeakness } from './auth.ts';
 import type { AppContext } from './context.ts';
+import { handleError, MAX_PARAM_LENGTH, MalformedBodyError } from './error-handler.ts';
 import { FaultInjector } from './faults.ts';
 import { sha256Digest } from './fingerprint.ts';
 import { gate } from './gate.ts';
+import {
+  clientErrorHandler,
+  createHttpServer,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from './http-server.ts';
 import { InflightKeys } from './inflight.ts';
 import { sendProblem } from './problem.ts';
 import { adminRoutes } from './routes/admin.ts';
@@ -17,14 +21,14 @@ import { notesRoutes } from './routes/notes.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { serveStatic } from './static-files.ts';
 import { ServerStats } from './stats.ts';
-import { type ServerStore, StoreUnavailableError } from './store/port.ts';
+import type { ServerStore } from './store/port.ts';
 
 /** Ledger retention (SPEC §15: at least 7 days, published at `GET /idempotency`). */
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 /** Request body limit; larger bodies get 413 before they are read. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
-/** The demo's token secret; instances sharing a ledger share it. Replace it outside demos. */
-export const DEMO_AUTH_SECRET = 'sw-outbox-demo-secret';
+/** Idle time of a keep-alive connection between requests (Fastify's default). */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** Options of {@link buildApp}. */
 export interface AppOptions {
@@ -33,9 +37,17 @@ export interface AppOptions {
   admin?: boolean;
   /** A fault registry to share with the caller; a fresh, empty one by default. */
   faults?: FaultInjector;
-  /** HMAC secret of demo tokens. Default {@link DEMO_AUTH_SECRET}. */
+  /**
+   * HMAC secret of demo tokens; instances sharing a ledger share it. Default
+   * {@link DEMO_AUTH_SECRET}, which is public: with it (or any secret `secretWeakness` rejects)
+   * only loopback clients may log in or present tokens.
+   */
   authSecret?: string;
   tokenTtlMs?: number;
+  /** Time for a request's headers to arrive. Default {@link DEFAULT_HEADERS_TIMEOUT_MS}. */
+  headersTimeoutMs?: number;
+  /** Time for a whole request to arrive. Default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
+  requestTimeoutMs?: number;
   /** Send the server copy as `current` with a 412 (SPEC §10 evidence). Default on. */
   conflictIncludesCurrent?: boolean;
   /** Default {@link DEFAULT_BODY_LIMIT}. */
@@ -59,10 +71,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const ctx: AppContext = {
     store: options.store,
     auth: new DemoAuth({
-      secret: options.authSecret ?? DEMO_AUTH_SECRET,
+      secret: options.authSecret || DEMO_AUTH_SECRET,
       ttlMs: options.tokenTtlMs,
       now,
     }),
+    loopbackAuthOnly: secretWeakness(options.authSecret) !== undefined,
     faults: options.faults ?? new FaultInjector(),
     stats: new ServerStats({ perKey: admin }),
     inflight: new InflightKeys(),
@@ -70,11 +83,30 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     conflictIncludesCurrent: options.conflictIncludesCurrent ?? true,
   };
 
+  const timeouts = {
+    headersTimeoutMs: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  };
+  let closing = false;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     forceCloseConnections: true,
-    return503OnClosing: true,
+    // Answered by the HTTP server below as a problem (Fastify's own 503 is not one).
+    return503OnClosing: false,
+    serverFactory: (handler) =>
+      createHttpServer(handler, {
+        ...timeouts,
+        keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
+        isClosing: () => closing,
+      }),
+    clientErrorHandler: clientErrorHandler(timeouts),
+    frameworkErrors: handleError,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+  });
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
   });
   app.decorateRequest('principal', '');
   app.decorateRequest('idempotencyKey', '');
@@ -84,10 +116,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The body is read as bytes so its digest is the fingerprint's digest (SPEC §15).
   // Only JSON is accepted (415 otherwise, SPEC §15 clear problems for every bad input).
   app.removeAllContentTypeParsers();
+  // JSON is UTF-8 (RFC 8259 §8.1): other bytes are refused rather than replaced by U+FFFD, so
+  // what is stored is what the client meant.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
     const bytes = raw as Buffer;
     request.bodyDigest = sha256Digest(bytes);
     if (bytes.length === 0) return done(null, undefined);
+    if (!isUtf8(bytes)) return done(new MalformedBodyError('the body is not UTF-8'), undefined);
     try {
       done(null, JSON.parse(bytes.toString('utf8')));
     } catch {
@@ -95,25 +130,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof MalformedBodyError) return sendProblem(reply, 400, PROBLEM.malformedBody);
-    if (error instanceof StoreUnavailableError) {
-      reply.header(HEADER.retryAfter, '1');
-      return sendProblem(reply, 503, PROBLEM.unavailable, { detail: 'storage is busy; retry' });
-    }
-    switch (error.code) {
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return sendProblem(reply, 413, PROBLEM.bodyTooLarge);
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return sendProblem(reply, 415, PROBLEM.unsupportedMediaType);
-    }
-    const status = error.statusCode;
-    if (status !== undefined && status >= 400 && status < 500) {
-      return sendProblem(reply, status, PROBLEM.badRequest, { detail: error.message });
-    }
-    request.log.error(error);
-    return sendProblem(reply, 500, PROBLEM.internal);
-  });
+  app.setErrorHandler(handleError);
 
   app.setNotFoundHandler(async (request, reply) => {
     if (options.staticDir && (request.method === 'GET' || request.method === 'HEAD')) {
@@ -131,10 +148,4 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   if (admin) await app.register(adminRoutes(ctx));
   return app;
-}
-
-/** A body that is not JSON (400 `malformed-body`). */
-class MalformedBodyError extends Error {
-  override readonly name = 'MalformedBodyError';
-  readonly statusCode = 400;
 }

@@ -1,11 +1,15 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_RETENTION_MS } from './app.ts';
+import { ConfigError } from './config-error.ts';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http-server.ts';
 import type { StartOptions } from './start.ts';
 import type { StoreConfig } from './store/open.ts';
 
 /** Usage text of `npm run server -- …`. */
 export const USAGE = `usage: npm run server -- [options]
-  --port <n>             port on 127.0.0.1, 0 for a free one (env PORT, default 8080)
+  --port <n>             port, 0 for a free one (env PORT, default 8080)
+  --host <address>       address to listen on (default 127.0.0.1); beyond loopback it needs
+                         --auth-secret (at least 32 characters) and refuses --admin
   --db <target>          SQLite file, :memory:, or a postgres:// URL
                          (env DATABASE_URL selects PostgreSQL; default ./sw-outbox.db)
   --sync <normal|full>   SQLite synchronous level in WAL mode (env SQLITE_SYNC, default full)
@@ -14,15 +18,15 @@ export const USAGE = `usage: npm run server -- [options]
   --admin                enable /__faults and /__stats (env SW_OUTBOX_ADMIN=1)
   --static <dir>         serve files from <dir> for other GET requests
   --no-conflict-copy     send only currentRevision with a 412, not the server copy
-  --auth-secret <s>      demo token secret, shared by instances (env AUTH_SECRET)
+  --auth-secret <s>      demo token secret, shared by instances (env AUTH_SECRET); without
+                         it the public demo secret signs tokens for loopback clients only
   --retention-days <n>   ledger retention, at least 7 (default 7)
-  --body-limit <bytes>   request body limit (default 65536)`;
+  --body-limit <bytes>   request body limit (default 65536)
+  --headers-timeout <ms> time for a request's headers to arrive (default ${DEFAULT_HEADERS_TIMEOUT_MS})
+  --request-timeout <ms> time for a whole request to arrive (default ${DEFAULT_REQUEST_TIMEOUT_MS});
+                         slower clients get 408 request-timeout`;
 
-/** A command line that cannot be run; the CLI prints it with the usage. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  readonly code = 'invalid_config';
-}
+export { ConfigError } from './config-error.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -42,8 +46,21 @@ export function parseServerArgs(argv: readonly string[], env: Env = {}): CliOpti
   const retentionDays = integer('--retention-days', values['retention-days'], 7);
   if (retentionDays < 7) throw new ConfigError('--retention-days must be at least 7 (SPEC §15)');
   const adminEnv = env.SW_OUTBOX_ADMIN;
+  const headersTimeoutMs = integer(
+    '--headers-timeout',
+    values['headers-timeout'],
+    DEFAULT_HEADERS_TIMEOUT_MS,
+  );
+  const requestTimeoutMs = integer(
+    '--request-timeout',
+    values['request-timeout'],
+    DEFAULT_REQUEST_TIMEOUT_MS,
+  );
+  if (headersTimeoutMs < 1 || requestTimeoutMs < headersTimeoutMs)
+    throw new ConfigError('--headers-timeout must be at least 1 and at most --request-timeout');
   return {
     port: integer('--port', values.port ?? env.PORT, 8080),
+    host: values.host ?? '127.0.0.1',
     store: storeConfig(values, env),
     admin: values.admin === true || adminEnv === '1' || adminEnv === 'true',
     staticDir: values.static,
@@ -51,6 +68,8 @@ export function parseServerArgs(argv: readonly string[], env: Env = {}): CliOpti
     authSecret: values['auth-secret'] ?? env.AUTH_SECRET,
     retentionMs: retentionDays === 7 ? DEFAULT_RETENTION_MS : retentionDays * 24 * 60 * 60 * 1000,
     bodyLimit: integer('--body-limit', values['body-limit'], 64 * 1024),
+    headersTimeoutMs,
+    requestTimeoutMs,
   };
 }
 
@@ -61,6 +80,7 @@ function parse(argv: readonly string[]) {
     allowPositionals: false,
     options: {
       port: { type: 'string' },
+      host: { type: 'string' },
       db: { type: 'string' },
       sync: { type: 'string' },
       'pg-schema': { type: 'string' },
@@ -71,6 +91,8 @@ function parse(argv: readonly string[]) {
       'auth-secret': { type: 'string' },
       'retention-days': { type: 'string' },
       'body-limit': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'request-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

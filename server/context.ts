@@ -8,6 +8,11 @@ import type { ServerStore } from './store/port.ts';
 export interface AppContext {
   store: ServerStore;
   auth: DemoAuth;
+  /**
+   * The token secret is public or weak (the demo default): only loopback peers may log in or
+   * present tokens, so a deployment that forgot its secret cannot be entered from outside.
+   */
+  loopbackAuthOnly: boolean;
   faults: FaultInjector;
   stats: ServerStats;
   inflight: InflightKeys;

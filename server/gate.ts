@@ -1,9 +1,20 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { HEADER, PROBLEM } from '../shared/wire/protocol.ts';
+import { isLoopback, type TokenCheck } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { sendProblem } from './problem.ts';
 
 const CHALLENGE = 'Bearer realm="sw-outbox"';
+
+/** Why a client beyond loopback is refused while the server signs with the demo secret. */
+export const LOOPBACK_ONLY_DETAIL =
+  'this server signs tokens with the public demo secret, which is accepted from loopback clients only; set an auth secret';
+
+/** The auth check of a request: the token's, or a refusal for a peer beyond loopback. */
+function checkAuth(ctx: AppContext, request: FastifyRequest): TokenCheck | { kind: 'remote' } {
+  if (ctx.loopbackAuthOnly && !isLoopback(request.socket.remoteAddress)) return { kind: 'remote' };
+  return ctx.auth.check(request.headers[HEADER.authorization]);
+}
 
 /**
  * The `onRequest` gate of every protected route, in front of the ledger (SPEC §15): injected
@@ -18,7 +29,7 @@ export function gate(ctx: AppContext) {
     reply: FastifyReply,
     done: HookHandlerDoneFunction,
   ) {
-    const check = ctx.auth.check(request.headers[HEADER.authorization]);
+    const check = checkAuth(ctx, request);
     if (ctx.faults.active) {
       const user = check.kind === 'ok' || check.kind === 'expired' ? check.user : undefined;
       const target = {
@@ -43,6 +54,9 @@ export function gate(ctx: AppContext) {
         `${CHALLENGE}, error="invalid_token", error_description="expired"`,
       );
       sendProblem(reply, 401, PROBLEM.tokenExpired, { detail: 'log in again' });
+    } else if (check.kind === 'remote') {
+      reply.header(HEADER.wwwAuthenticate, CHALLENGE);
+      sendProblem(reply, 401, PROBLEM.authRequired, { detail: LOOPBACK_ONLY_DETAIL });
     } else {
       const error = check.kind === 'invalid' ? ', error="invalid_token"' : '';
       reply.header(HEADER.wwwAuthenticate, `${CHALLENGE}${error}`);

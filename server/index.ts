@@ -2,14 +2,18 @@
  * The reference server of sw-outbox (SPEC §15): an idempotency ledger with the three checks,
  * revision compare-and-set, receipt lookup and fault injection, on SQLite or PostgreSQL.
  */
+export { type AppOptions, buildApp, DEFAULT_BODY_LIMIT, DEFAULT_RETENTION_MS } from './app.ts';
 export {
-  type AppOptions,
-  buildApp,
-  DEFAULT_BODY_LIMIT,
-  DEFAULT_RETENTION_MS,
+  DEFAULT_CLOCK_SKEW_MS,
   DEMO_AUTH_SECRET,
-} from './app.ts';
-export { DemoAuth, type DemoAuthOptions, type TokenCheck, USER_PATTERN } from './auth.ts';
+  DemoAuth,
+  type DemoAuthOptions,
+  isLoopback,
+  MIN_AUTH_SECRET_LENGTH,
+  secretWeakness,
+  type TokenCheck,
+  USER_PATTERN,
+} from './auth.ts';
 export { type CliOptions, ConfigError, parseServerArgs, USAGE } from './config.ts';
 export {
   FaultInjector,
@@ -25,6 +29,7 @@ export {
   requestFingerprint,
   sha256Digest,
 } from './fingerprint.ts';
+export { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http-server.ts';
 export { type RunningServer, type StartOptions, startServer } from './start.ts';
 export { type PrincipalCounters, type PrincipalStats, ServerStats } from './stats.ts';
 export { describeStore, openStore, type StoreConfig } from './store/open.ts';

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import {
   PROBLEM,
@@ -19,9 +20,14 @@ const TITLES: Record<ProblemType, string> = {
   [PROBLEM.badRequest]: 'Bad request',
   [PROBLEM.malformedBody]: 'The body is not valid JSON',
   [PROBLEM.bodyTooLarge]: 'The body is too large',
+  [PROBLEM.requestTimeout]: 'The request did not arrive in time',
+  [PROBLEM.uriTooLong]: 'The path is too long',
+  [PROBLEM.expectationFailed]: 'Only Expect: 100-continue is supported',
+  [PROBLEM.headersTooLarge]: 'The request headers are too large',
   [PROBLEM.unsupportedMediaType]: 'The body must be application/json',
   [PROBLEM.authRequired]: 'Authentication is required',
   [PROBLEM.tokenExpired]: 'The token has expired',
+  [PROBLEM.forbidden]: 'Forbidden',
   [PROBLEM.notFound]: 'Not found',
   [PROBLEM.methodNotAllowed]: 'Method not allowed',
   [PROBLEM.tooManyRequests]: 'Too many requests',
@@ -41,6 +47,29 @@ export function problemBody(
   return { type, title: TITLES[type], status, ...extras };
 }
 
+/** The media type header value of every problem answer. */
+export const PROBLEM_CONTENT_TYPE_HEADER = `${PROBLEM_CONTENT_TYPE}; charset=utf-8`;
+
+/**
+ * A complete HTTP/1.1 problem response as bytes for a socket the HTTP parser gave up on (SPEC
+ * §15: even an answer Node writes itself is a problem). It always closes the connection: after a
+ * parse error nothing else on the socket can be trusted.
+ */
+export function rawProblemResponse(
+  status: number,
+  type: ProblemType,
+  extras: ProblemExtras = {},
+): string {
+  const body = JSON.stringify(problemBody(status, type, extras));
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+    `Content-Type: ${PROBLEM_CONTENT_TYPE_HEADER}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
+  );
+}
+
 /**
  * Sends an `application/problem+json` answer. Every error of the protocol goes through here so
  * that each has a stable `type` (SPEC §15). Returns the reply for Fastify's async hooks.
@@ -53,6 +82,6 @@ export function sendProblem(
 ): FastifyReply {
   return reply
     .code(status)
-    .header('content-type', PROBLEM_CONTENT_TYPE)
+    .header('content-type', PROBLEM_CONTENT_TYPE_HEADER)
     .send(JSON.stringify(problemBody(status, type, extras)));
 }

@@ -4,24 +4,54 @@ import { USER_PATTERN } from './auth.ts';
 /** Limits of the demo collection; bodies beyond the byte limit get 413 before parsing. */
 export const NOTE_LIMITS = { title: 200, body: 10_000 } as const;
 
+/**
+ * NUL, or a UTF-16 surrogate without its partner. PostgreSQL `text` cannot hold NUL, and a lone
+ * surrogate has no UTF-8 form (SQLite and PostgreSQL would each store a different replacement,
+ * while the stored replay kept the escape), so neither is stored anywhere.
+ */
+const UNSTORABLE_TEXT = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether every adapter stores `text` exactly as given (see {@link UNSTORABLE_TEXT}). */
+export function isStorableText(text: string): boolean {
+  return !UNSTORABLE_TEXT.test(text);
+}
+
+/**
+ * A stored string field: within `max` UTF-16 units and storable as is. Refused with 422
+ * `validation-failed` otherwise, before the request reaches the ledger.
+ */
+function storedText(min: number, max: number) {
+  return z
+    .string()
+    .min(min)
+    .max(max)
+    .refine(
+      isStorableText,
+      'must not contain NUL (U+0000) or an unpaired surrogate (U+D800–U+DFFF)',
+    );
+}
+
 /** `POST /api/notes` (SPEC §15). Unknown fields are rejected so client bugs surface. */
 export const CreateNoteSchema = z.strictObject({
-  title: z.string().min(1).max(NOTE_LIMITS.title),
-  body: z.string().max(NOTE_LIMITS.body).optional(),
+  title: storedText(1, NOTE_LIMITS.title),
+  body: storedText(0, NOTE_LIMITS.body).optional(),
 });
 
 /** `PATCH /api/notes/:id`: a partial update with at least one field. */
 export const PatchNoteSchema = z
   .strictObject({
-    title: z.string().min(1).max(NOTE_LIMITS.title).optional(),
-    body: z.string().max(NOTE_LIMITS.body).optional(),
+    title: storedText(1, NOTE_LIMITS.title).optional(),
+    body: storedText(0, NOTE_LIMITS.body).optional(),
   })
   .refine((patch) => patch.title !== undefined || patch.body !== undefined, {
     message: 'a patch changes at least one of title, body',
   });
 
-/** `:id` of a note: server ids are `note-<24 hex>`, but any id of the engine's pattern is accepted. */
-export const NoteParamsSchema = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/) });
+/** Note ids: server ids are `note-<24 hex>`, but any id of the engine's pattern is accepted. */
+const NOTE_ID = /^[A-Za-z0-9_-]{1,80}$/;
+
+/** `:id` of a note. */
+export const NoteParamsSchema = z.object({ id: z.string().regex(NOTE_ID) });
 
 /** `POST /auth/login`. */
 export const LoginSchema = z.strictObject({ user: z.string().regex(USER_PATTERN) });
@@ -29,10 +59,13 @@ export const LoginSchema = z.strictObject({ user: z.string().regex(USER_PATTERN)
 /** `POST /__faults/edit`: an edit by "another device". */
 export const OtherDeviceEditSchema = z.strictObject({
   user: z.string().regex(USER_PATTERN),
-  id: z.string().min(1).max(80),
-  title: z.string().min(1).max(NOTE_LIMITS.title).optional(),
-  body: z.string().max(NOTE_LIMITS.body).optional(),
+  id: z.string().regex(NOTE_ID),
+  title: storedText(1, NOTE_LIMITS.title).optional(),
+  body: storedText(0, NOTE_LIMITS.body).optional(),
 });
+
+/** `?user=` of the admin routes: absent, or a demo user name. */
+export const UserQuerySchema = z.object({ user: z.string().regex(USER_PATTERN).optional() });
 
 /** `POST /__faults/expire-token`. */
 export const ExpireTokenSchema = z.strictObject({ user: z.string().regex(USER_PATTERN) });

@@ -1,5 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { formatRevisionTag, HEADER, PROBLEM, parseRevisionTag } from '../shared/wire/protocol.ts';
+import {
+  formatRevisionTag,
+  HEADER,
+  MAX_REVISION,
+  PROBLEM,
+  parseRevisionTag,
+} from '../shared/wire/protocol.ts';
 import type { AppContext } from './context.ts';
 import { EMPTY_BODY_DIGEST, parseContentDigest } from './fingerprint.ts';
 import { answerCompleted, answerInflight, fingerprintOf, sendStored } from './idempotency.ts';
@@ -8,7 +14,9 @@ import type { WriteIdentity, WriteIntent, WriteOutcome } from './store/port.ts';
 
 /**
  * `If-Match` of an update or delete: the revision, or an answer already sent (428 when absent,
- * 400 when not `"<revision>"`).
+ * 400 when not `"<revision>"` with a revision from 0 to {@link MAX_REVISION}). A larger number
+ * names no revision any adapter can hold (PostgreSQL's `integer`), so it is malformed, not a
+ * conflict: every adapter gives the same permanent answer instead of one failing at the driver.
  */
 export function requireRevision(
   request: FastifyRequest,
@@ -17,8 +25,10 @@ export function requireRevision(
   const header = request.headers[HEADER.ifMatch];
   if (header === undefined) return sendProblem(reply, 428, PROBLEM.preconditionRequired);
   const revision = parseRevisionTag(header);
-  if (revision === undefined) {
-    return sendProblem(reply, 400, PROBLEM.ifMatchMalformed, { detail: 'expected "<revision>"' });
+  if (revision === undefined || revision > MAX_REVISION) {
+    return sendProblem(reply, 400, PROBLEM.ifMatchMalformed, {
+      detail: `expected "<revision>", a revision from 0 to ${MAX_REVISION}`,
+    });
   }
   return revision;
 }

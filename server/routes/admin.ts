@@ -1,10 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { PROBLEM } from '../../shared/wire/protocol.ts';
+import { isLoopback } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { FaultRuleInputSchema } from '../faults.ts';
 import { sendProblem } from '../problem.ts';
-import { ExpireTokenSchema, issuesOf, OtherDeviceEditSchema } from '../schemas.ts';
+import { ExpireTokenSchema, issuesOf, OtherDeviceEditSchema, UserQuerySchema } from '../schemas.ts';
 import { noteJson } from '../store/port.ts';
 
 const AddFaultsSchema = z.union([
@@ -14,7 +15,7 @@ const AddFaultsSchema = z.union([
 
 /**
  * Admin routes for tests and the demo, registered only with `admin: true` (SPEC §15 fault
- * injection). Unauthenticated by design: the server listens on loopback only.
+ * injection). Unauthenticated by design, so they answer loopback peers only (404 to anyone else).
  *
  * - `POST /__faults` — add rules (body: see `FaultRuleInputSchema` in faults.ts) → `{ rules }`
  * - `GET /__faults` → `{ rules }`
@@ -27,6 +28,11 @@ const AddFaultsSchema = z.union([
  */
 export function adminRoutes(ctx: AppContext) {
   return async function register(app: FastifyInstance): Promise<void> {
+    app.addHook('onRequest', async (request, reply) => {
+      if (!isLoopback(request.socket.remoteAddress))
+        return sendProblem(reply, 404, PROBLEM.notFound);
+    });
+
     app.post('/__faults', async (request, reply) => {
       const parsed = AddFaultsSchema.safeParse(request.body);
       if (!parsed.success) {
@@ -40,11 +46,10 @@ export function adminRoutes(ctx: AppContext) {
 
     app.get('/__faults', async () => ({ rules: ctx.faults.list() }));
 
-    app.delete('/__faults', async (request) => {
-      const user = (request.query as { user?: unknown }).user;
-      return {
-        removed: ctx.faults.clear(typeof user === 'string' && user !== '' ? user : undefined),
-      };
+    app.delete('/__faults', async (request, reply) => {
+      const user = queryUser(request, reply);
+      if (typeof user === 'object') return user;
+      return { removed: ctx.faults.clear(user) };
     });
 
     app.delete('/__faults/:id', async (request, reply) => {
@@ -82,9 +87,10 @@ export function adminRoutes(ctx: AppContext) {
       return reply.header('content-type', 'application/json; charset=utf-8').send(noteJson(note));
     });
 
-    app.get('/__stats', async (request) => {
-      const user = (request.query as { user?: unknown }).user;
-      if (typeof user === 'string' && user !== '') {
+    app.get('/__stats', async (request, reply) => {
+      const user = queryUser(request, reply);
+      if (typeof user === 'object') return user;
+      if (user !== undefined) {
         return { user, process: ctx.stats.principal(user), store: await ctx.store.summary(user) };
       }
       return {
@@ -99,4 +105,15 @@ export function adminRoutes(ctx: AppContext) {
       return { reset: true };
     });
   };
+}
+
+/** `?user=<name>`: the name, `undefined` when absent or empty, or the 422 answer already sent. */
+function queryUser(
+  request: FastifyRequest,
+  reply: FastifyReply,
+): string | undefined | FastifyReply {
+  const query = request.query as { user?: unknown };
+  const parsed = UserQuerySchema.safeParse({ user: query.user === '' ? undefined : query.user });
+  if (parsed.success) return parsed.data.user;
+  return sendProblem(reply, 422, PROBLEM.validationFailed, { issues: issuesOf(parsed.error) });
 }

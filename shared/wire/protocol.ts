@@ -37,27 +37,43 @@ export const PROBLEM = {
   revisionConflict: 'revision-conflict',
   /** 428: an update or delete without `If-Match`. */
   preconditionRequired: 'precondition-required',
-  /** 400: `If-Match` is not `"<revision>"`. */
+  /** 400: `If-Match` is not `"<revision>"`, or names a revision beyond {@link MAX_REVISION}. */
   ifMatchMalformed: 'if-match-malformed',
   /** 400: `Content-Digest` is malformed or does not match the body bytes. */
   digestMismatch: 'content-digest-mismatch',
   /** 422: the body or a path parameter failed validation; `issues` lists why. */
   validationFailed: 'validation-failed',
-  /** 400: the request is malformed in a way no other type names. */
+  /**
+   * 400: the request is malformed in a way no other type names: not valid HTTP/1.1, no `Host`,
+   * a path that is not valid percent-encoding.
+   */
   badRequest: 'bad-request',
   /** 400: the body is not JSON. */
   malformedBody: 'malformed-body',
   /** 413: the body is larger than the server accepts. */
   bodyTooLarge: 'body-too-large',
+  /** 408: the request (headers or body) did not arrive in time; the connection is closed. Retry. */
+  requestTimeout: 'request-timeout',
+  /** 414: the path, or one segment of it, is longer than the server accepts. */
+  uriTooLong: 'uri-too-long',
+  /** 417: an `Expect` other than `100-continue`. */
+  expectationFailed: 'expectation-failed',
+  /** 431: the request's header section is larger than the server accepts. */
+  headersTooLarge: 'header-fields-too-large',
   /** 415: the body is not `application/json`. */
   unsupportedMediaType: 'unsupported-media-type',
   /** 401: no usable credentials. */
   authRequired: 'auth-required',
   /** 401: the token expired or was revoked; log in again. */
   tokenExpired: 'token-expired',
+  /**
+   * 403: refused whatever the credentials: a demo login from beyond loopback while the server
+   * signs tokens with the public demo secret.
+   */
+  forbidden: 'forbidden',
   /** 404: no such resource for this principal. */
   notFound: 'not-found',
-  /** 405: the route exists for another method. */
+  /** 405: the route exists for another method, or the method is CONNECT (this is no proxy). */
   methodNotAllowed: 'method-not-allowed',
   /** 429: too many requests; retry after `Retry-After`. */
   tooManyRequests: 'too-many-requests',
@@ -90,6 +106,12 @@ export interface ReceiptLookupResponse {
   status: number;
   body: unknown;
 }
+
+/**
+ * The largest revision the protocol carries: a 32-bit signed integer, which every reference-server
+ * adapter stores. An `If-Match` beyond it names no revision at all and is answered as malformed.
+ */
+export const MAX_REVISION = 2_147_483_647;
 
 /** How an `Idempotency-Key` header parsed. */
 export type IdempotencyKeyParse =

@@ -7,6 +7,7 @@ describe('command line (SPEC §15 fixed points)', () => {
   it('defaults to SQLite with FULL durability on port 8080 without admin routes', () => {
     expect(parseServerArgs([], {})).toEqual({
       port: 8080,
+      host: '127.0.0.1',
       store: { kind: 'sqlite', path: './sw-outbox.db', durability: 'full' },
       admin: false,
       staticDir: undefined,
@@ -14,6 +15,8 @@ describe('command line (SPEC §15 fixed points)', () => {
       authSecret: undefined,
       retentionMs: DEFAULT_RETENTION_MS,
       bodyLimit: 65_536,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
     });
   });
 
@@ -60,6 +63,12 @@ describe('command line (SPEC §15 fixed points)', () => {
     ],
     [[], { SW_OUTBOX_ADMIN: '1', AUTH_SECRET: 'k' }, { admin: true, authSecret: 'k' }],
     [['--retention-days', '30'], {}, { retentionMs: 30 * 86_400_000 }],
+    [['--host', '::1'], { HOST: 'ignored.example' }, { host: '::1' }],
+    [
+      ['--headers-timeout', '2000', '--request-timeout', '5000'],
+      {},
+      { headersTimeoutMs: 2000, requestTimeoutMs: 5000 },
+    ],
   ])('reads %j with env %j', (argv, env, expected) => {
     expect(parseServerArgs(argv, env)).toMatchObject(expected);
   });
@@ -68,9 +77,17 @@ describe('command line (SPEC §15 fixed points)', () => {
     [['--port', 'eighty']],
     [['--sync', 'sometimes']],
     [['--retention-days', '3']],
+    [['--headers-timeout', '0']],
+    [['--headers-timeout', '40000']],
     [['--bogus']],
   ])('rejects %j with a ConfigError', (argv) => {
     expect(() => parseServerArgs(argv, {})).toThrow(ConfigError);
+  });
+
+  it('refuses to start beyond loopback with the demo secret and says why', async () => {
+    await expect(
+      spawnServer(['--port', '0', '--db', ':memory:', '--host', '0.0.0.0']),
+    ).rejects.toThrow(/refusing to listen on 0\.0\.0\.0: no auth secret is set/);
   });
 
   it('prints exactly the listening line with the real port, serves, and exits 0 on SIGTERM', async () => {

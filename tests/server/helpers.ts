@@ -2,9 +2,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { type RunningServer, type StartOptions, startServer } from '../../server/index.ts';
 
-/** A test server on 127.0.0.1 and a free port, admin routes on. */
+/**
+ * Request timeouts of test servers: short, so that tests of slow clients finish quickly. Only
+ * receiving a request is timed, so slow answers (the "delay" fault) are not cut.
+ */
+export const TEST_TIMEOUTS = { headersTimeoutMs: 1000, requestTimeoutMs: 2000 } as const;
+
+/** A test server on 127.0.0.1 and a free port, admin routes on, {@link TEST_TIMEOUTS}. */
 export function startTestServer(options: Omit<StartOptions, 'port'>): Promise<RunningServer> {
-  return startServer({ admin: true, ...options, port: 0 });
+  return startServer({ admin: true, ...TEST_TIMEOUTS, ...options, port: 0 });
 }
 
 /** A fresh request id of the engine's shape (SPEC §9). */
