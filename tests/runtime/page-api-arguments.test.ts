@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRowFeed } from '../../shared/core/row-feed.ts';
 import type { EndpointApi } from '../../shared/model/connection.ts';
 import { OutboxError } from '../../shared/model/errors.ts';
-import { createEndpoint } from '../../shared/runtime/endpoint.ts';
+import { openEndpoint } from '../../shared/runtime/open-endpoint.ts';
 import { createSender } from '../../shared/runtime/sender.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
@@ -30,15 +29,7 @@ async function endpoint(): Promise<EndpointApi> {
     },
     { kind: 'sw', owners: async () => [OWNER] },
   );
-  const api = (await sender.core()).forOwner(OWNER);
-  return createEndpoint({
-    owner: OWNER,
-    holderId: sender.holderId,
-    bundle: 'test',
-    api,
-    feed: createRowFeed(api, store, OWNER),
-    credentials: sender.credentials,
-  }).api;
+  return (await openEndpoint(sender, OWNER)).api;
 }
 
 const listener = () => undefined;
