@@ -1,7 +1,10 @@
 // Builds (SPEC §1, STYLE "Build like a library"):
-//   lib    — dist/{sw,client,shared}/index.js: ESM library builds, dependencies left external;
-//   e2e    — dist/e2e/: the bundled test worker (module and classic), test page and v0 fixture;
-//   server — dist/server/{index,cli}.js for Node, node dependencies left external.
+//   lib    — dist/{sw,client,shared,wire}/index.js: the `sw-outbox` package's ESM builds,
+//            dependencies left external;
+//   e2e    — dist/e2e/: the bundled test worker (module and classic), test page and v0 fixture
+//            (never packed: `files` in package.json lists what ships);
+//   server — server/dist/{index,cli}.js: the `sw-outbox-server` package for Node, its
+//            dependencies (the library's `sw-outbox/wire` among them) left external.
 // Choose with SW_OUTBOX_BUILD=lib,e2e,server (default: all). Every output prints a size line.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -70,17 +73,23 @@ const nodeEnv = () =>
     values: { 'process.env.NODE_ENV': JSON.stringify('production') },
   });
 
-const dependencies = Object.keys(
-  JSON.parse(readFileSync('package.json', 'utf8')).dependencies ?? {},
-);
-const isDependency = (id) => dependencies.some((dep) => id === dep || id.startsWith(`${dep}/`));
+const dependenciesOf = (manifest) =>
+  Object.keys(JSON.parse(readFileSync(manifest, 'utf8')).dependencies ?? {});
+const dependencyTest = (names) => (id) =>
+  names.some((dep) => id === dep || id.startsWith(`${dep}/`));
+const isDependency = dependencyTest(dependenciesOf('package.json'));
+const isServerDependency = dependencyTest(dependenciesOf('server/package.json'));
 const isNodeBuiltin = (id) => id.startsWith('node:') || builtinModules.includes(id);
 
 const lib = {
   input: Object.fromEntries(
-    ['sw', 'client', 'shared']
-      .filter((name) => existsSync(`${name}/index.ts`))
-      .map((name) => [`${name}/index`, `${name}/index.ts`]),
+    [
+      ...['sw', 'client', 'shared']
+        .filter((name) => existsSync(`${name}/index.ts`))
+        .map((name) => [`${name}/index`, `${name}/index.ts`]),
+      // `sw-outbox/wire`: the protocol constants and header codecs a server needs, nothing else.
+      ['wire/index', 'shared/wire/protocol.ts'],
+    ],
   ),
   external: isDependency,
   onwarn,
@@ -110,9 +119,16 @@ const e2e = [
 
 const server = {
   input: { index: 'server/index.ts', cli: 'server/cli.ts' },
-  external: (id) => isDependency(id) || isNodeBuiltin(id),
+  external: (id) => isServerDependency(id) || isNodeBuiltin(id),
   plugins: [nodeResolve({ extensions, preferBuiltins: true }), typescript(), bundleSize()],
-  output: { dir: 'dist/server', format: 'es', sourcemap: true, chunkFileNames: '[name]-[hash].js' },
+  output: {
+    dir: 'server/dist',
+    format: 'es',
+    sourcemap: true,
+    chunkFileNames: '[name]-[hash].js',
+    // The package's `bin` runs cli.js directly.
+    banner: (chunk) => (chunk.name === 'cli' ? '#!/usr/bin/env node' : ''),
+  },
 };
 
 export default [

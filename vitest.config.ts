@@ -1,6 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // The server package imports the library by name; here that name is the source (tsconfig.json).
+    alias: {
+      'sw-outbox/wire': fileURLToPath(new URL('./shared/wire/protocol.ts', import.meta.url)),
+    },
+  },
   test: {
     include: ['tests/**/*.test.ts'],
     setupFiles: ['fake-indexeddb/auto'],

@@ -3,7 +3,7 @@ import Fastify, {
   type FastifyInstance,
   type FastifyServerOptions,
 } from 'fastify';
-import { HEADER, PROBLEM } from '../shared/wire/protocol.ts';
+import { HEADER, PROBLEM } from 'sw-outbox/wire';
 import { DemoAuth } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { FaultInjector } from './faults.ts';

@@ -3,8 +3,8 @@ import { DEFAULT_RETENTION_MS } from './app.ts';
 import type { StartOptions } from './start.ts';
 import type { StoreConfig } from './store/open.ts';
 
-/** Usage text of `npm run server -- …`. */
-export const USAGE = `usage: npm run server -- [options]
+/** Usage text of the `sw-outbox-server` command (`npm run server -- …` in this repository). */
+export const USAGE = `usage: sw-outbox-server [options]
   --port <n>             port on 127.0.0.1, 0 for a free one (env PORT, default 8080)
   --db <target>          SQLite file, :memory:, or a postgres:// URL
                          (env DATABASE_URL selects PostgreSQL; default ./sw-outbox.db)

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { formatRevisionTag, HEADER, PROBLEM, parseRevisionTag } from '../shared/wire/protocol.ts';
+import { formatRevisionTag, HEADER, PROBLEM, parseRevisionTag } from 'sw-outbox/wire';
 import type { AppContext } from './context.ts';
 import { EMPTY_BODY_DIGEST, parseContentDigest } from './fingerprint.ts';
 import { answerCompleted, answerInflight, fingerprintOf, sendStored } from './idempotency.ts';

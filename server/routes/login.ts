@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PROBLEM } from '../../shared/wire/protocol.ts';
+import { PROBLEM } from 'sw-outbox/wire';
 import type { AppContext } from '../context.ts';
 import { sendProblem } from '../problem.ts';
 import { issuesOf, LoginSchema } from '../schemas.ts';
