@@ -10,7 +10,7 @@ import type {
   RowFilter,
   RowView,
 } from '../shared/model/protocol.ts';
-import { newRequestId } from '../shared/plan/identity.ts';
+import { newRequestId } from '../shared/plan/request-id.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
 import { cryptoIds } from '../shared/runtime/ids.ts';
 import { WorkerChannel } from './channel.ts';

@@ -4,7 +4,7 @@ import type { OwnerApi } from '../core/types.ts';
 import type { EndpointApi, Hello, WatchUpdate } from '../model/connection.ts';
 import { OutboxError } from '../model/errors.ts';
 import type { RowView } from '../model/protocol.ts';
-import { type Schema, summarizeIssues, z } from '../model/schema-kit.ts';
+import { type Schema, stringRecord, summarizeIssues, z } from '../model/schema-kit.ts';
 import { type Credentials, handOverCredentials } from './credentials.ts';
 
 /**
@@ -22,9 +22,7 @@ const limitSchema = z.optional(
     limit: z.optional(z.number().check(z.int(), z.positive(), z.maximum(10_000))),
   }),
 );
-const headersSchema = z.nullable(
-  z.record(z.string().check(z.minLength(1), z.maxLength(200)), z.string().check(z.maxLength(8192))),
-);
+const headersSchema = z.nullable(stringRecord({ maxKey: 200, maxValue: 8192 }));
 const authOptionsSchema = z.optional(z.strictObject({ persist: z.optional(z.boolean()) }));
 const listenerSchema = z.custom<(value: unknown) => unknown>(
   (value) => typeof value === 'function',

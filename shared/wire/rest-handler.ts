@@ -6,7 +6,7 @@ import type {
   ReceiptFacts,
 } from '../model/handler.ts';
 import { isJsonObject, type Json } from '../model/json.ts';
-import { pendingCreateId } from '../model/row.ts';
+import { pendingCreateId } from '../model/pending.ts';
 import { formatRevisionTag, HEADER } from './protocol.ts';
 
 /** Options of {@link restHandler}. */

@@ -47,7 +47,7 @@ const PACKAGES: Record<Layer, RegExp> = {
   runtime: /^comlink$/,
   'shared-index': /^$/,
   sw: /^(comlink|workbox-[a-z-]+)$/,
-  client: /^(comlink|workbox-[a-z-]+|react)$/,
+  client: /^(comlink|workbox-[a-z-]+|workbox-window\/build\/workbox-window\.prod\.mjs|react)$/,
   server: /^(node:.+|fastify|@fastify\/.+|better-sqlite3|pg|zod|sw-outbox\/wire)$/,
 };
 
