@@ -147,6 +147,14 @@ if (built) {
   record('packages', packageOk, results.numFailedTests ?? 0);
 }
 
+// examples/vite-pwa as a user builds it: from the packed tarballs into .tmp/examples/vite-pwa
+// (its node_modules kept between runs), type-checked and built with Vite; its end-to-end test
+// (e2e/example/) runs with the others.
+if (built) {
+  say('example: examples/vite-pwa from the packed tarballs (scripts/example.mjs)');
+  record('example', spawnSync('node', ['scripts/example.mjs'], { stdio: 'inherit' }).status === 0);
+}
+
 if (!chromium) {
   record('e2e (no Chromium)', false);
 } else if (!built) {
