@@ -1,17 +1,23 @@
 // Builds (SPEC §1, STYLE "Build like a library"):
-//   lib    — dist/{sw,client,shared}/index.js: ESM library builds, dependencies left external;
-//   e2e    — dist/e2e/: the bundled test worker (module and classic), test page and v0 fixture;
-//   server — dist/server/{index,cli}.js for Node, node dependencies left external.
-// Choose with SW_OUTBOX_BUILD=lib,e2e,server (default: all). Every output prints a size line.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+//   lib    — dist/{sw,client,shared,wire}/index.js: the `sw-outbox` package's ESM builds,
+//            dependencies left external;
+//   e2e    — dist/e2e/: the bundled test worker (module and classic), test page and v0 fixture
+//            (never packed: `files` in package.json lists what ships);
+//   server — server/dist/{index,cli}.js: the `sw-outbox-server` package for Node, its
+//            dependencies (the library's `sw-outbox/wire` among them) left external.
+//   size   — dist/size/: the smallest real worker and page (tests/package/size/), bundled from
+//            the built package with every dependency and minified, as an app ships them; it
+//            prints their brotli sizes against the budgets of SPEC §22 (tests/package checks them).
+// Choose with SW_OUTBOX_BUILD=lib,e2e,server,size (default: all). Every output prints a size line.
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import nodeResolve from '@rollup/plugin-node-resolve';
 import replace from '@rollup/plugin-replace';
 import esbuild from 'rollup-plugin-esbuild';
 
-const targets = new Set((process.env.SW_OUTBOX_BUILD ?? 'lib,e2e,server').split(','));
+const targets = new Set((process.env.SW_OUTBOX_BUILD ?? 'lib,e2e,server,size').split(','));
 const extensions = ['.ts', '.mjs', '.js', '.json'];
 
 /** Prints `path  size  gzip` for every file written, so bundle growth is visible in the build log. */
@@ -70,22 +76,35 @@ const nodeEnv = () =>
     values: { 'process.env.NODE_ENV': JSON.stringify('production') },
   });
 
-const dependencies = Object.keys(
-  JSON.parse(readFileSync('package.json', 'utf8')).dependencies ?? {},
-);
-const isDependency = (id) => dependencies.some((dep) => id === dep || id.startsWith(`${dep}/`));
+const dependenciesOf = (manifest) =>
+  Object.keys(JSON.parse(readFileSync(manifest, 'utf8')).dependencies ?? {});
+const dependencyTest = (names) => (id) =>
+  names.some((dep) => id === dep || id.startsWith(`${dep}/`));
+const isDependency = dependencyTest(dependenciesOf('package.json'));
+const isServerDependency = dependencyTest(dependenciesOf('server/package.json'));
 const isNodeBuiltin = (id) => id.startsWith('node:') || builtinModules.includes(id);
 
 const lib = {
-  input: Object.fromEntries(
-    ['sw', 'client', 'shared']
+  input: [
+    ...['sw', 'client', 'shared']
       .filter((name) => existsSync(`${name}/index.ts`))
-      .map((name) => [`${name}/index`, `${name}/index.ts`]),
-  ),
+      .map((name) => `${name}/index.ts`),
+    // `sw-outbox/wire`: the protocol constants and header codecs a server needs, nothing else.
+    'shared/wire/protocol.ts',
+  ],
   external: isDependency,
   onwarn,
   plugins: [nodeResolve({ extensions }), typescript(), bundleSize()],
-  output: { dir: 'dist', format: 'es', sourcemap: true, chunkFileNames: 'chunks/[name]-[hash].js' },
+  // One output file per source file: an app's bundler then drops whole modules it does not use
+  // (`sideEffects: false`), so the page's first load does not carry the worker's validator and
+  // the page sender stays in its own lazily loaded chunk.
+  output: {
+    dir: 'dist',
+    format: 'es',
+    sourcemap: true,
+    preserveModules: true,
+    preserveModulesRoot: '.',
+  },
 };
 
 /** A fully bundled browser build (the e2e worker and pages bundle every dependency). */
@@ -110,13 +129,83 @@ const e2e = [
 
 const server = {
   input: { index: 'server/index.ts', cli: 'server/cli.ts' },
-  external: (id) => isDependency(id) || isNodeBuiltin(id),
+  external: (id) => isServerDependency(id) || isNodeBuiltin(id),
   plugins: [nodeResolve({ extensions, preferBuiltins: true }), typescript(), bundleSize()],
-  output: { dir: 'dist/server', format: 'es', sourcemap: true, chunkFileNames: '[name]-[hash].js' },
+  output: {
+    dir: 'server/dist',
+    format: 'es',
+    sourcemap: true,
+    chunkFileNames: '[name]-[hash].js',
+    // The package's `bin` runs cli.js directly.
+    banner: (chunk) => (chunk.name === 'cli' ? '#!/usr/bin/env node' : ''),
+  },
 };
+
+/** SPEC §22's budgets, brotli bytes: the worker with every dependency, the page's first load. */
+const BUDGETS = { worker: 20 * 1024, page: 8 * 1024 };
+
+const brotli = (code) => brotliCompressSync(Buffer.from(code)).length;
+
+/**
+ * Prints the brotli size of a bundle's first load (the entry and its static imports) and writes
+ * it to dist/size/<name>.json for tests/package/budgets.test.ts.
+ */
+function budgetLine(name) {
+  return {
+    name: 'budget-line',
+    writeBundle(_options, bundle) {
+      const entry = Object.values(bundle).find((chunk) => chunk.type === 'chunk' && chunk.isEntry);
+      const seen = new Set();
+      const visit = (fileName) => {
+        if (seen.has(fileName)) return;
+        seen.add(fileName);
+        for (const imported of bundle[fileName].imports) visit(imported);
+      };
+      visit(entry.fileName);
+      const bytes = [...seen].reduce((sum, fileName) => sum + brotli(bundle[fileName].code), 0);
+      const lazy = Object.values(bundle).filter((c) => c.type === 'chunk' && !seen.has(c.fileName));
+      const later = lazy.reduce((sum, chunk) => sum + brotli(chunk.code), 0);
+      console.log(
+        `size budget: ${name} ${kb(bytes)} brotli (budget ${kb(BUDGETS[name])})` +
+          (lazy.length ? `, ${kb(later)} loaded on demand` : ''),
+      );
+      mkdirSync('dist/size', { recursive: true });
+      writeFileSync(
+        `dist/size/${name}.json`,
+        `${JSON.stringify({ name, brotli: bytes, onDemand: later, budget: BUDGETS[name], files: [...seen] })}\n`,
+      );
+    },
+  };
+}
+
+/** A user's bundle of the built package: every dependency in, minified. */
+const shipped = (name, input, output) => ({
+  input,
+  onwarn,
+  plugins: [
+    nodeResolve({ extensions, browser: true }),
+    nodeEnv(),
+    esbuild({ target: 'es2022', minify: true, legalComments: 'none' }),
+    budgetLine(name),
+  ],
+  output: { format: 'es', ...output },
+});
+
+const size = [
+  shipped('worker', 'tests/package/size/worker.ts', {
+    file: 'dist/size/worker.js',
+    inlineDynamicImports: true,
+  }),
+  shipped('page', 'tests/package/size/page.ts', {
+    dir: 'dist/size/page',
+    entryFileNames: '[name].js',
+    chunkFileNames: '[name].js',
+  }),
+];
 
 export default [
   ...(targets.has('lib') ? [lib] : []),
   ...(targets.has('e2e') ? e2e : []),
   ...(targets.has('server') ? [server] : []),
+  ...(targets.has('size') ? size : []),
 ];

@@ -1,6 +1,5 @@
 import { proxy } from 'comlink';
 import type { Workbox } from 'workbox-window';
-import { emptyFlushReport } from '../shared/core/flush-state.ts';
 import {
   checkAuthOptions,
   checkEnqueueInput,
@@ -13,14 +12,15 @@ import {
 } from '../shared/model/arguments.ts';
 import type { EndpointApi, SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
 import { OutboxError } from '../shared/model/errors.ts';
-import type {
-  FlushOptions,
-  FlushReport,
-  OutboxApi,
-  RowFilter,
-  RowView,
+import {
+  emptyFlushReport,
+  type FlushOptions,
+  type FlushReport,
+  type OutboxApi,
+  type RowFilter,
+  type RowView,
 } from '../shared/model/protocol.ts';
-import { newRequestId } from '../shared/plan/identity.ts';
+import { newRequestId } from '../shared/plan/request-id.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
 import { cryptoIds } from '../shared/runtime/ids.ts';
 import { WorkerChannel } from './channel.ts';

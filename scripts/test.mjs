@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// `npm test`: type-check, lint, unit tests, build, end-to-end tests — in that order — then one
-// plain summary line. It makes sure Debian's Chromium is there (installing it when running as
+// `npm test`: type-check, lint, unit tests, build, package checks, end-to-end tests — in that
+// order — then one plain summary line. It makes sure Debian's Chromium is there (installing it when running as
 // root) and points the PostgreSQL suites at a local server when one runs or can be started.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -126,6 +126,33 @@ if (built) {
       step(`package types: ${target} (tsc -p ${config})`, bin('tsc'), ['-p', config]),
     );
   }
+}
+
+// What ships (SPEC §22): the tarballs, an install as an app makes it, publint, arethetypeswrong
+// and the size budgets, all from the finished build.
+if (built) {
+  const packageJson = join(reports, 'package.json');
+  const packageOk = step('packages (pack, install, publint, attw, size budgets)', bin('vitest'), [
+    'run',
+    '--config',
+    'vitest.package.config.ts',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile=${packageJson}`,
+  ]);
+  const results = readJson(packageJson) ?? {};
+  counts.passed += results.numPassedTests ?? 0;
+  counts.failed += results.numFailedTests ?? 0;
+  counts.skipped += (results.numPendingTests ?? 0) + (results.numTodoTests ?? 0);
+  record('packages', packageOk, results.numFailedTests ?? 0);
+}
+
+// examples/vite-pwa as a user builds it: from the packed tarballs into .tmp/examples/vite-pwa
+// (its node_modules kept between runs), type-checked and built with Vite; its end-to-end test
+// (e2e/example/) runs with the others.
+if (built) {
+  say('example: examples/vite-pwa from the packed tarballs (scripts/example.mjs)');
+  record('example', spawnSync('node', ['scripts/example.mjs'], { stdio: 'inherit' }).status === 0);
 }
 
 if (!chromium) {

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { PROBLEM } from '../shared/wire/protocol.ts';
+import { PROBLEM } from 'sw-outbox/wire';
 import { DEMO_AUTH_SECRET, DemoAuth, secretWeakness } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { handleError, MAX_PARAM_LENGTH, MalformedBodyError } from './error-handler.ts';

@@ -5,8 +5,8 @@ import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http-s
 import type { StartOptions } from './start.ts';
 import type { StoreConfig } from './store/open.ts';
 
-/** Usage text of `npm run server -- …`. */
-export const USAGE = `usage: npm run server -- [options]
+/** Usage text of the `sw-outbox-server` command (`npm run server -- …` in this repository). */
+export const USAGE = `usage: sw-outbox-server [options]
   --port <n>             port, 0 for a free one (env PORT, default 8080)
   --host <address>       address to listen on (default 127.0.0.1); beyond loopback it needs
                          --auth-secret (at least 32 characters) and refuses --admin

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { HEADER, PROBLEM, type ProblemType } from '../shared/wire/protocol.ts';
+import { HEADER, PROBLEM, type ProblemType } from 'sw-outbox/wire';
 import { sendProblem } from './problem.ts';
 import { StoreUnavailableError } from './store/port.ts';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { formatSha256Digest } from '../shared/wire/protocol.ts';
+import { formatSha256Digest } from 'sw-outbox/wire';
 
 /**
  * Request fingerprints on the server (SPEC §9, §15). The ledger compares a retry with the request

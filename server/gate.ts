@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { HEADER, PROBLEM } from '../shared/wire/protocol.ts';
+import { HEADER, PROBLEM } from 'sw-outbox/wire';
 import { isLoopback, type TokenCheck } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { sendProblem } from './problem.ts';

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { HEADER, PROBLEM, type ProblemType } from '../shared/wire/protocol.ts';
+import { HEADER, PROBLEM, type ProblemType } from 'sw-outbox/wire';
 import {
   PROBLEM_CONTENT_TYPE_HEADER,
   type ProblemExtras,

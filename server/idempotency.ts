@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HEADER, PROBLEM, parseIdempotencyKey } from '../shared/wire/protocol.ts';
+import { HEADER, PROBLEM, parseIdempotencyKey } from 'sw-outbox/wire';
 import type { AppContext } from './context.ts';
 import { parseContentDigest, requestFingerprint } from './fingerprint.ts';
 import { sendProblem } from './problem.ts';

@@ -5,7 +5,7 @@ import {
   PROBLEM_CONTENT_TYPE,
   type ProblemBody,
   type ProblemType,
-} from '../shared/wire/protocol.ts';
+} from 'sw-outbox/wire';
 
 const TITLES: Record<ProblemType, string> = {
   [PROBLEM.keyMissing]: 'Idempotency-Key is required on writes',

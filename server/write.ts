@@ -5,7 +5,7 @@ import {
   MAX_REVISION,
   PROBLEM,
   parseRevisionTag,
-} from '../shared/wire/protocol.ts';
+} from 'sw-outbox/wire';
 import type { AppContext } from './context.ts';
 import { EMPTY_BODY_DIGEST, parseContentDigest } from './fingerprint.ts';
 import { answerCompleted, answerInflight, fingerprintOf, sendStored } from './idempotency.ts';

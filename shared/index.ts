@@ -8,6 +8,7 @@
 export { BUNDLE_VERSION, createOutboxCore, DEFAULT_TUNING } from './core/outbox-core.ts';
 export type { OutboxCore, OutboxCoreConfig, OutboxTuning } from './core/types.ts';
 export type { ConflictEvidence } from './model/conflict-evidence.ts';
+export { EnqueueInputSchema } from './model/enqueue-input.ts';
 export { ERROR_CODES, type ErrorCode, isErrorCode, OutboxError } from './model/errors.ts';
 export type {
   CollectionHandler,

@@ -59,6 +59,7 @@ export class DemoApp implements Actions {
       events: [],
       tally: loadTally(session.user),
       progress: { done: 0, left: 0 },
+      settling: [],
     };
   }
 
@@ -113,7 +114,9 @@ export class DemoApp implements Actions {
   #onRows(rows: RowView[]): void {
     const before = new Set(this.state.rows.map((row) => row.id));
     const now = new Set(rows.map((row) => row.id));
-    const settled = [...before].filter((id) => !now.has(id)).length;
+    const gone = this.state.rows.filter((row) => !now.has(row.id));
+    const settled = gone.length;
+    this.state.settling = [...this.state.settling.filter((row) => !now.has(row.id)), ...gone];
     const left = rows.filter((row) => row.status !== 'blocked' && row.status !== 'held').length;
     const { progress } = this.state;
     this.state.progress =
@@ -160,6 +163,7 @@ export class DemoApp implements Actions {
     if (this.#cache.applyReceipts(receipts)) this.state.notes = this.#cache.all();
     // Once nothing is pending, the server's list is the truth again (edits from elsewhere).
     if (drained) await this.refreshNotes();
+    this.state.settling = [];
     // Settled rows change the server's counters: show them with the receipts, not 2 s later.
     await this.#refreshServerSide();
   }
@@ -245,7 +249,10 @@ export class DemoApp implements Actions {
       this.state.session = await signIn(this.state.session.user);
       await this.#outbox?.setAuth(authHeaders(this.state.session), { persist: true });
       const resumed = (await this.#outbox?.resumeHeld()) ?? 0;
-      notify('ok', `Signed in again: ${resumed} held change${resumed === 1 ? '' : 's'} resume.`);
+      notify(
+        'ok',
+        `Signed in again: ${resumed} held change${resumed === 1 ? ' is' : 's are'} sent again.`,
+      );
       await this.refreshNotes();
     });
   }

@@ -26,6 +26,13 @@ export function renderStatus(state: AppState, actions: Actions): void {
           h('button', { onclick: () => actions.signInAgain() }, 'Sign in again'),
         )
       : null,
+    typeof navigator !== 'undefined' && navigator.onLine === false
+      ? h(
+          'p',
+          { class: 'banner offline', 'data-banner': 'browser-offline' },
+          'This browser is offline. Keep editing: changes wait in the outbox, and the worker sends them once the network is back — with this tab closed too.',
+        )
+      : null,
     offline
       ? h(
           'p',
@@ -50,12 +57,16 @@ function renderProgress(state: AppState): void {
         ? h(
             'p',
             { class: 'sync attention' },
-            `${blocked} change${blocked === 1 ? '' : 's'} need attention (blocked): see the inspector.`,
+            `${blocked} change${blocked === 1 ? ' needs' : 's need'} attention (blocked): see the inspector.`,
           )
         : h(
             'p',
             { class: 'sync idle' },
-            state.rows.length === 0 ? 'All changes are on the server.' : '',
+            state.rows.length > 0
+              ? ''
+              : state.settling.length > 0
+                ? 'Reading the server’s answers…'
+                : 'All changes are on the server.',
           ),
     );
     return;
@@ -121,7 +132,7 @@ export function renderControls(state: AppState, actions: Actions): void {
       control(
         'Drop 2 responses',
         () => actions.faults.dropResponses(),
-        'The server commits your next 2 writes, then cuts the connection: the outbox resends the same key and the server replays its answer.',
+        'The server commits your next 2 writes, then cuts the connection before answering. Chromium usually re-sends such a request itself (the row still shows 1 try); otherwise the outbox resends the same key. Either way the server answers the copy from its ledger: see “replays” under The server.',
         'drop',
       ),
       control(

@@ -65,6 +65,9 @@ function start(session: Session): void {
     });
   };
   app = new DemoApp(session, render);
+  // The browser's own network state has a banner of its own (DevTools → Network → Offline).
+  window.addEventListener('online', render);
+  window.addEventListener('offline', render);
   wireEditor(app);
   mount(
     byId('account'),

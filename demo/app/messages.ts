@@ -69,7 +69,7 @@ export function blockedHint(code: string | undefined): string {
   return 'See the detail below.';
 }
 
-const TIMEOUT_MS: Record<Tone, number> = { error: 15_000, info: 6000, ok: 4000 };
+const TIMEOUT_MS: Record<Tone, number> = { error: 15_000, info: 4000, ok: 3000 };
 
 /** Shows a message in the notices area; errors stay longer and can be dismissed. */
 export function notify(tone: Tone, message: Explained | string): void {
@@ -86,7 +86,7 @@ export function notify(tone: Tone, message: Explained | string): void {
   );
   const list = byId('notices');
   list.prepend(item);
-  while (list.children.length > 4) list.lastElementChild?.remove();
+  while (list.children.length > 2) list.lastElementChild?.remove();
   setTimeout(close, TIMEOUT_MS[tone]);
 }
 

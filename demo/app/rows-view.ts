@@ -61,9 +61,11 @@ export function renderRows(state: AppState, actions: Actions): void {
 function renderRow(view: RowView, current: string | undefined, actions: Actions) {
   const f = fieldsOf(view);
   const live = view.holderId !== undefined;
-  const holderText = f.claim
-    ? `${short(f.claim.holderId, 6)}${live ? '' : ' (expired)'}${live && f.claim.holderId !== current ? ' · not current' : ''}`
-    : '—';
+  // Only a live claim has a holder; an expired one is history (its fence stays in its column).
+  const holderText =
+    f.claim && live
+      ? `${short(f.claim.holderId, 6)}${f.claim.holderId !== current ? ' · not current' : ''}`
+      : '—';
   const intentOf =
     f.targetId.startsWith('pending:') && f.kind !== 'create' ? f.targetId.slice(8) : undefined;
   return [

@@ -27,6 +27,11 @@ export interface AppState {
   lastFlush?: { at: number; report: FlushReport };
   /** Rows settled since the outbox was last empty, and how many are still to go. */
   progress: { done: number; left: number };
+  /**
+   * Rows that left the outbox whose receipts are not read yet: the editor keeps showing their
+   * changes until the receipts put them into the notes, so a synced note never blinks out.
+   */
+  settling: RowView[];
 }
 
 /** What the views may ask for. */

@@ -11,6 +11,10 @@ test('edits made offline reach the server exactly once after the tab is closed a
   user,
 }) => {
   await demo.open();
+  // Before sign-in only the sign-in form shows: no editor whose form could be submitted.
+  await expect(demo.page.locator('#signin')).toBeVisible();
+  await expect(demo.page.locator('#editor')).toBeHidden();
+  await expect(demo.page.locator('#inspector')).toBeHidden();
   await demo.signIn(user);
   await expect(demo.page.locator('#cards .empty')).toBeVisible();
 

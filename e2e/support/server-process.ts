@@ -9,7 +9,7 @@ export type EffectStats = PrincipalStats;
 
 /** How to start one reference-server process for a test or a benchmark. */
 export interface LaunchOptions {
-  /** Node arguments before the server's own (`['dist/server/cli.js']`, `['scripts/start.mjs']`, …). */
+  /** Node arguments before the server's own (`['server/dist/cli.js']`, `['scripts/start.mjs']`, …). */
   command: string[];
   /** Arguments after `--db <temp file>`. */
   args?: string[];

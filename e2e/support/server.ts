@@ -19,7 +19,7 @@ export interface Note {
 export class ReferenceServer extends ServerProcess {
   static async start(): Promise<ReferenceServer> {
     const { url, child, dir } = await ServerProcess.launch({
-      command: ['dist/server/cli.js', '--port', '0'],
+      command: ['server/dist/cli.js', '--port', '0'],
       args: ['--admin', '--static', 'dist/e2e'],
       label: 'e2e',
       timeoutMs: 15_000,

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PROBLEM } from '../../shared/wire/protocol.ts';
+import { PROBLEM } from 'sw-outbox/wire';
 import { isLoopback } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { LOOPBACK_ONLY_DETAIL } from '../gate.ts';

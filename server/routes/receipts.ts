@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ID_PATTERN, PROBLEM, parseIdempotencyKey } from '../../shared/wire/protocol.ts';
+import { ID_PATTERN, PROBLEM, parseIdempotencyKey } from 'sw-outbox/wire';
 import type { AppContext } from '../context.ts';
 import { sendProblem } from '../problem.ts';
 

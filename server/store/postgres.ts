@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { formatRevisionTag } from '../../shared/wire/protocol.ts';
+import { formatRevisionTag } from 'sw-outbox/wire';
 import {
   deletedJson,
   type NoteRecord,

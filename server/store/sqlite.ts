@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { formatRevisionTag } from '../../shared/wire/protocol.ts';
+import { formatRevisionTag } from 'sw-outbox/wire';
 import { GroupCommit } from './group-commit.ts';
 import {
   deletedJson,

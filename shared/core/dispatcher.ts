@@ -1,6 +1,6 @@
 import type { CollectionHandler } from '../model/handler.ts';
 import type { Outcome } from '../model/outcome.ts';
-import type { FlushReport } from '../model/protocol.ts';
+import { emptyFlushReport, type FlushReport } from '../model/protocol.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
@@ -14,7 +14,7 @@ import {
   selectSendableRows,
   targetKey,
 } from '../plan/select.ts';
-import { emptyFlushReport, type FlushState, FlushStop, Semaphore } from './flush-state.ts';
+import { type FlushState, FlushStop, Semaphore } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { recoverOrphanIntents } from './orphan-intents.ts';
 import { lookupPredecessors } from './predecessors.ts';

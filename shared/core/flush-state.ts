@@ -29,21 +29,6 @@ export interface FlushState {
   stop?: FlushReport['stopped'];
 }
 
-/** A report of a flush that did nothing. */
-export function emptyFlushReport(): FlushReport {
-  return {
-    claimed: 0,
-    succeeded: 0,
-    transient: 0,
-    held: 0,
-    blocked: 0,
-    conflicts: 0,
-    stale: 0,
-    remaining: 0,
-    nextAttemptAt: null,
-  };
-}
-
 /** A counting semaphore: `run` waits for a free slot, runs, and frees it. */
 export class Semaphore {
   #free: number;

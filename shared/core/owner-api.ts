@@ -1,11 +1,7 @@
 import { checkEnqueueInput } from '../model/arguments.ts';
+import { EnqueueInputSchema } from '../model/enqueue-input.ts';
 import { OutboxError } from '../model/errors.ts';
-import {
-  EnqueueInputSchema,
-  type EnqueueResult,
-  type FlushOptions,
-  type FlushReport,
-} from '../model/protocol.ts';
+import type { EnqueueResult, FlushOptions, FlushReport } from '../model/protocol.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, pendingCreateId } from '../model/row.ts';
 import { summarizeIssues } from '../model/schema-kit.ts';

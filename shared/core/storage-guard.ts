@@ -22,6 +22,10 @@ export async function guardStorage<T>(
   } catch (error) {
     if (boundary === 'flush') throw error instanceof FlushStop ? error : new FlushStop('storage');
     if (error instanceof OutboxError) throw error;
+    // What the store could not clone (a proxy the checks could not see through) is the
+    // caller's value, not a fault of the device.
+    if (error instanceof Error && error.name === 'DataCloneError')
+      throw new OutboxError('invalid_value', `a value cannot be stored: ${error.message}`);
     if (isQuotaError(error))
       throw new OutboxError('quota_exceeded', undefined, { cause: String(error) });
     throw new OutboxError('storage', undefined, { cause: String(error) });

@@ -9,26 +9,20 @@ import type { FlushOptions, RowFilter } from './protocol.ts';
  * to the worker is a typed error there, not a `DataCloneError` or a call that never answers —
  * and again in the worker, which trusts no page. Each check returns the value, typed, or
  * throws an {@link OutboxError} with a code and the argument's name in `details`. No zod here:
- * the page's initial bundle carries these.
+ * the page's first load carries these, so they stay small.
  */
 
-const MAX_ID_LENGTH = 200;
-const MAX_LIMIT = 10_000;
-const MAX_HEADER_NAME = 200;
-const MAX_HEADER_VALUE = 8192;
+/** What an option may hold: a string, a boolean, or a whole number from 1 to 10,000. */
+type OptionKind = 'string' | 'boolean' | 'count';
 
-function fail(
-  code: 'invalid_argument' | 'invalid_id',
-  argument: string,
-  message: string,
-): OutboxError {
-  return new OutboxError(code, `invalid ${argument}: ${message}`, { argument });
+function fail(code: 'invalid_argument' | 'invalid_id', argument: string, why: string): never {
+  throw new OutboxError(code, `invalid ${argument}: ${why}`, { argument });
 }
 
-/** Plain JSON, acyclic, bounded: the problem as an error, with its code and path. */
+/** Plain JSON, acyclic, bounded: the problem as an error with its own code and path. */
 function assertJson(value: unknown, argument: string, maxDepth = MAX_VALUE_DEPTH): void {
   const problem = inspectJson(value, { path: argument, maxDepth });
-  if (problem !== undefined) {
+  if (problem)
     throw new OutboxError(
       problem.code,
       `invalid ${argument}: ${problem.path}: ${problem.message}`,
@@ -37,95 +31,78 @@ function assertJson(value: unknown, argument: string, maxDepth = MAX_VALUE_DEPTH
         path: problem.path,
       },
     );
-  }
 }
 
-/** An optional options object: undefined, or a plain object with only the named keys. */
-function optionsObject(
+function isOption(kind: OptionKind, value: unknown): boolean {
+  if (kind === 'count')
+    return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 10_000;
+  return typeof value === kind;
+}
+
+/** An optional options object: undefined, or a plain object whose keys are all known. */
+function options<T>(
   value: unknown,
   argument: string,
-  keys: readonly string[],
-): Record<string, unknown> | undefined {
+  keys: Record<string, OptionKind>,
+): T | undefined {
   if (value === undefined) return undefined;
   assertJson(value, argument);
-  if (!isPlainObject(value)) throw fail('invalid_argument', argument, 'expected an object');
-  for (const key of Object.keys(value)) {
-    if (!keys.includes(key))
-      throw fail(
+  if (!isPlainObject(value)) fail('invalid_argument', argument, 'expected an object');
+  for (const [key, option] of Object.entries(value)) {
+    const kind = keys[key];
+    if (kind === undefined) fail('invalid_argument', argument, `unknown key "${key}"`);
+    if (option !== undefined && !isOption(kind, option))
+      fail(
         'invalid_argument',
         argument,
-        `unknown key "${key}" (expected ${keys.join(', ')})`,
+        `${key} must be a ${kind === 'count' ? 'whole number from 1 to 10000' : kind}`,
       );
   }
-  return value;
+  return value as T;
 }
 
 /** A row id, request id or subscription id: a non-empty string of at most 200 characters. */
 export function checkId(value: unknown, argument = 'id'): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH)
-    throw fail('invalid_id', argument, `expected a string of 1 to ${MAX_ID_LENGTH} characters`);
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200)
+    fail('invalid_id', argument, 'expected a string of 1 to 200 characters');
   return value;
 }
 
 /** The filter of `rows()` and `subscribe()`: a collection, one record, or nothing. */
 export function checkFilter(value: unknown, argument = 'filter'): RowFilter | undefined {
-  const filter = optionsObject(value, argument, ['collection', 'targetId']);
-  if (filter === undefined) return undefined;
-  for (const key of ['collection', 'targetId'] as const) {
-    if (filter[key] !== undefined && typeof filter[key] !== 'string')
-      throw fail('invalid_argument', argument, `${key} must be a string`);
-  }
-  return filter as RowFilter;
+  return options(value, argument, { collection: 'string', targetId: 'string' });
 }
 
 /** `{ limit? }` of `conflicts()` and `receipts()`: a whole number from 1 to 10,000. */
 export function checkLimit(value: unknown, argument = 'options'): { limit?: number } | undefined {
-  const options = optionsObject(value, argument, ['limit']);
-  const limit = options?.limit;
-  if (
-    limit !== undefined &&
-    (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
-  )
-    throw fail('invalid_argument', argument, `limit must be a whole number from 1 to ${MAX_LIMIT}`);
-  return options as { limit?: number } | undefined;
+  return options(value, argument, { limit: 'count' });
 }
 
 /** The options of `flush()`: `{ force? }` with a boolean. */
 export function checkFlushOptions(value: unknown, argument = 'options'): FlushOptions | undefined {
-  const options = optionsObject(value, argument, ['force']);
-  if (options?.force !== undefined && typeof options.force !== 'boolean')
-    throw fail('invalid_argument', argument, 'force must be a boolean');
-  return options as FlushOptions | undefined;
-}
-
-/** The headers of `setAuth`: null (forget), or header names to string values. */
-export function checkHeaders(value: unknown, argument = 'headers'): Record<string, string> | null {
-  if (value === null) return null;
-  assertJson(value, argument);
-  if (!isPlainObject(value)) throw fail('invalid_argument', argument, 'expected an object or null');
-  for (const [name, header] of Object.entries(value)) {
-    if (name.length === 0 || name.length > MAX_HEADER_NAME)
-      throw fail(
-        'invalid_argument',
-        argument,
-        `a header name must have 1 to ${MAX_HEADER_NAME} characters`,
-      );
-    if (typeof header !== 'string' || header.length > MAX_HEADER_VALUE)
-      throw fail(
-        'invalid_argument',
-        argument,
-        `header "${name}" must be a string of at most ${MAX_HEADER_VALUE} characters`,
-      );
-  }
-  return value as Record<string, string>;
+  return options(value, argument, { force: 'boolean' });
 }
 
 /** The options of `setAuth`: `{ persist? }` with a boolean. */
 export function checkAuthOptions(value: unknown, argument = 'options'): SetAuthOptions | undefined {
-  const options = optionsObject(value, argument, ['persist']);
-  if (options?.persist !== undefined && typeof options.persist !== 'boolean')
-    throw fail('invalid_argument', argument, 'persist must be a boolean');
-  return options as SetAuthOptions | undefined;
+  return options(value, argument, { persist: 'boolean' });
+}
+
+/** The headers of `setAuth`: null (forget), or header names (1–200 chars) to strings (≤ 8 KiB). */
+export function checkHeaders(value: unknown, argument = 'headers'): Record<string, string> | null {
+  if (value === null) return null;
+  assertJson(value, argument);
+  if (!isPlainObject(value)) fail('invalid_argument', argument, 'expected an object');
+  for (const [name, header] of Object.entries(value)) {
+    if (
+      name.length === 0 ||
+      name.length > 200 ||
+      typeof header !== 'string' ||
+      header.length > 8192
+    )
+      fail('invalid_argument', argument, `bad header "${name}"`);
+  }
+  return value as Record<string, string>;
 }
 
 /** A listener of `subscribe()` or `watch()` (in the worker: a Comlink proxy of one). */
@@ -133,21 +110,20 @@ export function checkListener<T extends (value: never) => unknown>(
   value: unknown,
   argument = 'listener',
 ): T {
-  if (typeof value !== 'function') throw fail('invalid_argument', argument, 'expected a function');
+  if (typeof value !== 'function') fail('invalid_argument', argument, 'expected a function');
   return value as T;
 }
 
 /**
  * The input of `enqueue`, as far as it can be checked without its schema: a plain object of
- * plain JSON whose payload and meta nest at most 64 levels. Its fields are checked by the schema
- * in the worker (`invalid_intent`, `invalid_id`).
+ * plain JSON whose payload and meta nest at most 64 levels (the input is one level above them).
+ * Its fields are checked by the schema in the worker (`invalid_intent`, `invalid_id`).
  */
 export function checkEnqueueInput(value: unknown, argument = 'input'): Record<string, unknown> {
   if (!isPlainObject(value))
     throw new OutboxError('invalid_intent', `invalid ${argument}: expected an object`, {
       argument,
     });
-  // The input is one level above its payload and meta.
   assertJson(value, argument, MAX_VALUE_DEPTH + 1);
   return value;
 }

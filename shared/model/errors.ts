@@ -11,11 +11,9 @@ export const ERROR_CODES = {
   quota_exceeded: 'The browser refused to store more data; free space or discard rows, then retry.',
   row_too_large:
     'The stored row (payload, meta and request together) would exceed maxRowBytes; send less.',
-  value_cyclic: 'An argument refers to itself; pass plain JSON without cycles (see details.path).',
-  value_too_deep:
-    'An argument nests deeper than 64 levels; flatten it (see details.path for where).',
-  invalid_value:
-    'An argument holds something that is not plain JSON (a function, promise, class instance, DOM node, Date, a getter that throws…); pass plain objects, arrays, strings, numbers, booleans and null.',
+  value_cyclic: 'A value refers to itself; pass JSON without cycles (details.path says where).',
+  value_too_deep: 'A value nests deeper than 64 levels; flatten it (details.path says where).',
+  invalid_value: 'A value is not plain JSON (a function, class instance, Date…); pass plain data.',
   unknown_collection:
     'No handler is configured for this collection; add one to createOutboxEngine.',
   not_found: 'No row with this id exists for this owner; it may have been settled already.',

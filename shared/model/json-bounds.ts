@@ -31,16 +31,14 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 function kindOf(value: unknown): string {
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'symbol') return 'a symbol';
-  if (typeof value === 'bigint') return 'a bigint';
-  if (typeof value === 'undefined') return 'undefined';
+  if (typeof value !== 'object') return typeof value;
   try {
-    const name = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)
-      ?.constructor?.name;
-    return typeof name === 'string' && name !== '' ? `a ${name}` : 'an object with a prototype';
+    return (
+      (Object.getPrototypeOf(value) as { constructor?: { name?: string } }).constructor?.name ||
+      'object'
+    );
   } catch {
-    return 'an object that cannot be inspected';
+    return 'object';
   }
 }
 
@@ -55,102 +53,55 @@ export function inspectJson(
 ): ValueProblem | undefined {
   const maxDepth = options.maxDepth ?? MAX_VALUE_DEPTH;
   const root = options.path ?? '';
-  // Depth-first, with the ancestors of each node on the stack: a node seen among its own
-  // ancestors is a cycle; one seen elsewhere is a shared reference, which JSON repeats.
-  type Frame = { value: unknown; path: string; depth: number; exit?: true };
-  const stack: Frame[] = [{ value, path: root, depth: 0 }];
-  const ancestors = new Set<object>();
-  const at = (path: string) => path || '(root)';
+  // Depth-first, with the ancestors of each node in a set: a node met among its own ancestors
+  // is a cycle; one met elsewhere is a shared reference, which JSON simply repeats.
+  const stack: Array<{ value: unknown; path: string; depth: number; exit?: true }> = [
+    { value, path: root, depth: 0 },
+  ];
+  const ancestors = new Set<unknown>();
   while (stack.length > 0) {
-    const frame = stack.pop()!;
-    const current = frame.value;
-    if (frame.exit) {
-      ancestors.delete(current as object);
+    const { value: current, path, depth, exit } = stack.pop()!;
+    const problem = (code: ValueProblem['code'], message: string): ValueProblem => ({
+      code,
+      path: path || '(root)',
+      message,
+    });
+    if (exit) {
+      ancestors.delete(current);
       continue;
     }
     if (current === null || typeof current === 'string' || typeof current === 'boolean') continue;
+    if (current === undefined && path !== root) continue;
     if (typeof current === 'number') {
       if (Number.isFinite(current)) continue;
-      return { code: 'invalid_value', path: at(frame.path), message: `${current} is not JSON` };
+      return problem('invalid_value', `${current} is not JSON`);
     }
-    if (typeof current !== 'object') {
-      if (current === undefined && frame.path !== root) continue;
-      return {
-        code: 'invalid_value',
-        path: at(frame.path),
-        message: `${kindOf(current)} is not plain JSON`,
-      };
-    }
-    let isArray: boolean;
-    try {
-      isArray = Array.isArray(current);
-    } catch {
-      return { code: 'invalid_value', path: at(frame.path), message: 'a revoked proxy' };
-    }
-    if (!isArray && !isPlainObject(current)) {
-      return {
-        code: 'invalid_value',
-        path: at(frame.path),
-        message: `${kindOf(current)} is not plain JSON`,
-      };
-    }
-    if (ancestors.has(current)) {
-      return { code: 'value_cyclic', path: at(frame.path), message: 'the value refers to itself' };
-    }
-    if (frame.depth > maxDepth) {
-      return {
-        code: 'value_too_deep',
-        path: at(frame.path),
-        message: `nested deeper than ${maxDepth} levels`,
-      };
-    }
-    ancestors.add(current);
-    stack.push({ value: current, path: frame.path, depth: frame.depth, exit: true });
     let entries: [string, unknown][];
     try {
+      const isArray = Array.isArray(current);
+      if (!isArray && !isPlainObject(current))
+        return problem('invalid_value', `a ${kindOf(current)} is not plain JSON`);
+      if (ancestors.has(current)) return problem('value_cyclic', 'the value refers to itself');
+      if (depth > maxDepth)
+        return problem('value_too_deep', `nested deeper than ${maxDepth} levels`);
       entries = isArray
-        ? Array.from(current as unknown[], (item, i) => [String(i), item] as [string, unknown])
-        : Object.keys(current).map((key) => [key, (current as Record<string, unknown>)[key]]);
+        ? Array.from(current as unknown[], (item, i) => [String(i), item])
+        : Object.keys(current as object).map((key) => [
+            key,
+            (current as Record<string, unknown>)[key],
+          ]);
+      if (isArray && entries.some(([, item]) => item === undefined))
+        return problem('invalid_value', 'an array holding undefined is not JSON');
     } catch (error) {
-      return {
-        code: 'invalid_value',
-        path: at(frame.path),
-        message: `reading it threw: ${error instanceof Error ? error.message : String(error)}`,
-      };
+      // A revoked proxy, a getter that throws: reading it failed.
+      return problem('invalid_value', `reading it threw: ${String(error)}`);
     }
+    ancestors.add(current);
+    stack.push({ value: current, path, depth, exit: true });
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, child] = entries[i]!;
-      if (isArray && child === undefined) {
-        return {
-          code: 'invalid_value',
-          path: at(join(frame.path, key)),
-          message: 'undefined is not JSON',
-        };
-      }
-      stack.push({ value: child, path: join(frame.path, key), depth: frame.depth + 1 });
+      stack.push({ value: child, path: path === '' ? key : `${path}.${key}`, depth: depth + 1 });
     }
   }
   return undefined;
-}
-
-function join(path: string, key: string): string {
-  return path === '' ? key : `${path}.${key}`;
-}
-
-/** The UTF-8 length of a string, without encoding it. */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code < 0xdc00 && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next < 0xe000) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
 }

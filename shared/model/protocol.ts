@@ -1,5 +1,5 @@
+import type { EnqueueInput } from './enqueue-input.ts';
 import type { OutboxRow, RowStatus } from './row.ts';
-import { type Infer, jsonValue, z } from './schema-kit.ts';
 import type { ConflictLedgerEntry, Receipt } from './store.ts';
 
 /**
@@ -7,23 +7,9 @@ import type { ConflictLedgerEntry, Receipt } from './store.ts';
  * {@link OutboxApi} over Comlink; the page sender runs the same object in the tab.
  */
 
-/** The id pattern every engine-accepted id must match (SPEC §9). */
-export const ID_PATTERN = /^[A-Za-z0-9_-]{8,80}$/;
-
-/** What the app hands to `enqueue`. A create omits `targetId` (it becomes `pending:<id>`). */
-export const EnqueueInputSchema = z.strictObject({
-  collection: z.string().check(z.minLength(1), z.maxLength(100)),
-  kind: z.string().check(z.minLength(1), z.maxLength(40)),
-  targetId: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
-  baseRevision: z.optional(z.nullable(z.number().check(z.int(), z.nonnegative()))),
-  payload: z.optional(jsonValue),
-  id: z.optional(z.string().check(z.regex(ID_PATTERN))),
-  meta: z.optional(jsonValue),
-  /** Optional: when given it must be the connection's owner (`owner_mismatch` otherwise). */
-  owner: z.optional(z.string().check(z.minLength(1))),
-});
-/** The argument of `enqueue`, as the app passes it. */
-export type EnqueueInput = Infer<typeof EnqueueInputSchema>;
+export { ID_PATTERN } from './id-pattern.ts';
+/** What the app hands to `enqueue` (checked in the worker by `EnqueueInputSchema`). */
+export type { EnqueueInput };
 
 /** How an enqueue ended: a new row, or the existing outcome for a repeated id (§9). */
 export interface EnqueueResult {
@@ -76,6 +62,21 @@ export interface FlushReport {
   /** The earliest `nextAttemptAt` among waiting rows, for the wake-up timer (§12). */
   nextAttemptAt: number | null;
   stopped?: 'conflict_storm' | 'successor_persist_failed' | 'storage' | 'offline';
+}
+
+/** A report of a flush that did nothing. */
+export function emptyFlushReport(): FlushReport {
+  return {
+    claimed: 0,
+    succeeded: 0,
+    transient: 0,
+    held: 0,
+    blocked: 0,
+    conflicts: 0,
+    stale: 0,
+    remaining: 0,
+    nextAttemptAt: null,
+  };
 }
 
 /** Telemetry events (SPEC §14 `onEvent`); `type` tags the union (STYLE). */

@@ -1,5 +1,5 @@
 import { inspectJson } from './json-bounds.ts';
-import { type Infer, jsonValue, summarizeIssues, z } from './schema-kit.ts';
+import { type Infer, jsonValue, stringRecord, summarizeIssues, z } from './schema-kit.ts';
 import { isUnreadable } from './store.ts';
 
 /**
@@ -11,7 +11,7 @@ export const RowRequestSchema = z.looseObject({
   fingerprint: z.string(),
   method: z.string(),
   url: z.string(),
-  headers: z.record(z.string(), z.string()),
+  headers: stringRecord(),
   body: z.nullable(z.string()),
 });
 
@@ -82,13 +82,9 @@ export interface Observed {
   raw: unknown;
 }
 
-/** `pending:<create row id>`: the target of edits to a create that has no server id yet (§8). */
-export const PENDING_PREFIX = 'pending:';
+import { pendingCreateId } from './pending.ts';
 
-/** The create row id a pending target refers to, or undefined for a server id. */
-export function pendingCreateId(targetId: string): string | undefined {
-  return targetId.startsWith(PENDING_PREFIX) ? targetId.slice(PENDING_PREFIX.length) : undefined;
-}
+export { PENDING_PREFIX, pendingCreateId } from './pending.ts';
 
 /** A stored value read back: parsed, or quarantine material when it failed to parse. */
 export type DecodedRow =

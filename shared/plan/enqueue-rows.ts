@@ -1,6 +1,5 @@
 import type { IntentInfo } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
-import { utf8Length } from '../model/json-bounds.ts';
 import type { EnqueueResult } from '../model/protocol.ts';
 import type { Observed } from '../model/row.ts';
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
@@ -264,7 +263,7 @@ function planRowWrite(
   replaced: Observed[],
   ctx: EnqueueContext,
 ): EnqueuePlan {
-  const bytes = utf8Length(JSON.stringify(row));
+  const bytes = new TextEncoder().encode(JSON.stringify(row)).length;
   if (bytes > ctx.maxRowBytes) {
     return {
       kind: 'reject',

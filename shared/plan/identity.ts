@@ -1,8 +1,6 @@
 import type { PreparedRequest } from '../model/handler.ts';
 import { formatIdempotencyKey, formatSha256Digest, HEADER } from '../model/headers.ts';
 import { canonicalJson } from '../model/json.ts';
-import type { IdSource } from '../model/ports.ts';
-import { ID_PATTERN } from '../model/protocol.ts';
 import type { RowRequest } from '../model/row.ts';
 import { sha256, sha256Hex } from './sha256.ts';
 
@@ -13,16 +11,7 @@ const encoder = new TextEncoder();
  * retry, and a fingerprint of the exact bytes, so the server can tell a replay from a misuse.
  */
 
-/** Whether an id is acceptable to the engine (`^[A-Za-z0-9_-]{8,80}$`). */
-export function isValidId(id: string): boolean {
-  return ID_PATTERN.test(id);
-}
-
-/** A new request id `<prefix>-<24 lowercase hex>`; the prefix is the collection or kind. */
-export function newRequestId(ids: IdSource, prefix: string): string {
-  const clean = prefix.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 40) || 'req';
-  return `${clean}-${ids.hex24()}`;
-}
+export { isValidId, newRequestId } from './request-id.ts';
 
 /** SHA-256 hex of the canonical JSON of `{ method, url, body, baseRevision }`. */
 export function fingerprintOf(

@@ -5,9 +5,10 @@ import type {
   PreparedRequest,
   ReceiptFacts,
 } from '../model/handler.ts';
-import { isJsonObject, type Json } from '../model/json.ts';
-import { pendingCreateId } from '../model/row.ts';
-import { formatRevisionTag, HEADER } from './protocol.ts';
+import { formatRevisionTag, HEADER } from '../model/headers.ts';
+import type { Json } from '../model/json.ts';
+import { isPlainObject } from '../model/json-bounds.ts';
+import { pendingCreateId } from '../model/pending.ts';
 
 /** Options of {@link restHandler}. */
 export interface RestHandlerOptions {
@@ -64,7 +65,7 @@ export function restHandler(options: RestHandlerOptions): CollectionHandler {
       }
     },
     readReceipt(body: Json): ReceiptFacts {
-      if (!isJsonObject(body)) return {};
+      if (!isPlainObject(body)) return {};
       const facts: ReceiptFacts = {};
       if (typeof body.id === 'string' || typeof body.id === 'number')
         facts.serverId = String(body.id);

@@ -30,7 +30,8 @@ export const ALLOWED: Record<Layer, readonly Layer[]> = {
   'shared-index': [...SHARED],
   sw: [...SHARED, 'sw'],
   client: [...SHARED, 'client'],
-  server: ['model', 'wire', 'server'],
+  // Its own package (SPEC §22): the library's wire types come by name, `sw-outbox/wire`.
+  server: ['server'],
 };
 
 /** Layers that must not touch the environment (SPEC §1: "may touch the environment? no"). */
@@ -46,8 +47,8 @@ const PACKAGES: Record<Layer, RegExp> = {
   runtime: /^comlink$/,
   'shared-index': /^$/,
   sw: /^(comlink|workbox-[a-z-]+)$/,
-  client: /^(comlink|workbox-[a-z-]+|react)$/,
-  server: /^(node:.+|fastify|@fastify\/.+|better-sqlite3|pg|zod)$/,
+  client: /^(comlink|workbox-[a-z-]+|workbox-window\/build\/workbox-window\.prod\.mjs|react)$/,
+  server: /^(node:.+|fastify|@fastify\/.+|better-sqlite3|pg|zod|sw-outbox\/wire)$/,
 };
 
 /**

@@ -1,7 +1,7 @@
 /**
- * A Node program that runs the reference server from the published declarations.
+ * A Node program that runs the reference server from the `sw-outbox-server` package's declarations.
  */
-import { startServer } from 'sw-outbox/server';
+import { startServer } from 'sw-outbox-server';
 
 export async function run(): Promise<string> {
   const server = await startServer({ port: 0, store: { kind: 'sqlite', path: ':memory:' } });
