@@ -1,8 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { PROBLEM } from 'sw-outbox/wire';
-import { DEMO_AUTH_SECRET, DemoAuth, secretWeakness } from './auth.ts';
+import { type Authenticate, DEMO_AUTH_SECRET, DemoAuth, secretWeakness } from './auth.ts';
 import type { AppContext } from './context.ts';
+import { allowCors } from './cors.ts';
 import { handleError, MAX_PARAM_LENGTH, MalformedBodyError } from './error-handler.ts';
 import { FaultInjector } from './faults.ts';
 import { sha256Digest } from './fingerprint.ts';
@@ -44,6 +45,13 @@ export interface AppOptions {
    */
   authSecret?: string;
   tokenTtlMs?: number;
+  /**
+   * Your own auth instead of the demo's tokens (see {@link Authenticate}); `POST /auth/login`
+   * is then not served.
+   */
+  authenticate?: Authenticate;
+  /** Origins allowed to call the server from a browser (CORS, `server/cors.ts`). Default none. */
+  corsOrigins?: readonly string[];
   /** Time for a request's headers to arrive. Default {@link DEFAULT_HEADERS_TIMEOUT_MS}. */
   headersTimeoutMs?: number;
   /** Time for a whole request to arrive. Default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
@@ -75,6 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ttlMs: options.tokenTtlMs,
       now,
     }),
+    ...(options.authenticate ? { authenticate: options.authenticate } : {}),
     loopbackAuthOnly: secretWeakness(options.authSecret) !== undefined,
     faults: options.faults ?? new FaultInjector(),
     stats: new ServerStats({ perKey: admin }),
@@ -140,7 +149,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendProblem(reply, 404, PROBLEM.notFound);
   });
 
-  await app.register(loginRoutes(ctx));
+  allowCors(app, options.corsOrigins ?? []);
+  if (!options.authenticate) await app.register(loginRoutes(ctx));
   await app.register(async (scope) => {
     scope.addHook('onRequest', gate(ctx));
     await scope.register(notesRoutes(ctx));

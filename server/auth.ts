@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 
 /** Demo user names: what `POST /auth/login` accepts and what becomes the ledger's principal. */
 export const USER_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
@@ -50,6 +51,16 @@ export type TokenCheck =
   | { kind: 'missing' }
   | { kind: 'invalid' }
   | { kind: 'expired'; user: string };
+
+/**
+ * An app's own auth (SPEC §15: "a real deployment plugs in its own auth; the ledger only needs
+ * a principal"): reads a request — its headers, cookies, peer — and says who sent it. `ok`
+ * names the principal the ledger keys by; `expired` and `invalid` are answered 401 with
+ * `WWW-Authenticate` (the client holds its rows until the app gives it new credentials);
+ * `missing` is 401 too. It may return a promise (a token introspection, a session store); a
+ * rejected promise is answered 503, so the client retries the same key later.
+ */
+export type Authenticate = (request: FastifyRequest) => TokenCheck | Promise<TokenCheck>;
 
 /** Options of {@link DemoAuth}. */
 export interface DemoAuthOptions {

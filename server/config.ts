@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_RETENTION_MS } from './app.ts';
 import { ConfigError } from './config-error.ts';
+import { parseCorsOrigins } from './cors.ts';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http-server.ts';
 import type { StartOptions } from './start.ts';
 import type { StoreConfig } from './store/open.ts';
@@ -17,6 +18,8 @@ export const USAGE = `usage: sw-outbox-server [options]
   --pool-size <n>        PostgreSQL connections (default 10)
   --admin                enable /__faults and /__stats (env SW_OUTBOX_ADMIN=1)
   --static <dir>         serve files from <dir> for other GET requests
+  --cors-origin <origin> let pages of <origin> call the server (repeatable; env CORS_ORIGINS,
+                         comma-separated), e.g. --cors-origin https://app.example.com
   --no-conflict-copy     send only currentRevision with a 412, not the server copy
   --auth-secret <s>      demo token secret, shared by instances (env AUTH_SECRET); without
                          it the public demo secret signs tokens for loopback clients only
@@ -70,7 +73,16 @@ export function parseServerArgs(argv: readonly string[], env: Env = {}): CliOpti
     bodyLimit: integer('--body-limit', values['body-limit'], 64 * 1024),
     headersTimeoutMs,
     requestTimeoutMs,
+    corsOrigins: corsOrigins(values['cors-origin'] ?? env.CORS_ORIGINS?.split(',') ?? []),
   };
+}
+
+function corsOrigins(values: readonly string[]): string[] {
+  try {
+    return parseCorsOrigins(values.map((value) => value.trim()).filter((value) => value !== ''));
+  } catch (error) {
+    throw new ConfigError(`--cors-origin: ${(error as Error).message}`);
+  }
 }
 
 function parse(argv: readonly string[]) {
@@ -87,6 +99,7 @@ function parse(argv: readonly string[]) {
       'pool-size': { type: 'string' },
       admin: { type: 'boolean' },
       static: { type: 'string' },
+      'cors-origin': { type: 'string', multiple: true },
       'no-conflict-copy': { type: 'boolean' },
       'auth-secret': { type: 'string' },
       'retention-days': { type: 'string' },

@@ -1,4 +1,4 @@
-import type { DemoAuth } from './auth.ts';
+import type { Authenticate, DemoAuth } from './auth.ts';
 import type { FaultInjector } from './faults.ts';
 import type { InflightKeys } from './inflight.ts';
 import type { ServerStats } from './stats.ts';
@@ -8,6 +8,8 @@ import type { ServerStore } from './store/port.ts';
 export interface AppContext {
   store: ServerStore;
   auth: DemoAuth;
+  /** The app's own auth, when it plugs one in (replaces the demo's tokens and login). */
+  authenticate?: Authenticate;
   /**
    * The token secret is public or weak (the demo default): only loopback peers may log in or
    * present tokens, so a deployment that forgot its secret cannot be entered from outside.

@@ -10,8 +10,14 @@ const CHALLENGE = 'Bearer realm="sw-outbox"';
 export const LOOPBACK_ONLY_DETAIL =
   'this server signs tokens with the public demo secret, which is accepted from loopback clients only; set an auth secret';
 
-/** The auth check of a request: the token's, or a refusal for a peer beyond loopback. */
-function checkAuth(ctx: AppContext, request: FastifyRequest): TokenCheck | { kind: 'remote' } {
+type GateCheck = TokenCheck | { kind: 'remote' };
+
+/**
+ * The auth check of a request: the app's own `authenticate` hook when it has one; else the demo
+ * token's, or a refusal for a peer beyond loopback while the demo secret is public.
+ */
+function checkAuth(ctx: AppContext, request: FastifyRequest): GateCheck | Promise<GateCheck> {
+  if (ctx.authenticate) return ctx.authenticate(request);
   if (ctx.loopbackAuthOnly && !isLoopback(request.socket.remoteAddress)) return { kind: 'remote' };
   return ctx.auth.check(request.headers[HEADER.authorization]);
 }
@@ -20,8 +26,9 @@ function checkAuth(ctx: AppContext, request: FastifyRequest): TokenCheck | { kin
  * The `onRequest` gate of every protected route, in front of the ledger (SPEC §15): injected
  * 503/429 bursts first, then auth (401 with `WWW-Authenticate`). Neither touches the ledger, so
  * nothing is stored for 401, 429 or 503 and the same key works once the client recovers.
- * Callback style because nothing here awaits: it runs on every request and a promise per
- * request is measurable. An early answer is sent without calling `done`.
+ * Callback style, and synchronous unless an app's own `authenticate` returns a promise: it runs
+ * on every request and a promise per request is measurable. An early answer is sent without
+ * calling `done`.
  */
 export function gate(ctx: AppContext) {
   return function gateHook(
@@ -30,6 +37,25 @@ export function gate(ctx: AppContext) {
     done: HookHandlerDoneFunction,
   ) {
     const check = checkAuth(ctx, request);
+    if (check instanceof Promise) {
+      check.then(
+        (settled) => pass(settled, request, reply, done),
+        (error: unknown) => {
+          request.log.error({ err: error }, 'authenticate threw');
+          sendProblem(reply, 503, PROBLEM.unavailable, { detail: 'authentication failed' });
+        },
+      );
+      return;
+    }
+    pass(check, request, reply, done);
+  };
+
+  function pass(
+    check: GateCheck,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ) {
     if (ctx.faults.active) {
       const user = check.kind === 'ok' || check.kind === 'expired' ? check.user : undefined;
       const target = {
@@ -62,5 +88,5 @@ export function gate(ctx: AppContext) {
       reply.header(HEADER.wwwAuthenticate, `${CHALLENGE}${error}`);
       sendProblem(reply, 401, PROBLEM.authRequired);
     }
-  };
+  }
 }

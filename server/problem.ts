@@ -1,11 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import {
-  PROBLEM,
-  PROBLEM_CONTENT_TYPE,
-  type ProblemBody,
-  type ProblemType,
-} from 'sw-outbox/wire';
+import { PROBLEM, PROBLEM_CONTENT_TYPE, type ProblemBody, type ProblemType } from 'sw-outbox/wire';
 
 const TITLES: Record<ProblemType, string> = {
   [PROBLEM.keyMissing]: 'Idempotency-Key is required on writes',

@@ -1,11 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  formatRevisionTag,
-  HEADER,
-  MAX_REVISION,
-  PROBLEM,
-  parseRevisionTag,
-} from 'sw-outbox/wire';
+import { formatRevisionTag, HEADER, MAX_REVISION, PROBLEM, parseRevisionTag } from 'sw-outbox/wire';
 import type { AppContext } from './context.ts';
 import { EMPTY_BODY_DIGEST, parseContentDigest } from './fingerprint.ts';
 import { answerCompleted, answerInflight, fingerprintOf, sendStored } from './idempotency.ts';

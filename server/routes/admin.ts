@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { PROBLEM } from 'sw-outbox/wire';
+import { z } from 'zod';
 import { isLoopback } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { FaultRuleInputSchema } from '../faults.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { z } from 'zod';
 import { formatRevisionTag, HEADER, PROBLEM } from 'sw-outbox/wire';
+import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { checkBeforeBody } from '../idempotency.ts';
 import { sendProblem } from '../problem.ts';
