@@ -236,6 +236,14 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       checkLimit(o);
       return api((a) => a.conflicts(o));
     },
+    async restore(conflictId) {
+      checkId(conflictId, 'conflictId');
+      // Safe to retry after a reconnect: a conflict's restore is one row, by a derived id.
+      const result = await api((a) => a.restore(conflictId));
+      flushSoon();
+      void registered?.registration.then(requestBackgroundSync);
+      return result;
+    },
     receipts: async (o) => {
       checkLimit(o);
       return api((a) => a.receipts(o));

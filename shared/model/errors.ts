@@ -20,6 +20,8 @@ export const ERROR_CODES = {
     'No handler is configured for this collection; add one to createOutboxEngine.',
   not_found: 'No row with this id exists for this owner; it may have been settled already.',
   not_blocked: 'Only blocked rows can be retried or discarded; wait for the row to settle.',
+  history_unavailable:
+    'Nothing to restore: the server kept no copy of what this conflict overwrote (no history, expired, or the record was deleted).',
   storage: 'IndexedDB failed on this device; the row is kept and the next flush retries.',
   row_corrupt: 'A stored row failed to parse; it is quarantined with its raw value for inspection.',
   successor_unprepared: 'The successor of a create could not be prepared; retry or discard it.',
@@ -33,7 +35,8 @@ export const ERROR_CODES = {
   handler_failed:
     'A collection handler threw (see details); fix it, then retry the row (it replays) or the call.',
   origin_not_allowed: 'The request URL is outside allowedOrigins; fix the handler or the config.',
-  network: 'The network failed; the row is queued and retried with backoff.',
+  network:
+    'The network failed; rows are queued and retried with backoff, and a call that needed the server (restore) can be made again.',
   timeout: 'The call did not answer in time; it is safe to call again.',
   worker_unavailable: 'No service worker answered; reload the page or check the registration.',
   upgrade_blocked: 'An older tab keeps the database open on an old version; close other tabs.',

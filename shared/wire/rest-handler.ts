@@ -5,6 +5,7 @@ import type {
   PreparedRequest,
   ReceiptFacts,
 } from '../model/handler.ts';
+import type { HistoryRef } from '../model/history.ts';
 import { isJsonObject, type Json } from '../model/json.ts';
 import { pendingCreateId } from '../model/row.ts';
 import { formatRevisionTag, HEADER } from './protocol.ts';
@@ -62,6 +63,10 @@ export function restHandler(options: RestHandlerOptions): CollectionHandler {
             body,
           };
       }
+    },
+    // The reference server's history route (SPEC §10.1): `<base>/<id>/history/<revision>`.
+    historyUrl(ref: HistoryRef): string {
+      return `${itemUrl(ref.recordId)}/history/${ref.supersededRevision}`;
     },
     readReceipt(body: Json): ReceiptFacts {
       if (!isJsonObject(body)) return {};
