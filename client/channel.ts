@@ -8,7 +8,7 @@ import {
   REFUSED_MESSAGE,
   type RefusedMessage,
 } from '../shared/model/connection.ts';
-import { isErrorCode, OutboxError } from '../shared/model/errors.ts';
+import { isErrorCodeShaped, OutboxError } from '../shared/model/errors.ts';
 import { withTimeout } from './timeout.ts';
 
 /**
@@ -118,7 +118,7 @@ export class WorkerChannel {
     const refused = new Promise<never>((_, reject) => {
       port1.addEventListener('message', (event: MessageEvent) => {
         if (!isOutboxMessage<RefusedMessage>(event.data, REFUSED_MESSAGE)) return;
-        const code = isErrorCode(event.data.code) ? event.data.code : 'worker_unavailable';
+        const code = isErrorCodeShaped(event.data.code) ? event.data.code : 'worker_unavailable';
         reject(new OutboxError(code, event.data.message));
       });
     });

@@ -127,6 +127,19 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   };
   const flushSoon = (flushOptions: FlushOptions = {}) =>
     void flush(flushOptions).catch(() => undefined);
+  /** After a write: flush soon, and ask for Background Sync should the flush not get through. */
+  const written = <T>(result: T): T => {
+    flushSoon();
+    void registered?.registration.then(requestBackgroundSync);
+    return result;
+  };
+  /** A call whose argument is checked here, before anything is posted (G7). */
+  const checked =
+    <A, R>(check: (value: unknown) => unknown, call: (a: EndpointApi, arg: A) => Promise<R>) =>
+    async (arg: A): Promise<R> => {
+      check(arg);
+      return api((a) => call(a, arg));
+    };
 
   // A worker took control (first install, update, or a page sender's tab): hand over to it.
   const onControllerChange = () => {
@@ -197,10 +210,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
         isObject(input) && input.id === undefined && typeof input.collection === 'string'
           ? { ...input, id: newRequestId(cryptoIds, input.collection) }
           : input;
-      const result = await api((a) => a.enqueue(withId));
-      flushSoon();
-      void registered?.registration.then(requestBackgroundSync);
-      return result;
+      return written(await api((a) => a.enqueue(withId)));
     },
     subscribe: (listener, filter) =>
       subscriptions.rows(checkFilter(filter), checkListener(listener)),
@@ -209,14 +219,8 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       const reports = await flush(checkFlushOptions(flushOptions));
       return reports[0] ?? emptyFlushReport();
     },
-    rows: async (filter) => {
-      checkFilter(filter);
-      return api((a) => a.rows(filter));
-    },
-    row: async (id) => {
-      checkId(id);
-      return api((a) => a.row(id));
-    },
+    rows: checked(checkFilter, (a, filter) => a.rows(filter)),
+    row: checked(checkId, (a, id) => a.row(id)),
     stats: () => api((a) => a.stats()),
     async resumeHeld() {
       const resumed = await api((a) => a.resumeHeld());
@@ -228,22 +232,18 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       await api((a) => a.retry(id));
       flushSoon({ force: true });
     },
-    discard: async (id) => {
-      checkId(id);
-      return api((a) => a.discard(id));
+    discard: checked(checkId, (a, id) => a.discard(id)),
+    conflicts: checked(checkLimit, (a, o) => a.conflicts(o)),
+    async restore(conflictId) {
+      checkId(conflictId, 'conflictId');
+      // Safe to retry after a reconnect: a conflict's restore is one row, by a derived id.
+      return written(await api((a) => a.restore(conflictId)));
     },
-    conflicts: async (o) => {
-      checkLimit(o);
-      return api((a) => a.conflicts(o));
-    },
-    receipts: async (o) => {
-      checkLimit(o);
-      return api((a) => a.receipts(o));
-    },
-    receipt: async (requestId) => {
-      checkId(requestId, 'requestId');
-      return api((a) => a.receipt(requestId));
-    },
+    receipts: checked(checkLimit, (a, o) => a.receipts(o)),
+    receipt: checked(
+      (v) => checkId(v, 'requestId'),
+      (a, requestId) => a.receipt(requestId),
+    ),
     async setAuth(headers, authOptions = {}) {
       checkHeaders(headers);
       checkAuthOptions(authOptions);

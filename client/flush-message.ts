@@ -5,7 +5,7 @@ import {
   type FlushReply,
   isOutboxMessage,
 } from '../shared/model/connection.ts';
-import { isErrorCode, OutboxError } from '../shared/model/errors.ts';
+import { isErrorCodeShaped, OutboxError } from '../shared/model/errors.ts';
 import type { FlushOptions, FlushReport } from '../shared/model/protocol.ts';
 import { withTimeout } from './timeout.ts';
 
@@ -29,7 +29,7 @@ export function flushViaWorker(
       else
         reject(
           new OutboxError(
-            isErrorCode(data.error.code) ? data.error.code : 'storage',
+            isErrorCodeShaped(data.error.code) ? data.error.code : 'storage',
             data.error.message,
           ),
         );

@@ -8,7 +8,8 @@
  * ```
  */
 export type { SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
-export { ERROR_CODES, type ErrorCode, OutboxError } from '../shared/model/errors.ts';
+export { ERROR_CODES, type ErrorCode } from '../shared/model/error-codes.ts';
+export { OutboxError } from '../shared/model/errors.ts';
 export type { CollectionHandler } from '../shared/model/handler.ts';
 export type {
   EnqueueInput,

@@ -54,6 +54,7 @@ const CALLS: ReadonlyArray<(value: unknown) => [string, ...unknown[]]> = [
   (v) => ['subscribe', v],
   (v) => ['subscribe', bad('function'), v],
   (v) => ['watch', v, bad('function')],
+  (v) => ['restore', v],
 ];
 
 /** Calls the page API with generated hostile arguments; every call is refused, typed, quickly. */

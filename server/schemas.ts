@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_REVISION } from 'sw-outbox/wire';
 import { USER_PATTERN } from './auth.ts';
 
 /** Limits of the demo collection; bodies beyond the byte limit get 413 before parsing. */
@@ -52,6 +53,16 @@ const NOTE_ID = /^[A-Za-z0-9_-]{1,80}$/;
 
 /** `:id` of a note. */
 export const NoteParamsSchema = z.object({ id: z.string().regex(NOTE_ID) });
+
+/** `:id/history/:revision` of a note version (SPEC §10.1); revisions as `If-Match` has them. */
+export const NoteVersionParamsSchema = z.object({
+  id: z.string().regex(NOTE_ID),
+  revision: z
+    .string()
+    .regex(/^\d{1,10}$/)
+    .transform(Number)
+    .pipe(z.number().int().max(MAX_REVISION)),
+});
 
 /** `POST /auth/login`. */
 export const LoginSchema = z.strictObject({ user: z.string().regex(USER_PATTERN) });

@@ -3,8 +3,8 @@ import { formatRevisionTag, HEADER, MAX_REVISION, PROBLEM, parseRevisionTag } fr
 import type { AppContext } from './context.ts';
 import { EMPTY_BODY_DIGEST, parseContentDigest } from './fingerprint.ts';
 import { answerCompleted, answerInflight, fingerprintOf, sendStored } from './idempotency.ts';
-import { sendProblem } from './problem.ts';
-import type { WriteIdentity, WriteIntent, WriteOutcome } from './store/port.ts';
+import { type ProblemExtras, sendProblem } from './problem.ts';
+import type { NoteRecord, WriteIdentity, WriteIntent, WriteOutcome } from './store/port.ts';
 
 /**
  * `If-Match` of an update or delete: the revision, or an answer already sent (428 when absent,
@@ -97,15 +97,33 @@ export async function runWrite(
       ctx.stats.count(principal, 'conflicts');
       const { current } = outcome;
       reply.header(HEADER.etag, formatRevisionTag(current.revision));
-      return sendProblem(reply, 412, PROBLEM.revisionConflict, {
-        detail: `the note is at revision ${current.revision}`,
-        currentRevision: current.revision,
-        ...(ctx.conflictIncludesCurrent ? { current } : {}),
-      });
+      return sendProblem(reply, 412, PROBLEM.revisionConflict, conflictExtras(ctx, current));
     }
     case 'not-found':
       return sendProblem(reply, 404, PROBLEM.notFound);
   }
+}
+
+/** Where the reference server serves a version of a note (SPEC §10.1). */
+export function noteHistoryPath(id: string, revision: number): string {
+  return `/api/notes/${encodeURIComponent(id)}/history/${revision}`;
+}
+
+/**
+ * The members of a `revision-conflict` answer (SPEC §10, §10.1): the current revision, the
+ * server copy when configured, and `history`, the version the resend would overwrite — this
+ * server keeps it once superseded, so a client can read it later and restore it.
+ */
+export function conflictExtras(
+  ctx: Pick<AppContext, 'conflictIncludesCurrent'>,
+  current: NoteRecord,
+): ProblemExtras {
+  return {
+    detail: `the note is at revision ${current.revision}`,
+    currentRevision: current.revision,
+    ...(ctx.conflictIncludesCurrent ? { current } : {}),
+    history: { revision: current.revision, href: noteHistoryPath(current.id, current.revision) },
+  };
 }
 
 function sleep(ms: number): Promise<void> {

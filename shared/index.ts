@@ -9,7 +9,8 @@ export { BUNDLE_VERSION, createOutboxCore, DEFAULT_TUNING } from './core/outbox-
 export type { OutboxCore, OutboxCoreConfig, OutboxTuning } from './core/types.ts';
 export type { ConflictEvidence } from './model/conflict-evidence.ts';
 export { EnqueueInputSchema } from './model/enqueue-input.ts';
-export { ERROR_CODES, type ErrorCode, isErrorCode, OutboxError } from './model/errors.ts';
+export { ERROR_CODES, type ErrorCode, isErrorCode } from './model/error-codes.ts';
+export { OutboxError } from './model/errors.ts';
 export type {
   CollectionHandler,
   ConflictFacts,

@@ -13,7 +13,8 @@ export type {
   WatchUpdate,
 } from '../shared/model/connection.ts';
 export { PERIODIC_SYNC_TAG, PUSH_FLUSH_TYPE, SYNC_TAG } from '../shared/model/connection.ts';
-export { ERROR_CODES, type ErrorCode, OutboxError } from '../shared/model/errors.ts';
+export { ERROR_CODES, type ErrorCode } from '../shared/model/error-codes.ts';
+export { OutboxError } from '../shared/model/errors.ts';
 export type { CollectionHandler, ConflictPolicy } from '../shared/model/handler.ts';
 export type {
   FlushOptions,

@@ -1,15 +1,16 @@
 import type { ConflictLedgerEntry, Receipt } from '../../client/index.ts';
 import { byId, clock, h, mount, short } from './dom.ts';
-import type { AppState } from './state.ts';
+import { type Actions, type AppState, versionKey } from './state.ts';
 
 /**
  * How changes ended: the receipts (one per request the server applied, SPEC §5) with the effect
  * count the server reports for that idempotency key, and the conflict ledger (SPEC §10) with the
- * evidence of what each resend overwrote.
+ * evidence of what each resend overwrote — the overwritten version beside the final one, read
+ * from the server's history, and a button that writes the overwritten one back (§10.1).
  */
-export function renderLedger(state: AppState): void {
+export function renderLedger(state: AppState, actions: Pick<Actions, 'restore'>): void {
   renderReceipts(state);
-  renderConflicts(state);
+  renderConflicts(state, actions);
 }
 
 function renderReceipts(state: AppState): void {
@@ -80,7 +81,7 @@ function changeText(receipt: Receipt): string {
   return `${receipt.kind} ${short(receipt.serverId ?? receipt.targetId, 8)}`;
 }
 
-function renderConflicts(state: AppState): void {
+function renderConflicts(state: AppState, actions: Pick<Actions, 'restore'>): void {
   const container = byId('conflicts');
   if (state.conflicts.length === 0) {
     mount(
@@ -98,12 +99,19 @@ function renderConflicts(state: AppState): void {
     h(
       'ul',
       { class: 'conflicts' },
-      state.conflicts.map((entry) => conflictItem(entry, state.evidence[entry.successorId])),
+      state.conflicts.map((entry) =>
+        conflictItem(entry, state.evidence[entry.successorId], state.versions, actions),
+      ),
     ),
   );
 }
 
-function conflictItem(entry: ConflictLedgerEntry, evidence: unknown) {
+function conflictItem(
+  entry: ConflictLedgerEntry,
+  evidence: unknown,
+  versions: AppState['versions'],
+  actions: Pick<Actions, 'restore'>,
+) {
   const e = evidence as Evidence | undefined;
   return h(
     'li',
@@ -126,6 +134,7 @@ function conflictItem(entry: ConflictLedgerEntry, evidence: unknown) {
       pair('server copy', copyText(entry.copy)),
       pair('settled', clock(entry.settledAt)),
     ),
+    recovery(entry, versions, actions),
     e
       ? h(
           'details',
@@ -152,6 +161,84 @@ function conflictItem(entry: ConflictLedgerEntry, evidence: unknown) {
           ),
         )
       : null,
+  );
+}
+
+/**
+ * What the resend overwrote next to what it left, and the way back (SPEC §10.1): a restore is a
+ * new edit through the outbox, so it is shown as done once the ledger entry records its row.
+ */
+function recovery(
+  entry: ConflictLedgerEntry,
+  versions: AppState['versions'],
+  actions: Pick<Actions, 'restore'>,
+) {
+  const ref = entry.historyRef;
+  if (!ref) {
+    return h(
+      'p',
+      { class: 'fine recovery' },
+      'The server kept no copy of what was overwritten: nothing to restore.',
+    );
+  }
+  const version = (revision: number | null) =>
+    revision === null ? undefined : versions[versionKey(entry.targetId, revision)];
+  return h(
+    'div',
+    { class: 'recovery' },
+    h(
+      'div',
+      { class: 'versions' },
+      versionFigure(
+        'overwritten',
+        `overwritten: revision ${ref.supersededRevision}`,
+        version(ref.supersededRevision),
+      ),
+      versionFigure(
+        'final',
+        `final: revision ${entry.finalRevision ?? '?'}`,
+        version(entry.finalRevision),
+      ),
+    ),
+    entry.restoredBy
+      ? h(
+          'p',
+          { class: 'restored' },
+          'Restored: the overwritten version was enqueued again as ',
+          h('code', { title: entry.restoredBy.rowId }, short(entry.restoredBy.rowId, 10)),
+          '.',
+        )
+      : entry.kind === 'delete'
+        ? null
+        : h(
+            'button',
+            {
+              class: 'secondary',
+              'data-restore': entry.successorId,
+              onclick: () => actions.restore(entry.successorId),
+            },
+            'Restore the other device’s version',
+          ),
+  );
+}
+
+function versionFigure(
+  which: 'overwritten' | 'final',
+  caption: string,
+  value: AppState['versions'][string] | undefined,
+) {
+  return h(
+    'figure',
+    { class: `version ${which}`, 'data-version': which },
+    h('figcaption', {}, caption),
+    value === undefined
+      ? h('p', { class: 'muted' }, 'reading from the server…')
+      : value === 'missing'
+        ? h('p', { class: 'muted' }, 'no longer kept by the server')
+        : [
+            h('p', { class: 'version-title' }, value.title ?? ''),
+            value.body ? h('p', { class: 'version-body' }, value.body) : null,
+          ],
   );
 }
 

@@ -101,8 +101,8 @@ function draw(app: DemoApp): void {
     renderEffects(s),
   );
   section('rows', [s.rows, s.holder, s.connection], () => renderRows(s, app));
-  section('ledger', [s.receipts, s.conflicts, s.stats?.effectsByKey, s.evidence], () =>
-    renderLedger(s),
+  section('ledger', [s.receipts, s.conflicts, s.stats?.effectsByKey, s.evidence, s.versions], () =>
+    renderLedger(s, app),
   );
   section('events', [s.events.at(-1)?.seq, s.events.length, s.holder], () => renderEvents(s));
 }

@@ -14,6 +14,18 @@ export interface ServerNote {
   deleted?: boolean;
 }
 
+/**
+ * A version of a note as the server keeps it (SPEC §10.1): one a write superseded, or the
+ * current one (`supersededBy` and `supersededAt` null).
+ */
+export interface NoteVersion {
+  id: string;
+  revision: number;
+  value: { title?: string; body?: string };
+  supersededBy: string | null;
+  supersededAt: number | null;
+}
+
 /** The server's counters for one user (`GET /__stats?user=`). */
 export type EffectStats = PrincipalStats;
 
@@ -73,6 +85,22 @@ export async function listNotes(token: string): Promise<ServerNote[]> {
     headers: { authorization: `Bearer ${token}` },
   });
   return items.filter((note) => !note.deleted);
+}
+
+/** `GET /api/notes/:id/history/:revision`: one version of the user's note, or undefined (404). */
+export async function noteVersion(
+  token: string,
+  id: string,
+  revision: number,
+): Promise<NoteVersion | undefined> {
+  try {
+    return await call<NoteVersion>(`/api/notes/${encodeURIComponent(id)}/history/${revision}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+  } catch (error) {
+    if (error instanceof HttpError && error.status === 404) return undefined;
+    throw error;
+  }
 }
 
 export async function stats(user: string): Promise<EffectStats> {

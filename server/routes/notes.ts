@@ -5,8 +5,14 @@ import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
 import { checkBeforeBody } from '../idempotency.ts';
 import { sendProblem } from '../problem.ts';
-import { CreateNoteSchema, issuesOf, NoteParamsSchema, PatchNoteSchema } from '../schemas.ts';
-import { noteJson } from '../store/port.ts';
+import {
+  CreateNoteSchema,
+  issuesOf,
+  NoteParamsSchema,
+  NoteVersionParamsSchema,
+  PatchNoteSchema,
+} from '../schemas.ts';
+import { noteJson, noteVersionJson } from '../store/port.ts';
 import { requireRevision, runWrite } from '../write.ts';
 
 /** At most this many notes are listed; the demo never gets near it. */
@@ -66,6 +72,26 @@ export function notesRoutes(ctx: AppContext) {
         .header(HEADER.etag, formatRevisionTag(note.revision))
         .header('content-type', 'application/json; charset=utf-8')
         .send(noteJson(note));
+    });
+
+    // SPEC §10.1: a version of the caller's note — one a write superseded, or the current one
+    // (which a 412 names before it is overwritten). Another principal's note is unknown (404).
+    app.get('/api/notes/:id/history/:revision', async (request, reply) => {
+      const params = validate(NoteVersionParamsSchema, request.params, reply);
+      if (!params) return reply;
+      const { id, revision } = params;
+      const version = await ctx.store.getVersion(request.principal, id, revision);
+      if (version) {
+        return reply
+          .header('content-type', 'application/json; charset=utf-8')
+          .send(noteVersionJson(version));
+      }
+      const note = await ctx.store.getNote(request.principal, id);
+      if (note?.revision !== revision)
+        return sendProblem(reply, 404, PROBLEM.notFound, { detail: 'no such version' });
+      return reply
+        .header('content-type', 'application/json; charset=utf-8')
+        .send(noteVersionJson({ ...note, supersededBy: null, supersededAt: null }));
     });
   };
 }

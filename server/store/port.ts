@@ -26,6 +26,21 @@ export interface NoteRecord {
   body: string;
 }
 
+/**
+ * A version of a note as it was before a write replaced it (SPEC §10.1): kept per principal for
+ * every update and delete, in the same transaction as the write that superseded it.
+ */
+export interface NoteVersion {
+  id: string;
+  revision: number;
+  title: string;
+  body: string;
+  /** The idempotency key of the write that superseded it; null for an edit outside the ledger. */
+  supersededBy: string | null;
+  /** When it was superseded (milliseconds since the epoch); retention counts from here. */
+  supersededAt: number;
+}
+
 /** Fields a `PATCH` may change; an absent field is left as it is. */
 export interface NotePatch {
   title?: string;
@@ -81,11 +96,17 @@ export interface ServerStore {
   /** Check 3 and the write, in one transaction (SPEC §15). */
   write(command: WriteCommand): Promise<WriteOutcome>;
   getNote(principal: string, id: string): Promise<NoteRecord | undefined>;
+  /**
+   * The version of a note that a write superseded at `revision` (SPEC §10.1), or undefined when
+   * the principal has no such note, the revision was never superseded or its history expired.
+   */
+  getVersion(principal: string, id: string, revision: number): Promise<NoteVersion | undefined>;
   /** The principal's live notes, oldest first, at most `limit`. */
   listNotes(principal: string, limit: number): Promise<NoteRecord[]>;
   /**
-   * An edit by "another device" (fault injection): bumps the revision without a ledger entry.
-   * `undefined` when the note does not exist or is deleted.
+   * An edit by "another device" (fault injection): bumps the revision without a ledger entry,
+   * keeping the version it replaced (superseded by no key). `undefined` when the note does not
+   * exist or is deleted.
    */
   editNote(
     principal: string,
@@ -93,7 +114,11 @@ export interface ServerStore {
     patch: NotePatch,
     now: number,
   ): Promise<NoteRecord | undefined>;
-  /** Deletes at most `batchSize` ledger entries created before `cutoff`; returns how many. */
+  /**
+   * Deletes at most `batchSize` ledger entries created before `cutoff`, and at most `batchSize`
+   * note versions superseded before it (history is kept exactly as long as the ledger); returns
+   * how many rows went, both kinds together.
+   */
   sweepExpired(cutoff: number, batchSize: number): Promise<number>;
   /** Counts for one principal, or for everyone. */
   summary(principal?: string): Promise<StoreSummary>;
@@ -116,6 +141,23 @@ export function noteJson(note: NoteRecord): string {
     revision: note.revision,
     title: note.title,
     body: note.body,
+  });
+}
+
+/**
+ * The JSON body of `GET /api/notes/:id/history/:revision` (the wire's `RecordVersionResponse`):
+ * `value` holds the fields a `PATCH` writes, so a client restores the version by sending it.
+ * A version not yet superseded (the current one) has `supersededBy` and `supersededAt` null.
+ */
+export function noteVersionJson(
+  version: Omit<NoteVersion, 'supersededAt'> & { supersededAt: number | null },
+): string {
+  return JSON.stringify({
+    id: version.id,
+    revision: version.revision,
+    value: { title: version.title, body: version.body },
+    supersededBy: version.supersededBy,
+    supersededAt: version.supersededAt,
   });
 }
 

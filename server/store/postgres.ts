@@ -3,6 +3,7 @@ import { formatRevisionTag } from 'sw-outbox/wire';
 import {
   deletedJson,
   type NoteRecord,
+  type NoteVersion,
   noteJson,
   type ServerStore,
   type StoredResponse,
@@ -184,6 +185,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       const result = await query<NoteRecord>('get', sql.getNote, [principal, id]);
       return result.rows[0];
     },
+    async getVersion(principal, id, revision) {
+      const result = await query<NoteVersion>('version', sql.getVersion, [principal, id, revision]);
+      return result.rows[0];
+    },
     async listNotes(principal, limit) {
       const result = await query<NoteRecord>('list', sql.listNotes, [principal, limit]);
       return result.rows;
@@ -194,8 +199,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       return result.rows[0];
     },
     async sweepExpired(cutoff, batchSize) {
-      const result = await query('sweep', sql.sweep, [cutoff, batchSize]);
-      return result.rowCount ?? 0;
+      const ledger = await query('sweep', sql.sweep, [cutoff, batchSize]);
+      const history = await query('sweep-history', sql.sweepHistory, [cutoff, batchSize]);
+      return (ledger.rowCount ?? 0) + (history.rowCount ?? 0);
     },
     async summary(principal) {
       const result =

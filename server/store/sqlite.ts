@@ -5,6 +5,7 @@ import {
   deletedJson,
   type NotePatch,
   type NoteRecord,
+  type NoteVersion,
   noteJson,
   type ServerStore,
   type StoredResponse,
@@ -55,7 +56,27 @@ CREATE TABLE IF NOT EXISTS idempotency_ledger (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS idempotency_ledger_key ON idempotency_ledger (principal, key);
 CREATE INDEX IF NOT EXISTS idempotency_ledger_created_at ON idempotency_ledger (created_at);
+CREATE TABLE IF NOT EXISTS note_history (
+  principal TEXT NOT NULL,
+  id TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  title TEXT NOT NULL,
+  body TEXT NOT NULL,
+  superseded_by TEXT,
+  superseded_at INTEGER NOT NULL,
+  PRIMARY KEY (principal, id, revision)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS note_history_superseded_at ON note_history (superseded_at);
 `;
+
+interface VersionRow {
+  id: string;
+  revision: number;
+  title: string;
+  body: string;
+  superseded_by: string | null;
+  superseded_at: number;
+}
 
 interface NoteRow {
   id: string;
@@ -108,6 +129,16 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
   const markDeleted = db.prepare<[number, number, string, string]>(
     'UPDATE notes SET revision = ?, deleted = 1, updated_at = ? WHERE principal = ? AND id = ?',
   );
+  // History (SPEC §10.1): the version a write replaces, inserted in that write's transaction.
+  const insertVersion = db.prepare<[string, string, number, string, string, string | null, number]>(
+    'INSERT INTO note_history (principal, id, revision, title, body, superseded_by, superseded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const selectVersion = db.prepare<[string, string, number], VersionRow>(
+    'SELECT id, revision, title, body, superseded_by, superseded_at FROM note_history WHERE principal = ? AND id = ? AND revision = ?',
+  );
+  const sweepHistory = db.prepare<[number, number]>(
+    'DELETE FROM note_history WHERE (principal, id, revision) IN (SELECT principal, id, revision FROM note_history WHERE superseded_at < ? LIMIT ?)',
+  );
   const listLive = db.prepare<[string, number], NoteRecord>(
     'SELECT id, revision, title, body FROM notes WHERE principal = ? AND deleted = 0 ORDER BY created_at, id LIMIT ?',
   );
@@ -153,6 +184,15 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
       if (!row || row.deleted) return { kind: 'not-found' };
       if (row.revision !== command.ifMatch) return { kind: 'conflict', current: toRecord(row) };
       const revision = row.revision + 1;
+      insertVersion.run(
+        command.principal,
+        row.id,
+        row.revision,
+        row.title,
+        row.body,
+        command.key,
+        command.now,
+      );
       if (command.op === 'update') {
         const title = command.patch.title ?? row.title;
         const body = command.patch.body ?? row.body;
@@ -198,6 +238,7 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
         title: patch.title ?? row.title,
         body: patch.body ?? row.body,
       };
+      insertVersion.run(principal, row.id, row.revision, row.title, row.body, null, now);
       updateNote.run(next.revision, next.title, next.body, now, principal, id);
       return next;
     },
@@ -215,6 +256,10 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
       const row = guard(() => selectNote.get(principal, id));
       return row && !row.deleted ? toRecord(row) : undefined;
     },
+    async getVersion(principal, id, revision) {
+      const row = guard(() => selectVersion.get(principal, id, revision));
+      return row && toVersion(row);
+    },
     async listNotes(principal, limit) {
       return guard(() => listLive.all(principal, limit));
     },
@@ -222,7 +267,9 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
       return guard(() => editTx.immediate(principal, id, patch, now));
     },
     async sweepExpired(cutoff, batchSize) {
-      return guard(() => sweep.run(cutoff, batchSize).changes);
+      return guard(
+        () => sweep.run(cutoff, batchSize).changes + sweepHistory.run(cutoff, batchSize).changes,
+      );
     },
     async summary(principal): Promise<StoreSummary> {
       return guard(() => {
@@ -245,6 +292,17 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
 
 function toRecord(row: NoteRow): NoteRecord {
   return { id: row.id, revision: row.revision, title: row.title, body: row.body };
+}
+
+function toVersion(row: VersionRow): NoteVersion {
+  return {
+    id: row.id,
+    revision: row.revision,
+    title: row.title,
+    body: row.body,
+    supersededBy: row.superseded_by,
+    supersededAt: row.superseded_at,
+  };
 }
 
 function guard<T>(run: () => T): T {

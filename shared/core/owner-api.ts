@@ -1,15 +1,17 @@
 import { checkEnqueueInput } from '../model/arguments.ts';
 import { EnqueueInputSchema } from '../model/enqueue-input.ts';
 import { OutboxError } from '../model/errors.ts';
+import { outboxError } from '../model/outbox-error.ts';
 import type { EnqueueResult, FlushOptions, FlushReport } from '../model/protocol.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, pendingCreateId } from '../model/row.ts';
 import { summarizeIssues } from '../model/schema-kit.ts';
-import type { ReplacePlan } from '../model/store.ts';
+import type { ConflictLedgerEntry, ReplacePlan } from '../model/store.ts';
 import { planEnqueue } from '../plan/enqueue.ts';
 import type { EnqueuePlan } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan/manual-actions.ts';
+import { planRestore, planRestoreSource, type RestoreRefusal } from '../plan/restore.ts';
 import { resolvePendingCreate } from './pending-create.ts';
 import { createRowReader } from './row-reader.ts';
 import { guardStorage } from './storage-guard.ts';
@@ -22,6 +24,13 @@ import type { CoreDeps, OwnerApi } from './types.ts';
  * within one enqueue means the caller is better off trying again later.
  */
 const MAX_ENQUEUE_PLANS = 8;
+
+/** How many ledger entries `restore` looks through for its conflict (the ledger keeps ~100). */
+const MAX_LEDGER_SCAN = 10_000;
+
+function refusal({ code, message, details }: RestoreRefusal): OutboxError {
+  return outboxError(code, message, details);
+}
 
 /**
  * The page API bound to one owner (SPEC §13, G6): every read and write is scoped to `owner`.
@@ -41,13 +50,13 @@ export function createOwnerApi(
     const decoded = decodeRow(raw);
     if (raw === undefined || !decoded.ok || decoded.row.owner !== owner) {
       if (!decoded.ok && raw !== undefined && decoded.owner === owner) {
-        throw new OutboxError(
+        throw outboxError(
           'not_blocked',
           'The stored value is corrupt and waits for quarantine by the next flush.',
           { id },
         );
       }
-      throw new OutboxError('not_found', undefined, { id });
+      throw outboxError('not_found', undefined, { id });
     }
     return { row: decoded.row, raw };
   }
@@ -57,7 +66,7 @@ export function createOwnerApi(
     if (raw !== undefined) {
       const decoded = decodeRow(raw);
       if (!decoded.ok || decoded.row.owner !== owner)
-        throw new OutboxError('invalid_id', 'This id is taken.', { id });
+        throw outboxError('invalid_id', 'This id is taken.', { id });
       const { row } = decoded;
       return {
         id,
@@ -68,7 +77,7 @@ export function createOwnerApi(
     }
     const receipt = await guardStorage('api', () => store.getReceipt(id));
     if (receipt !== undefined) {
-      if (receipt.owner !== owner) throw new OutboxError('invalid_id', 'This id is taken.', { id });
+      if (receipt.owner !== owner) throw outboxError('invalid_id', 'This id is taken.', { id });
       return {
         id,
         requestId: receipt.requestId,
@@ -78,8 +87,7 @@ export function createOwnerApi(
     }
     const tombstone = await guardStorage('api', () => store.getTombstone(id));
     if (tombstone !== undefined) {
-      if (tombstone.owner !== owner)
-        throw new OutboxError('invalid_id', 'This id is taken.', { id });
+      if (tombstone.owner !== owner) throw outboxError('invalid_id', 'This id is taken.', { id });
       return {
         id,
         targetId: '',
@@ -96,106 +104,143 @@ export function createOwnerApi(
   /** Commits a manual action's plan, or throws why it cannot be done. */
   async function apply(id: string, planned: ManualPlan): Promise<void> {
     if (planned.kind === 'refuse')
-      throw new OutboxError(planned.code, planned.message, planned.details);
+      throw outboxError(planned.code, planned.message, planned.details);
     if ((await commit(planned.plan)) === 'stale')
-      throw new OutboxError('not_blocked', 'The row changed meanwhile; look again.', { id });
+      throw outboxError('not_blocked', 'The row changed meanwhile; look again.', { id });
+  }
+
+  /**
+   * One enqueue (§6, §8, §9); `ledger` entries, when given, are written in the same transaction
+   * as the row (a restore records itself on its conflict's entry, §10.1).
+   */
+  async function enqueue(input: unknown, ledger?: ConflictLedgerEntry[]): Promise<EnqueueResult> {
+    // Cycles, depth and non-JSON values first: the schema would recurse into them (G7).
+    const parsed = EnqueueInputSchema.safeParse(checkEnqueueInput(input));
+    if (!parsed.success) {
+      const issues = summarizeIssues(parsed.error.issues);
+      const code = parsed.error.issues.some((i) => i.path[0] === 'id')
+        ? 'invalid_id'
+        : 'invalid_intent';
+      throw outboxError(
+        code,
+        `Invalid enqueue input: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+        { issues },
+      );
+    }
+    const intent = parsed.data;
+    if (intent.owner !== undefined && intent.owner !== owner) {
+      throw outboxError('owner_mismatch', undefined, { expected: owner, got: intent.owner });
+    }
+    const handler = deps.handlers[intent.collection];
+    if (handler === undefined)
+      throw outboxError('unknown_collection', undefined, { collection: intent.collection });
+    // A repeated id (a retry after a dead port, §9) is found when its plan meets the row, the
+    // receipt or the tombstone inside the write transaction — no reads up front.
+    const id = intent.id ?? newRequestId(deps.ids, intent.collection);
+    let targetId = intent.targetId;
+    let baseRevision = intent.baseRevision;
+    for (let attempt = 0; attempt < MAX_ENQUEUE_PLANS; attempt++) {
+      const createId =
+        targetId === undefined || intent.kind === 'create' ? undefined : pendingCreateId(targetId);
+      const pending =
+        createId === undefined
+          ? undefined
+          : await guardStorage('api', () => resolvePendingCreate(store, createId));
+      const rows: Observed[] = [];
+      if (targetId !== undefined) {
+        for (const raw of await guardStorage('api', () =>
+          store.byTarget(owner, intent.collection, targetId!),
+        )) {
+          const decoded = decodeRow(raw);
+          if (decoded.ok) rows.push({ row: decoded.row, raw });
+        }
+      }
+      const fresh = {
+        id,
+        collection: intent.collection,
+        kind: intent.kind,
+        ...(targetId === undefined ? {} : { targetId }),
+        payload: intent.payload,
+        baseRevision,
+        meta: intent.meta,
+      };
+      let planned: EnqueuePlan;
+      try {
+        planned = planEnqueue(fresh, rows, pending, {
+          owner,
+          now: deps.clock.now(),
+          leaseMs: deps.leaseMs,
+          maxRowBytes: deps.maxRowBytes,
+          handler,
+        });
+      } catch (error) {
+        // The planner is pure; what throws in it is the handler (`coalesce`).
+        if (error instanceof OutboxError) throw error;
+        const message = error instanceof Error ? error.message : String(error);
+        throw outboxError('handler_failed', message, { collection: intent.collection });
+      }
+      if (planned.kind === 'reject') {
+        // A retry of an enqueue that already landed answers with what landed, not an error.
+        const known = await existing(id);
+        if (known) return known;
+        throw outboxError(planned.code, planned.message, { targetId });
+      }
+      if (planned.kind === 'retarget') {
+        targetId = planned.targetId;
+        baseRevision = baseRevision ?? planned.baseRevision;
+        continue;
+      }
+      const plan = {
+        ...planned.plan,
+        absent: { receipts: [id], tombstones: [id] },
+        ...(ledger === undefined ? {} : { ledger }),
+      };
+      if ((await commit(plan)) === 'committed') {
+        deps.onEvent?.({
+          type: 'enqueued',
+          id: planned.result.id,
+          outcome: planned.result.outcome,
+        });
+        return planned.result;
+      }
+      const raced = await existing(id);
+      if (raced) return raced;
+    }
+    throw outboxError('storage', 'The record kept changing while enqueueing; try again.', {
+      id,
+    });
   }
 
   return {
-    async enqueue(input) {
-      // Cycles, depth and non-JSON values first: the schema would recurse into them (G7).
-      const parsed = EnqueueInputSchema.safeParse(checkEnqueueInput(input));
-      if (!parsed.success) {
-        const issues = summarizeIssues(parsed.error.issues);
-        const code = parsed.error.issues.some((i) => i.path[0] === 'id')
-          ? 'invalid_id'
-          : 'invalid_intent';
-        throw new OutboxError(
-          code,
-          `Invalid enqueue input: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
-          { issues },
+    enqueue: (input) => enqueue(input),
+
+    async restore(conflictId) {
+      const entries = await guardStorage('api', () => store.listConflicts(owner, MAX_LEDGER_SCAN));
+      const entry = entries.find((e) => e.successorId === conflictId);
+      const source = planRestoreSource(entry, conflictId, entry && deps.handlers[entry.collection]);
+      if (source.kind === 'refuse') throw refusal(source);
+      if (source.kind === 'restored') {
+        return (
+          (await existing(source.rowId)) ?? {
+            id: source.rowId,
+            targetId: entry!.targetId,
+            outcome: 'existing',
+          }
         );
       }
-      const intent = parsed.data;
-      if (intent.owner !== undefined && intent.owner !== owner) {
-        throw new OutboxError('owner_mismatch', undefined, { expected: owner, got: intent.owner });
-      }
-      const handler = deps.handlers[intent.collection];
-      if (handler === undefined)
-        throw new OutboxError('unknown_collection', undefined, { collection: intent.collection });
-      // A repeated id (a retry after a dead port, §9) is found when its plan meets the row, the
-      // receipt or the tombstone inside the write transaction — no reads up front.
-      const id = intent.id ?? newRequestId(deps.ids, intent.collection);
-      let targetId = intent.targetId;
-      let baseRevision = intent.baseRevision;
-      for (let attempt = 0; attempt < MAX_ENQUEUE_PLANS; attempt++) {
-        const createId =
-          targetId === undefined || intent.kind === 'create'
-            ? undefined
-            : pendingCreateId(targetId);
-        const pending =
-          createId === undefined
-            ? undefined
-            : await guardStorage('api', () => resolvePendingCreate(store, createId));
-        const rows: Observed[] = [];
-        if (targetId !== undefined) {
-          for (const raw of await guardStorage('api', () =>
-            store.byTarget(owner, intent.collection, targetId!),
-          )) {
-            const decoded = decodeRow(raw);
-            if (decoded.ok) rows.push({ row: decoded.row, raw });
-          }
-        }
-        const fresh = {
-          id,
-          collection: intent.collection,
-          kind: intent.kind,
-          ...(targetId === undefined ? {} : { targetId }),
-          payload: intent.payload,
-          baseRevision,
-          meta: intent.meta,
-        };
-        let planned: EnqueuePlan;
-        try {
-          planned = planEnqueue(fresh, rows, pending, {
-            owner,
-            now: deps.clock.now(),
-            leaseMs: deps.leaseMs,
-            maxRowBytes: deps.maxRowBytes,
-            handler,
-          });
-        } catch (error) {
-          // The planner is pure; what throws in it is the handler (`coalesce`).
-          if (error instanceof OutboxError) throw error;
-          const message = error instanceof Error ? error.message : String(error);
-          throw new OutboxError('handler_failed', message, { collection: intent.collection });
-        }
-        if (planned.kind === 'reject') {
-          // A retry of an enqueue that already landed answers with what landed, not an error.
-          const known = await existing(id);
-          if (known) return known;
-          throw new OutboxError(planned.code, planned.message, { targetId });
-        }
-        if (planned.kind === 'retarget') {
-          targetId = planned.targetId;
-          baseRevision = baseRevision ?? planned.baseRevision;
-          continue;
-        }
-        const plan = { ...planned.plan, absent: { receipts: [id], tombstones: [id] } };
-        if ((await commit(plan)) === 'committed') {
-          deps.onEvent?.({
-            type: 'enqueued',
-            id: planned.result.id,
-            outcome: planned.result.outcome,
-          });
-          return planned.result;
-        }
-        const raced = await existing(id);
-        if (raced) return raced;
-      }
-      throw new OutboxError('storage', 'The record kept changing while enqueueing; try again.', {
-        id,
+      const { lookupHistory } = deps.transport;
+      if (lookupHistory === undefined)
+        throw outboxError('history_unavailable', 'This transport cannot read history.', {
+          conflictId,
+          reason: 'no_history_lookup',
+        });
+      const lookup = await lookupHistory.call(deps.transport, source.url, {
+        owner,
+        collection: source.entry.collection,
       });
+      const planned = planRestore(source.entry, source.ref, lookup, { now: deps.clock.now() });
+      if (planned.kind === 'refuse') throw refusal(planned);
+      return enqueue(planned.input, [planned.ledger]);
     },
 
     rows: reader.rows,

@@ -25,11 +25,12 @@ export async function settleConflict(
   result: TransportResult,
 ): Promise<void> {
   const handler = deps.handlers[sent.collection];
-  const facts: ConflictFacts =
-    (result.kind === 'response' ? handler?.readConflict?.(result) : undefined) ??
-    (outcome.remote
-      ? { currentRevision: outcome.currentRevision, remote: outcome.remote }
-      : { currentRevision: outcome.currentRevision });
+  const read = result.kind === 'response' ? handler?.readConflict?.(result) : undefined;
+  const facts: ConflictFacts = read ?? {
+    currentRevision: outcome.currentRevision,
+    ...(outcome.remote ? { remote: outcome.remote } : {}),
+    ...(outcome.history ? { history: outcome.history } : {}),
+  };
   const now = deps.clock.now();
   const key = targetKey(sent);
   const count = (state.conflictsPerTarget.get(key) ?? 0) + 1;

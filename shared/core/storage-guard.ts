@@ -1,4 +1,5 @@
 import { isQuotaError, OutboxError } from '../model/errors.ts';
+import { outboxError } from '../model/outbox-error.ts';
 import { FlushStop } from './flush-state.ts';
 
 /**
@@ -25,9 +26,9 @@ export async function guardStorage<T>(
     // What the store could not clone (a proxy the checks could not see through) is the
     // caller's value, not a fault of the device.
     if (error instanceof Error && error.name === 'DataCloneError')
-      throw new OutboxError('invalid_value', `a value cannot be stored: ${error.message}`);
+      throw outboxError('invalid_value', `a value cannot be stored: ${error.message}`);
     if (isQuotaError(error))
-      throw new OutboxError('quota_exceeded', undefined, { cause: String(error) });
-    throw new OutboxError('storage', undefined, { cause: String(error) });
+      throw outboxError('quota_exceeded', undefined, { cause: String(error) });
+    throw outboxError('storage', undefined, { cause: String(error) });
   }
 }

@@ -1,3 +1,4 @@
+import type { HistoryRef } from './history.ts';
 import type { Json } from './json.ts';
 import type { RowRequest } from './row.ts';
 
@@ -29,5 +30,7 @@ export type ConflictEvidence = {
   failure: { kind: 'revision_mismatch'; currentRevision: number | null; status: number };
   basis: 'current_revision_only' | 'server_detail';
   copy: { local: 'present'; base: { absent: 'no_copy_in_row' }; remote: RemoteCopy };
+  /** The version the resend overwrites, when the server keeps history (§10.1); else null. */
+  historyRef: HistoryRef | null;
   recordedAt: number;
 };

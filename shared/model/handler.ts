@@ -1,3 +1,4 @@
+import type { HistoryRef } from './history.ts';
 import type { Json } from './json.ts';
 import type { Outcome } from './outcome.ts';
 import type { TransportResult } from './ports.ts';
@@ -38,6 +39,8 @@ export interface ConflictFacts {
   currentRevision: number | null;
   /** The server copy, only when the server really sent one. */
   remote?: { revision: number; value: Json };
+  /** The version a resend would overwrite, only when the server says it keeps it (§10.1). */
+  history?: { revision: number };
 }
 
 /** How a collection resolves a revision conflict (SPEC §10). */
@@ -52,6 +55,11 @@ export interface CollectionHandler {
   toRequest(intent: IntentInfo): PreparedRequest;
   /** Reads the server id and revision out of a success body. */
   readReceipt?(body: Json, status: number): ReceiptFacts;
+  /**
+   * Where the server serves the version a {@link HistoryRef} names (SPEC §10.1), for `restore`.
+   * Without it this collection's conflicts cannot be restored (`history_unavailable`).
+   */
+  historyUrl?(ref: HistoryRef): string;
   /** Reads the current revision (and a server copy) out of a conflict response. */
   readConflict?(result: TransportResult & { kind: 'response' }): ConflictFacts | undefined;
   /**

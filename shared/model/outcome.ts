@@ -14,4 +14,6 @@ export type Outcome =
       status: number;
       currentRevision: number | null;
       remote?: { revision: number; value: Json };
+      /** The version a resend would overwrite, when the server keeps history (§10.1). */
+      history?: { revision: number };
     };

@@ -1,3 +1,4 @@
+import type { RecordVersion } from './history.ts';
 import type { Json } from './json.ts';
 import type { RowRequest } from './row.ts';
 
@@ -40,6 +41,19 @@ export type ReceiptLookup =
   | { kind: 'not_found' }
   | { kind: 'error'; message: string };
 
+/**
+ * The outcome of reading a record version from the server (§10.1). `error` says why the server
+ * could not be asked or did not answer, as the error code a caller can retry on.
+ */
+export type HistoryLookup =
+  | { kind: 'found'; version: RecordVersion }
+  | { kind: 'not_found' }
+  | {
+      kind: 'error';
+      code: 'network' | 'timeout' | 'auth_required' | 'origin_not_allowed';
+      message: string;
+    };
+
 /** Sends stored request bytes, adding credentials at send time (auth is never stored, §2). */
 export interface Transport {
   send(request: RowRequest, ctx: { owner: string; collection: string }): Promise<TransportResult>;
@@ -47,4 +61,9 @@ export interface Transport {
     requestId: string,
     ctx: { owner: string; collection: string; url: string },
   ): Promise<ReceiptLookup>;
+  /**
+   * Reads one version of a record from `url` (a handler's `historyUrl`) with the owner's
+   * credentials (SPEC §10.1). A transport without it cannot restore (`history_unavailable`).
+   */
+  lookupHistory?(url: string, ctx: { owner: string; collection: string }): Promise<HistoryLookup>;
 }

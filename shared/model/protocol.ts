@@ -103,6 +103,13 @@ export interface OutboxApi {
   retry(id: string): Promise<void>;
   discard(id: string): Promise<void>;
   conflicts(options?: { limit?: number }): Promise<ConflictLedgerEntry[]>;
+  /**
+   * Writes back what a settled conflict overwrote (SPEC §10.1): reads that version from the
+   * server and enqueues an ordinary update of it at the ledger's final revision, with its own
+   * key, recording the row on the ledger entry. Idempotent per conflict (`conflictId` is the
+   * entry's `successorId`): a repeated call answers with the same row.
+   */
+  restore(conflictId: string): Promise<EnqueueResult>;
   receipts(options?: { limit?: number }): Promise<Receipt[]>;
   receipt(requestId: string): Promise<Receipt | undefined>;
 }

@@ -1,3 +1,4 @@
+import type { HistoryRef } from './history.ts';
 import type { Json } from './json.ts';
 
 /**
@@ -71,6 +72,12 @@ export interface ConflictLedgerEntry {
   copy: Json;
   recordedAt: number;
   settledAt: number;
+  /** The successor's kind (`update`, `delete`, …); absent on entries written before §10.1. */
+  kind?: string;
+  /** What the resend overwrote, readable through the server (§10.1); null when not kept. */
+  historyRef?: HistoryRef | null;
+  /** Set by `restore`, in the transaction that enqueued the row writing that version back. */
+  restoredBy?: { rowId: string; at: number };
 }
 
 /** A removed row id (coalesced, cancelled or discarded), so `enqueue` stays idempotent (§9). */

@@ -50,6 +50,20 @@ function readRemote(body: Json, revision: number | null) {
   return { revision, value: current };
 }
 
+/**
+ * The `history` member of a conflict (§10.1): the version a resend would overwrite, named only
+ * by a server that keeps it. Anything but a whole revision is no claim at all.
+ */
+function readHistory(body: Json): { revision: number } | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const history = body.history;
+  if (typeof history !== 'object' || history === null || Array.isArray(history)) return undefined;
+  const revision = history.revision;
+  return typeof revision === 'number' && Number.isSafeInteger(revision) && revision >= 0
+    ? { revision }
+    : undefined;
+}
+
 /** The default classifier: a transport result → an outcome (SPEC §11 table). */
 export function classifyResult(result: TransportResult, now: number): Outcome {
   switch (result.kind) {
@@ -79,9 +93,14 @@ export function classifyResult(result: TransportResult, now: number): Outcome {
   if (status === 412 || (status === 409 && type === 'revision-conflict')) {
     const currentRevision = readRevision(body, headers);
     const remote = readRemote(body, currentRevision);
-    return remote
-      ? { kind: 'conflict', status, currentRevision, remote }
-      : { kind: 'conflict', status, currentRevision };
+    const history = readHistory(body);
+    return {
+      kind: 'conflict',
+      status,
+      currentRevision,
+      ...(remote ? { remote } : {}),
+      ...(history ? { history } : {}),
+    };
   }
   if (TRANSIENT_STATUS.has(status)) return transient(`http_${status}`);
   if (status === 401) return { kind: 'auth', code: 'http_401' };

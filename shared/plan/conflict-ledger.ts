@@ -24,5 +24,8 @@ export function ledgerEntryFor(row: OutboxRow, receipt: Receipt): ConflictLedger
     },
     recordedAt: evidence.recordedAt,
     settledAt: receipt.settledAt,
+    kind: row.kind,
+    // Evidence written before §10.1 has no reference: nothing is known to be kept.
+    historyRef: evidence.historyRef ?? null,
   };
 }

@@ -4,6 +4,7 @@ import type {
   RemoteCopy,
 } from '../model/conflict-evidence.ts';
 import type { CollectionHandler, ConflictFacts, IntentInfo } from '../model/handler.ts';
+import type { HistoryRef } from '../model/history.ts';
 import type { OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { isClaimMine } from './claim.ts';
@@ -28,7 +29,9 @@ function summarize(row: OutboxRow, now: number): ConflictPredecessor {
 
 /**
  * Builds the evidence for a row that met a conflict. A remote copy is claimed only when the
- * server really sent one (`basis: server_detail`).
+ * server really sent one (`basis: server_detail`), and a history reference only when the server
+ * said it keeps the version being overwritten (§10.1); a resend after a later conflict
+ * overwrites that later version, so the reference is always the last conflict's.
  */
 export function buildConflictEvidence(
   row: OutboxRow,
@@ -42,6 +45,15 @@ export function buildConflictEvidence(
     : conflict.currentRevision !== null
       ? { revisionOnly: conflict.currentRevision }
       : { absent: 'server_sent_no_revision' };
+  const historyRef: HistoryRef | null = conflict.history
+    ? {
+        kind: 'record_history',
+        collection: row.collection,
+        recordId: row.targetId,
+        supersededRevision: conflict.history.revision,
+        access: 'server_lookup',
+      }
+    : null;
   return {
     version: 1,
     predecessor: earlier?.predecessor ?? summarize(row, now),
@@ -49,6 +61,7 @@ export function buildConflictEvidence(
     failure: { kind: 'revision_mismatch', currentRevision: conflict.currentRevision, status },
     basis: conflict.remote ? 'server_detail' : 'current_revision_only',
     copy: { local: 'present', base: { absent: 'no_copy_in_row' }, remote },
+    historyRef,
     recordedAt: now,
   };
 }

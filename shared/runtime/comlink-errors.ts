@@ -1,5 +1,5 @@
 import { type TransferHandler, transferHandlers } from 'comlink';
-import { isErrorCode, OutboxError } from '../model/errors.ts';
+import { isErrorCodeShaped, OutboxError } from '../model/errors.ts';
 
 /**
  * Comlink's stock `throw` transfer handler keeps only `name`, `message` and `stack`, so an
@@ -14,7 +14,14 @@ interface ThrownValue {
 type SerializedThrow =
   | {
       isError: true;
-      value: { name: string; message: string; stack?: string; code?: unknown; details?: unknown };
+      value: {
+        name: string;
+        message: string;
+        stack?: string;
+        code?: unknown;
+        details?: unknown;
+        hint?: unknown;
+      };
     }
   | { isError: false; value: unknown };
 
@@ -38,7 +45,11 @@ export function installComlinkErrors(): void {
     canHandle: (value: unknown): value is ThrownValue => stock.canHandle(value),
     serialize({ value }) {
       if (!(value instanceof Error)) return [{ isError: false, value }, []];
-      const { code, details } = value as Error & { code?: unknown; details?: unknown };
+      const { code, details, hint } = value as Error & {
+        code?: unknown;
+        details?: unknown;
+        hint?: unknown;
+      };
       const serialized: SerializedThrow = {
         isError: true,
         value: {
@@ -46,6 +57,8 @@ export function installComlinkErrors(): void {
           message: value.message,
           code,
           details: cloneableDetails(details),
+          // The hint travels with the error: the page does not carry the whole table (§22).
+          ...(typeof hint === 'string' ? { hint } : {}),
         },
       };
       if (value.stack !== undefined) serialized.value.stack = value.stack;
@@ -53,12 +66,13 @@ export function installComlinkErrors(): void {
     },
     deserialize(serialized) {
       if (!serialized.isError) throw serialized.value;
-      const { name, message, stack, code, details } = serialized.value;
-      if (name === 'OutboxError' && isErrorCode(code)) {
+      const { name, message, stack, code, details, hint } = serialized.value;
+      if (name === 'OutboxError' && isErrorCodeShaped(code)) {
         const error = new OutboxError(
           code,
           message,
           details as Record<string, unknown> | undefined,
+          typeof hint === 'string' ? hint : undefined,
         );
         // Like the stock handler, show where it was thrown (in the worker).
         if (stack !== undefined) error.stack = stack;

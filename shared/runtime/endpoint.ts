@@ -74,6 +74,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     retry: async (id) => api.retry(checkId(id)),
     discard: async (id) => api.discard(checkId(id)),
     conflicts: async (options) => api.conflicts(checkLimit(options)),
+    restore: async (conflictId) => api.restore(checkId(conflictId, 'conflictId')),
     receipts: async (options) => api.receipts(checkLimit(options)),
     receipt: async (requestId) => api.receipt(checkId(requestId, 'requestId')),
     async subscribe(listener, filter) {

@@ -1,5 +1,6 @@
+import type { RecordVersion } from '../model/history.ts';
 import type { Json } from '../model/json.ts';
-import type { ReceiptLookup, Transport, TransportResult } from '../model/ports.ts';
+import type { HistoryLookup, ReceiptLookup, Transport, TransportResult } from '../model/ports.ts';
 import type { RowRequest } from '../model/row.ts';
 import { formatIdempotencyKey, HEADER } from '../wire/protocol.ts';
 
@@ -137,6 +138,53 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
         return { kind: 'error', message: 'malformed receipt' };
       }
     },
+
+    async lookupHistory(url, ctx): Promise<HistoryLookup> {
+      const prepared = await prepare(url, options.baseUrl, ctx.owner);
+      if (!('url' in prepared)) {
+        if (prepared.kind === 'refused')
+          return { kind: 'error', code: 'origin_not_allowed', message: prepared.message };
+        if (prepared.kind === 'auth_unavailable')
+          return { kind: 'error', code: 'auth_required', message: 'no credentials' };
+        const message = prepared.kind === 'network_error' ? prepared.message : prepared.kind;
+        return { kind: 'error', code: 'network', message };
+      }
+      const fetched = await attempt(prepared.url, {
+        method: 'GET',
+        headers: prepared.auth,
+        credentials: options.credentials ?? 'same-origin',
+      });
+      if (fetched.kind === 'timeout') return { kind: 'error', code: 'timeout', message: 'timeout' };
+      if (fetched.kind !== 'ok') return { kind: 'error', code: 'network', message: fetched.kind };
+      const { status } = fetched.response;
+      if (status === 404) return { kind: 'not_found' };
+      if (status === 401) return { kind: 'error', code: 'auth_required', message: 'http_401' };
+      if (!fetched.response.ok)
+        return { kind: 'error', code: 'network', message: `http_${status}` };
+      const version = parseRecordVersion(fetched.body);
+      return version === undefined
+        ? { kind: 'error', code: 'network', message: 'malformed record version' }
+        : { kind: 'found', version };
+    },
+  };
+}
+
+/** A `RecordVersionResponse` body (wire/protocol.ts) as a {@link RecordVersion}, or undefined. */
+function parseRecordVersion(body: string): RecordVersion | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { revision, value, supersededBy, supersededAt } = parsed as Record<string, unknown>;
+  if (typeof revision !== 'number' || value === undefined) return undefined;
+  return {
+    revision,
+    value: value as Json,
+    supersededBy: typeof supersededBy === 'string' ? supersededBy : null,
+    supersededAt: typeof supersededAt === 'number' ? supersededAt : null,
   };
 }
 

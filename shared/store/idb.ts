@@ -1,5 +1,5 @@
 import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
-import { OutboxError } from '../model/errors.ts';
+import { outboxError } from '../model/outbox-error.ts';
 import type { Json } from '../model/json.ts';
 import { type OutboxStore, type ReplacePlan, unreadableValue } from '../model/store.ts';
 import {
@@ -61,7 +61,7 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
   let current: Promise<OutboxDb> | undefined;
 
   const database = (): Promise<OutboxDb> => {
-    if (closed) return Promise.reject(new OutboxError('closed'));
+    if (closed) return Promise.reject(outboxError('closed'));
     if (current) return current;
     const opening = openOutboxDb(factory, name, opts.onUpgradeBlocked, () => {
       if (current === opening) current = undefined;
@@ -387,7 +387,7 @@ async function openOutboxDb(
     raw = await openRaw(factory, name, version, onBlocked);
     if (lacksOutboxSchema(raw)) {
       raw.close();
-      throw new OutboxError('storage', `Database ${name} lacks the outbox schema after upgrading.`);
+      throw outboxError('storage', `Database ${name} lacks the outbox schema after upgrading.`);
     }
   }
   const db = raw;

@@ -1,4 +1,4 @@
-import { OutboxError } from '../model/errors.ts';
+import { outboxError } from '../model/outbox-error.ts';
 import type { Json } from '../model/json.ts';
 import type {
   ChangeNotice,
@@ -157,7 +157,7 @@ class MemoryConnection implements OutboxStore {
   }
 
   #stores(): Record<StoreName, MemoryObjectStore> {
-    if (!this.#database) throw new OutboxError('closed');
+    if (!this.#database) throw outboxError('closed');
     return this.#database.stores;
   }
 

@@ -96,9 +96,43 @@ export interface ProblemBody {
   currentRevision?: number;
   /** `revision-conflict`: the server's copy, when the server sends one (SPEC §10 evidence). */
   current?: unknown;
+  /**
+   * `revision-conflict`, from a server that keeps history (SPEC §10.1): the version a resend at
+   * `currentRevision` would overwrite, and where that version can be read once it has been (and
+   * before: the current version is served there too). Absent when the server keeps no history;
+   * a client then records no history reference.
+   */
+  history?: ConflictHistory;
   /** `validation-failed`: what was wrong, one entry per issue. */
   issues?: ReadonlyArray<{ path: string; message: string }>;
   [extension: string]: unknown;
+}
+
+/** The `history` member of a `revision-conflict` problem (SPEC §10.1). */
+export interface ConflictHistory {
+  /** The revision the conflicting write was refused at; a resend would supersede it. */
+  revision: number;
+  /** `GET` it (with the owner's credentials) for a {@link RecordVersionResponse}. */
+  href: string;
+}
+
+/**
+ * `GET <collection>/<id>/history/<revision>` (SPEC §10.1): one version of a record, to its owner
+ * only (404 for anyone else, for a revision never held, and once its history expired with the
+ * ledger's retention).
+ */
+export interface RecordVersionResponse {
+  id: string;
+  revision: number;
+  /** The record's fields as that version held them: what an update writes to restore it. */
+  value: unknown;
+  /**
+   * The idempotency key of the write that superseded it; null for an edit outside the ledger,
+   * and for the current version.
+   */
+  supersededBy: string | null;
+  /** When it was superseded (ms since the epoch); null for the current version. */
+  supersededAt: number | null;
 }
 
 /** `GET /idempotency/<key>`: the stored response of a completed key. */

@@ -6,6 +6,7 @@ import type {
   ReceiptFacts,
 } from '../model/handler.ts';
 import { formatRevisionTag, HEADER } from '../model/headers.ts';
+import type { HistoryRef } from '../model/history.ts';
 import type { Json } from '../model/json.ts';
 import { isPlainObject } from '../model/json-bounds.ts';
 import { pendingCreateId } from '../model/pending.ts';
@@ -63,6 +64,10 @@ export function restHandler(options: RestHandlerOptions): CollectionHandler {
             body,
           };
       }
+    },
+    // The reference server's history route (SPEC §10.1): `<base>/<id>/history/<revision>`.
+    historyUrl(ref: HistoryRef): string {
+      return `${itemUrl(ref.recordId)}/history/${ref.supersededRevision}`;
     },
     readReceipt(body: Json): ReceiptFacts {
       if (!isPlainObject(body)) return {};

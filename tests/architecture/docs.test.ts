@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../shared/model/errors.ts';
+import { ERROR_CODES } from '../../shared/model/error-codes.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 

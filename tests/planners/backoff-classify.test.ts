@@ -104,6 +104,25 @@ describe('classifyResult (SPEC §11)', () => {
       },
     },
     {
+      name: 'a conflict from a server that keeps history names the version it would overwrite (§10.1)',
+      result: response(
+        412,
+        problem('revision-conflict', {
+          currentRevision: 5,
+          history: { revision: 5, href: '/api/notes/n_1/history/5' },
+        }),
+      ),
+      outcome: { kind: 'conflict', status: 412, currentRevision: 5, history: { revision: 5 } },
+    },
+    {
+      name: 'a conflict whose history member names no whole revision claims no history',
+      result: response(
+        412,
+        problem('revision-conflict', { currentRevision: 5, history: { revision: '5' } }),
+      ),
+      outcome: { kind: 'conflict', status: 412, currentRevision: 5 },
+    },
+    {
       name: '422 idempotency-key-reused is a permanent fingerprint_mismatch',
       result: response(422, problem('idempotency-key-reused')),
       outcome: {

@@ -133,4 +133,55 @@ describe('the fetch transport (SPEC §14)', () => {
       message: 'http_503',
     });
   });
+
+  it('reads a record version with the owner’s credentials; 404 is not found, failures are retryable codes (§10.1)', async () => {
+    const version = {
+      id: 'n1',
+      revision: 2,
+      value: { title: 'theirs' },
+      supersededBy: 'notes-0123456789abcdef01234567',
+      supersededAt: 5,
+    };
+    const { t, seen } = transport({
+      respond: async (url) =>
+        url.endsWith('/history/2')
+          ? new Response(JSON.stringify(version))
+          : url.endsWith('/history/9')
+            ? new Response('busy', { status: 503 })
+            : new Response('{}', { status: 404 }),
+    });
+    expect(await t.lookupHistory!('/api/notes/n1/history/2', ctx)).toEqual({
+      kind: 'found',
+      version: {
+        revision: 2,
+        value: { title: 'theirs' },
+        supersededBy: 'notes-0123456789abcdef01234567',
+        supersededAt: 5,
+      },
+    });
+    expect(seen[0]!.url).toBe('https://app.example/api/notes/n1/history/2');
+    expect(new Headers(seen[0]!.init.headers).get('authorization')).toBe('Bearer t');
+    expect(await t.lookupHistory!('/api/notes/n1/history/1', ctx)).toEqual({ kind: 'not_found' });
+    expect(await t.lookupHistory!('/api/notes/n1/history/9', ctx)).toMatchObject({
+      kind: 'error',
+      code: 'network',
+    });
+    expect(
+      await t.lookupHistory!('https://elsewhere.example/api/notes/n1/history/2', ctx),
+    ).toMatchObject({ kind: 'error', code: 'origin_not_allowed' });
+    const offline = transport({
+      respond: async () => {
+        throw new TypeError('Failed to fetch');
+      },
+    });
+    expect(await offline.t.lookupHistory!('/api/notes/n1/history/2', ctx)).toMatchObject({
+      kind: 'error',
+      code: 'network',
+    });
+    const signedOut = transport({ auth: async () => null });
+    expect(await signedOut.t.lookupHistory!('/api/notes/n1/history/2', ctx)).toMatchObject({
+      kind: 'error',
+      code: 'auth_required',
+    });
+  });
 });

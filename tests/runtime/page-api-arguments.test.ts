@@ -75,6 +75,11 @@ const METHODS: ReadonlyArray<{
     typeCodes: ['invalid_argument', 'invalid_value'],
   },
   {
+    method: 'restore(conflictId)',
+    call: (a, bad) => a.restore(bad as never),
+    typeCodes: ['invalid_id'],
+  },
+  {
     method: 'receipts(options)',
     call: (a, bad) => a.receipts(bad as never),
     typeCodes: ['invalid_argument', 'invalid_value'],

@@ -17,6 +17,7 @@ describe('command line (SPEC §15 fixed points)', () => {
       bodyLimit: 65_536,
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
+      corsOrigins: [],
     });
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer, ServerStore } from '../../server/index.ts';
 import { Api, newKey, newUser, startTestServer } from './helpers.ts';
+import { defineHistoryConformance, type FailLedgerInsert } from './history-conformance.ts';
 import { defineInputConformance } from './input-conformance.ts';
 import { defineStoreConformance } from './store-conformance.ts';
 
@@ -8,6 +9,8 @@ import { defineStoreConformance } from './store-conformance.ts';
 export interface StoreFactory {
   open(): Promise<ServerStore>;
   cleanup?(): Promise<void>;
+  /** Makes one key's ledger insert fail inside its transaction (a trigger), for atomicity tests. */
+  failLedgerInsert?: FailLedgerInsert;
 }
 
 /**
@@ -255,5 +258,10 @@ export function defineServerConformance(name: string, factory: StoreFactory): vo
 
     defineInputConformance(() => server.url);
     defineStoreConformance(() => store);
+    defineHistoryConformance(
+      () => server.url,
+      () => store,
+      factory.failLedgerInsert,
+    );
   });
 }

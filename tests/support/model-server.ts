@@ -1,5 +1,10 @@
 import type { Json } from '../../shared/model/json.ts';
-import type { ReceiptLookup, Transport, TransportResult } from '../../shared/model/ports.ts';
+import type {
+  HistoryLookup,
+  ReceiptLookup,
+  Transport,
+  TransportResult,
+} from '../../shared/model/ports.ts';
 import type { RowRequest } from '../../shared/model/row.ts';
 
 /**
@@ -31,6 +36,13 @@ interface Stored {
 
 type Fault = 'drop' | 'fail503' | 'network' | 'unauthorized';
 
+/** A version a write superseded, as the reference server keeps it (SPEC §10.1). */
+export interface ModelVersion {
+  revision: number;
+  data: Record<string, Json>;
+  supersededBy: string | null;
+}
+
 export class ModelServer {
   readonly records = new Map<string, ModelRecord>();
   readonly ledger = new Map<string, Stored>();
@@ -41,6 +53,10 @@ export class ModelServer {
   private faults: Fault[] = [];
   /** Include the server copy in 412 answers (SPEC §15 "optionally `current`"). */
   sendCurrentOnConflict = true;
+  /** Keep superseded versions and name them in 412 answers (SPEC §10.1), as the reference server does. */
+  keepsHistory = true;
+  /** Superseded versions by `owner \0 id \0 revision`. */
+  readonly history = new Map<string, ModelVersion>();
   /** Runs before each write is checked: "another device" that keeps editing, for instance. */
   beforeApply?: (request: RowRequest) => void;
 
@@ -53,8 +69,46 @@ export class ModelServer {
   editElsewhere(id: string, data: Record<string, Json> = {}): void {
     const record = this.records.get(id);
     if (!record) throw new Error(`no record ${id}`);
+    this.supersede(record, null);
     record.revision++;
     Object.assign(record.data, data);
+  }
+
+  /** Keeps the record's current version before a write replaces it. */
+  private supersede(record: ModelRecord, key: string | null): void {
+    if (!this.keepsHistory) return;
+    this.history.set(`${record.owner}\u0000${record.id}\u0000${record.revision}`, {
+      revision: record.revision,
+      data: { ...record.data },
+      supersededBy: key,
+    });
+  }
+
+  /** `GET /api/notes/:id/history/:revision` for `owner`: a superseded version, or the current one. */
+  version(owner: string, id: string, revision: number): HistoryLookup {
+    const kept = this.history.get(`${owner}\u0000${id}\u0000${revision}`);
+    if (kept)
+      return {
+        kind: 'found',
+        version: {
+          revision,
+          value: { ...kept.data },
+          supersededBy: kept.supersededBy,
+          supersededAt: 0,
+        },
+      };
+    const record = this.records.get(id);
+    if (
+      this.keepsHistory &&
+      record?.owner === owner &&
+      !record.deleted &&
+      record.revision === revision
+    )
+      return {
+        kind: 'found',
+        version: { revision, value: { ...record.data }, supersededBy: null, supersededAt: null },
+      };
+    return { kind: 'not_found' };
   }
 
   seed(owner: string, data: Record<string, Json> = {}): ModelRecord {
@@ -130,10 +184,19 @@ export class ModelServer {
           type: 'revision-conflict',
           currentRevision: record.revision,
           ...(this.sendCurrentOnConflict ? { current: { ...record.data } } : {}),
+          ...(this.keepsHistory
+            ? {
+                history: {
+                  revision: record.revision,
+                  href: `/api/notes/${record.id}/history/${record.revision}`,
+                },
+              }
+            : {}),
         },
         { etag: `"${record.revision}"` },
       );
     }
+    this.supersede(record, key);
     record.revision++;
     if (request.method === 'DELETE') {
       record.deleted = true;
@@ -170,6 +233,10 @@ export class GatedTransport implements Transport {
   private late: { resolve: (r: TransportResult) => void; result: TransportResult }[] = [];
   holdAnswers = false;
   lookupFails = false;
+  /** History lookups fail as the network would (SPEC §10.1 `restore` while offline). */
+  historyFails = false;
+  /** Every history lookup, by URL. */
+  readonly historyLookups: string[] = [];
   /** Checks made as a request leaves, before the server sees it. */
   beforeSend?: (request: RowRequest) => Promise<void>;
   /** Answers the next request with this instead of the server's answer (after the server ran). */
@@ -216,5 +283,13 @@ export class GatedTransport implements Transport {
   async lookupReceipt(requestId: string, ctx: { owner: string }): Promise<ReceiptLookup> {
     if (this.lookupFails) return { kind: 'error', message: 'offline' };
     return this.server.lookup(ctx.owner, requestId);
+  }
+
+  async lookupHistory(url: string, ctx: { owner: string }): Promise<HistoryLookup> {
+    this.historyLookups.push(url);
+    if (this.historyFails) return { kind: 'error', code: 'network', message: 'offline' };
+    const match = /^\/api\/notes\/([^/]+)\/history\/(\d+)$/.exec(url);
+    if (!match) return { kind: 'not_found' };
+    return this.server.version(ctx.owner, decodeURIComponent(match[1]!), Number(match[2]));
   }
 }

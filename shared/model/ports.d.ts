@@ -1,0 +1,107 @@
+import type { RecordVersion } from './history.ts';
+import type { Json } from './json.ts';
+import type { RowRequest } from './row.ts';
+/**
+ * The ports through which the core meets the world (STYLE: pure core, thin shell). Planners and
+ * the dispatcher never read clocks, make ids, fetch or open storage themselves.
+ */
+/** Wall-clock milliseconds. Tests pass a fixed or stepped clock. */
+export interface Clock {
+  now(): number;
+}
+/** Randomness: request/holder id hex and backoff jitter. */
+export interface IdSource {
+  /** 24 lowercase hex characters (SPEC §9). */
+  hex24(): string;
+  /** A number in [0, 1) for full-jitter backoff (§11). */
+  random(): number;
+}
+/** Structured log sink; the default drops debug lines. */
+export interface Logger {
+  debug(message: string, data?: Record<string, unknown>): void;
+  warn(message: string, data?: Record<string, unknown>): void;
+  error(message: string, data?: Record<string, unknown>): void;
+}
+/** What one HTTP attempt produced. Headers are lower-cased. Never throws for network faults. */
+export type TransportResult =
+  | {
+      kind: 'response';
+      status: number;
+      headers: Record<string, string>;
+      body: string;
+    }
+  | {
+      kind: 'network_error';
+      message: string;
+    }
+  | {
+      kind: 'timeout';
+    }
+  | {
+      kind: 'auth_unavailable';
+    }
+  | {
+      kind: 'refused';
+      code: 'origin_not_allowed';
+      message: string;
+    };
+/** The outcome of a receipt lookup by request id (§8, §15 `GET /idempotency/<key>`). */
+export type ReceiptLookup =
+  | {
+      kind: 'found';
+      status: number;
+      body: Json;
+    }
+  | {
+      kind: 'not_found';
+    }
+  | {
+      kind: 'error';
+      message: string;
+    };
+/**
+ * The outcome of reading a record version from the server (§10.1). `error` says why the server
+ * could not be asked or did not answer, as the error code a caller can retry on.
+ */
+export type HistoryLookup =
+  | {
+      kind: 'found';
+      version: RecordVersion;
+    }
+  | {
+      kind: 'not_found';
+    }
+  | {
+      kind: 'error';
+      code: 'network' | 'timeout' | 'auth_required' | 'origin_not_allowed';
+      message: string;
+    };
+/** Sends stored request bytes, adding credentials at send time (auth is never stored, §2). */
+export interface Transport {
+  send(
+    request: RowRequest,
+    ctx: {
+      owner: string;
+      collection: string;
+    },
+  ): Promise<TransportResult>;
+  lookupReceipt(
+    requestId: string,
+    ctx: {
+      owner: string;
+      collection: string;
+      url: string;
+    },
+  ): Promise<ReceiptLookup>;
+  /**
+   * Reads one version of a record from `url` (a handler's `historyUrl`) with the owner's
+   * credentials (SPEC §10.1). A transport without it cannot restore (`history_unavailable`).
+   */
+  lookupHistory?(
+    url: string,
+    ctx: {
+      owner: string;
+      collection: string;
+    },
+  ): Promise<HistoryLookup>;
+}

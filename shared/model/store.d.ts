@@ -1,0 +1,181 @@
+import type { HistoryRef } from './history.ts';
+import type { Json } from './json.ts';
+/**
+ * The storage port (SPEC §3): one atomic primitive, `replace`, plus reads. Values come back raw
+ * (`unknown`) so a row that no longer parses can still be observed, compared and quarantined.
+ */
+/** The key that marks an {@link UnreadableValue}: no row writer uses it. */
+export declare const UNREADABLE = 'sw-outbox:unreadable';
+/**
+ * What a store hands back for a stored row it has but cannot read: IndexedDB gives a service
+ * worker `null` for a value it cannot deserialize there (Chromium does for one nested about a
+ * thousand levels deep). It carries the row's key, and its owner when the read was by owner, so
+ * the row can still be observed and quarantined (G7). As an expectation in `replace` it stands
+ * for "that same unreadable value".
+ */
+export interface UnreadableValue {
+  [UNREADABLE]: true;
+  id: unknown;
+  owner?: string;
+  /** The queue position, when the read was in queue order (so a scan can continue after it). */
+  savedAt?: number;
+}
+/** The stand-in for an unreadable stored row. */
+export declare function unreadableValue(
+  id: unknown,
+  owner?: string,
+  savedAt?: number,
+): UnreadableValue;
+/** Whether a value read from a store is the stand-in for an unreadable row. */
+export declare function isUnreadable(value: unknown): value is UnreadableValue;
+/** The outcome of one settled request, kept for `watch`, `receipts()` and §8 lookups. */
+export interface Receipt {
+  requestId: string;
+  owner: string;
+  rowId: string;
+  collection: string;
+  kind: string;
+  targetId: string;
+  status: number;
+  body: Json;
+  /** The record's server id, when the response named one. */
+  serverId?: string;
+  revision?: number;
+  settledAt: number;
+}
+/** One summary per settled conflict successor (SPEC §10). No bodies. */
+export interface ConflictLedgerEntry {
+  successorId: string;
+  originalId: string;
+  owner: string;
+  collection: string;
+  targetId: string;
+  overwrittenRevision: number | null;
+  finalRevision: number | null;
+  lineageLength: number;
+  copy: Json;
+  recordedAt: number;
+  settledAt: number;
+  /** The successor's kind (`update`, `delete`, …); absent on entries written before §10.1. */
+  kind?: string;
+  /** What the resend overwrote, readable through the server (§10.1); null when not kept. */
+  historyRef?: HistoryRef | null;
+  /** Set by `restore`, in the transaction that enqueued the row writing that version back. */
+  restoredBy?: {
+    rowId: string;
+    at: number;
+  };
+}
+/** A removed row id (coalesced, cancelled or discarded), so `enqueue` stays idempotent (§9). */
+export interface Tombstone {
+  id: string;
+  owner: string;
+  reason: 'coalesced' | 'cancelled' | 'discarded' | 'converted' | 'superseded';
+  /** The row that absorbed this one, when it was coalesced. */
+  into?: string;
+  at: number;
+}
+/** One observed row: its raw stored value, or null when it was observed absent. */
+export interface Expectation {
+  id: string;
+  row: unknown;
+}
+/** One compare-and-swap write over every store involved (SPEC §3). */
+export interface ReplacePlan {
+  owner: string;
+  expected: Expectation[];
+  /**
+   * Receipts and tombstones that must not exist, checked in the same transaction: an enqueue
+   * with an id the app supplied is stale if that id was settled or removed meanwhile (§9).
+   */
+  absent?: {
+    receipts?: string[];
+    tombstones?: string[];
+  };
+  /**
+   * Records whose rows (of `owner`, by `by_owner_target`) must be exactly `ids`, checked in the
+   * same transaction: an ACK planned without reading its record is stale once a successor or an
+   * intent row of that record exists (§5, §6, §8).
+   */
+  records?: Array<{
+    collection: string;
+    targetId: string;
+    ids: string[];
+  }>;
+  put?: unknown[];
+  delete?: string[];
+  receipts?: Receipt[];
+  ledger?: ConflictLedgerEntry[];
+  tombstones?: Tombstone[];
+  /** `strict` for writes that create or replace user intent; default for claims and ACKs. */
+  durability?: 'strict' | 'default';
+  /** Why, for the change notice (`enqueue`, `claim`, `settle`, …). */
+  reason: string;
+}
+/** Whether a `replace` committed, or wrote nothing because an observation no longer held. */
+export type ReplaceResult = 'committed' | 'stale';
+/** The notice published once per committed `replace` (BroadcastChannel `sw-outbox:<db>`). */
+export interface ChangeNotice {
+  ids: string[];
+  reason: string;
+  owner: string;
+}
+/** A position in the `[owner, savedAt]` index, to continue a scan after the last row seen. */
+export interface RowCursor {
+  savedAt: number;
+  id: string;
+}
+/** The storage port (SPEC §3): raw reads, one compare-and-swap write, receipts, ledger, meta and change notices. */
+export interface OutboxStore {
+  /** The raw stored value of a row, or undefined. */
+  get(id: string): Promise<unknown>;
+  /** The raw stored values of several rows (undefined where absent), read in one transaction. */
+  getMany(ids: readonly string[]): Promise<unknown[]>;
+  /** Raw rows of one owner in `[savedAt, id]` order, after `after`, at most `limit`. */
+  scan(
+    owner: string,
+    opts: {
+      after?: RowCursor;
+      limit: number;
+    },
+  ): Promise<unknown[]>;
+  /** Raw rows of one record (`by_owner_target`). */
+  byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]>;
+  /** Compare-and-swap in one transaction (SPEC §3). Throws only for storage faults. */
+  replace(plan: ReplacePlan): Promise<ReplaceResult>;
+  /**
+   * Several independent plans of one owner in ONE transaction (batched claims and ACKs, SPEC §4):
+   * each plan is compared on its own, in order, and applied only if its observation still
+   * holds; a stale plan is skipped, the rest commit. One change notice covers them all.
+   */
+  replaceEach(plans: ReplacePlan[]): Promise<ReplaceResult[]>;
+  getReceipt(requestId: string): Promise<Receipt | undefined>;
+  /** Newest first. */
+  listReceipts(owner: string, limit: number): Promise<Receipt[]>;
+  /** Newest first. */
+  listConflicts(owner: string, limit: number): Promise<ConflictLedgerEntry[]>;
+  getTombstone(id: string): Promise<Tombstone | undefined>;
+  /** Drops receipts beyond `maxCount` per owner or older than `olderThan`; ledger beyond `maxLedger`. */
+  prune(
+    owner: string,
+    limits: {
+      maxReceipts: number;
+      olderThan: number;
+      maxLedger: number;
+    },
+  ): Promise<void>;
+  getMeta(key: string): Promise<Json | undefined>;
+  setMeta(key: string, value: Json | undefined): Promise<void>;
+  /**
+   * Read-modify-write of one meta value in ONE transaction, so contexts updating it at the same
+   * time never lose each other's change. `update` is synchronous and may run more than once;
+   * returning `undefined` deletes the value. Resolves with the value written.
+   */
+  updateMeta(
+    key: string,
+    update: (current: Json | undefined) => Json | undefined,
+  ): Promise<Json | undefined>;
+  /** Subscribes to change notices from every connection (this one included). */
+  onChange(listener: (notice: ChangeNotice) => void): () => void;
+  close(): void;
+}
