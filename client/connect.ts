@@ -1,7 +1,13 @@
 import { proxy } from 'comlink';
 import type { Workbox } from 'workbox-window';
 import { installComlinkErrors } from '../shared/comlink-errors.ts';
-import type { EndpointApi, WatchUpdate } from '../shared/connection.ts';
+import {
+  type EndpointApi,
+  isOutboxMessage,
+  STARTED_MESSAGE,
+  type StartedMessage,
+  type WatchUpdate,
+} from '../shared/connection.ts';
 import type { SetAuthOptions } from '../shared/credentials.ts';
 import { cryptoIds } from '../shared/defaults.ts';
 import { OutboxError } from '../shared/errors.ts';
@@ -68,6 +74,14 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   let auth: { headers: Record<string, string> | null; options: SetAuthOptions } | undefined;
   let pageSender: PageSender | undefined;
   let closed = false;
+  // The store's commit notices (§3), heard here so that live views notice a stopped worker
+  // (§13.1); the channel's name comes from the worker, which knows its database.
+  let changes: BroadcastChannel | undefined;
+  const onChange = (event: MessageEvent) => {
+    const notice = event.data as { owner?: unknown } | null;
+    if (pageSender === undefined && subscriptions.size > 0 && notice?.owner === owner)
+      channel.noteChange();
+  };
 
   const channel = new WorkerChannel({
     owner,
@@ -84,6 +98,10 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       // A new connection starts empty: restore credentials, then subscriptions.
       if (auth !== undefined) api.setAuth(auth.headers, auth.options).catch(() => undefined);
       subscriptions.attach(api, (listener) => proxy(listener));
+      if (changes === undefined && link.hello.changes && typeof BroadcastChannel === 'function') {
+        changes = new BroadcastChannel(link.hello.changes);
+        changes.onmessage = onChange;
+      }
     },
   });
 
@@ -110,17 +128,38 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
     }
     void channel.ensure().catch(() => undefined);
   };
+  // A worker instance started (§13.1). An update's new worker also runs its script while it
+  // installs, beside the active one: that handover is controllerchange's, so only an active
+  // worker's announcement counts.
+  const onWorkerMessage = (event: MessageEvent) => {
+    if (pageSender !== undefined || !isOutboxMessage<StartedMessage>(event.data, STARTED_MESSAGE))
+      return;
+    const source = event.source as ServiceWorker | null;
+    if (
+      source?.state !== undefined &&
+      source.state !== 'activated' &&
+      source.state !== 'activating'
+    )
+      return;
+    channel.noteStart(event.data.holderId);
+  };
   const onOnline = () => flushSoon({ force: true });
   const onVisible = () => {
     if (document.visibilityState === 'visible') flushSoon();
   };
   container?.addEventListener('controllerchange', onControllerChange);
+  container?.addEventListener('message', onWorkerMessage);
+  // Messages from the worker wait in a queue until the page opts in; before the document has
+  // parsed it would otherwise hold back a start announcement.
+  container?.startMessages();
   globalThis.addEventListener('online', onOnline);
   globalThis.document?.addEventListener('visibilitychange', onVisible);
 
   const shutDown = () => {
     closed = true;
     container?.removeEventListener('controllerchange', onControllerChange);
+    container?.removeEventListener('message', onWorkerMessage);
+    changes?.close();
     globalThis.removeEventListener('online', onOnline);
     globalThis.document?.removeEventListener('visibilitychange', onVisible);
     subscriptions.clear();

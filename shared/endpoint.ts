@@ -49,6 +49,8 @@ export interface EndpointDeps {
   api: OwnerApi;
   feed: RowFeed;
   credentials: Credentials;
+  /** The store's change-notice channel, told to the page so it can notice a stopped worker. */
+  changes?: string;
 }
 
 export interface Endpoint {
@@ -83,7 +85,12 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
 
   const endpoint: EndpointApi & { [finalizer]: () => void } = {
     async hello(): Promise<Hello> {
-      return { holderId: deps.holderId, owner, bundle: deps.bundle };
+      return {
+        holderId: deps.holderId,
+        owner,
+        bundle: deps.bundle,
+        ...(deps.changes === undefined ? {} : { changes: deps.changes }),
+      };
     },
     enqueue: (input) => api.enqueue(input),
     rows: async (filter) => api.rows(parse(filterSchema, filter, 'filter')),
