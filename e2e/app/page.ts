@@ -30,6 +30,8 @@ type CallResult =
 const events: unknown[] = [];
 new BroadcastChannel('e2e-events').onmessage = (event) => events.push(event.data);
 const snapshots: RowView[][] = [];
+/** When each snapshot arrived (`Date.now()`, comparable with the worker's event times). */
+const snapshotTimes: number[] = [];
 const watched: WatchUpdate[] = [];
 let outbox: OutboxClient | undefined;
 
@@ -55,6 +57,7 @@ async function settle(work: () => Promise<unknown>): Promise<CallResult> {
 const e2e = {
   events,
   snapshots,
+  snapshotTimes,
   watched,
   async connect(params: ConnectParams): Promise<CallResult> {
     const query = new URLSearchParams(params.sw ?? {}).toString();
@@ -94,8 +97,17 @@ const e2e = {
       return fn.apply(outbox, args);
     });
   },
+  /** Like `call`, with the call's duration as the page measured it. */
+  async timed(method: string, ...args: unknown[]): Promise<CallResult & { ms: number }> {
+    const started = performance.now();
+    const result = await e2e.call(method, ...args);
+    return { ...result, ms: performance.now() - started };
+  },
   subscribe(filter?: { collection?: string; targetId?: string }) {
-    outbox?.subscribe((rows) => snapshots.push(rows), filter);
+    outbox?.subscribe((rows) => {
+      snapshots.push(rows);
+      snapshotTimes.push(Date.now());
+    }, filter);
   },
   watch(id: string) {
     outbox?.watch(id, (update) => watched.push(update));

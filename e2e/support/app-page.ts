@@ -22,6 +22,7 @@ interface E2eWindow {
   e2e: {
     connect(params: ConnectParams): Promise<CallResult>;
     call(method: string, ...args: unknown[]): Promise<CallResult>;
+    timed(method: string, ...args: unknown[]): Promise<CallResult & { ms: number }>;
     login(user: string, persist?: boolean): Promise<CallResult>;
     subscribe(filter?: Record<string, string>): void;
     watch(id: string): void;
@@ -29,6 +30,7 @@ interface E2eWindow {
     controlled(): boolean;
     events: unknown[];
     snapshots: unknown[][];
+    snapshotTimes: number[];
     watched: unknown[];
   };
 }
@@ -62,6 +64,14 @@ export class AppPage {
 
   call(method: string, ...args: unknown[]): Promise<CallResult> {
     return this.page.evaluate(([m, a]) => (globalThis as unknown as E2eWindow).e2e.call(m, ...a), [
+      method,
+      args,
+    ] as [string, unknown[]]);
+  }
+
+  /** Calls and returns the result with the call's duration as the page measured it. */
+  timed(method: string, ...args: unknown[]): Promise<CallResult & { ms: number }> {
+    return this.page.evaluate(([m, a]) => (globalThis as unknown as E2eWindow).e2e.timed(m, ...a), [
       method,
       args,
     ] as [string, unknown[]]);
@@ -119,6 +129,15 @@ export class AppPage {
     return this.page.evaluate(() => (globalThis as unknown as E2eWindow).e2e.snapshots) as Promise<
       T[][]
     >;
+  }
+
+  /** Each snapshot with when the page got it (`Date.now()`). */
+  async timedSnapshots<T = unknown>(): Promise<Array<{ at: number; rows: T[] }>> {
+    const [rows, times] = await this.page.evaluate(() => {
+      const { e2e } = globalThis as unknown as E2eWindow;
+      return [e2e.snapshots, e2e.snapshotTimes] as const;
+    });
+    return rows.map((r, i) => ({ at: times[i]!, rows: r as T[] }));
   }
 
   watch(id: string): Promise<void> {
