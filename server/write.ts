@@ -68,7 +68,7 @@ export async function runWrite(
   const delay = target && ctx.faults.take('delay', target);
   let outcome: WriteOutcome;
   try {
-    if (delay && delay.phase === 'before-commit') await sleep(delay.ms);
+    if (delay && delay.phase === 'before-commit') await ctx.faults.hold(delay.ms, principal);
     const identity: WriteIdentity = { principal, key, fingerprint, now: ctx.now() };
     outcome = await ctx.store.write({ ...identity, ...intent });
   } finally {
@@ -84,7 +84,7 @@ export async function runWrite(
         request.raw.socket.destroy();
         return reply;
       }
-      if (delay && delay.phase === 'after-commit') await sleep(delay.ms);
+      if (delay && delay.phase === 'after-commit') await ctx.faults.hold(delay.ms, principal);
       return sendStored(reply, outcome.response);
     }
     case 'completed':
@@ -102,8 +102,4 @@ export async function runWrite(
     case 'not-found':
       return sendProblem(reply, 404, PROBLEM.notFound);
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
