@@ -22,6 +22,8 @@ export interface LoggedRequest {
   key?: string;
   /** The user the bearer token names, also when it was expired (401) or turned away first. */
   user?: string;
+  /** The `Content-Digest` as sent: the same value on every copy of the same bytes. */
+  digest?: string;
   /** Whether an `Authorization` header came at all. */
   authorized: boolean;
   /** The `Referer` as sent: a worker's fetch names its script, a page's fetch the page. */
@@ -77,6 +79,7 @@ export function logRequests(app: FastifyInstance, ctx: AppContext, log: RequestL
       const check = ctx.auth.check(request.headers[HEADER.authorization]);
       const key = request.headers[HEADER.idempotencyKey];
       const referer = request.headers.referer;
+      const digest = request.headers[HEADER.contentDigest];
       request.logged = log.arrive({
         at: ctx.now(),
         method: request.method,
@@ -86,6 +89,7 @@ export function logRequests(app: FastifyInstance, ctx: AppContext, log: RequestL
         ...(typeof key === 'string' ? { key: key.replaceAll('"', '') } : {}),
         ...(check.kind === 'ok' || check.kind === 'expired' ? { user: check.user } : {}),
         ...(referer === undefined ? {} : { referer }),
+        ...(typeof digest === 'string' ? { digest } : {}),
       });
       // Fastify's onRequestAbort only sees a client that left before its body arrived; a
       // request held by the handler ends with the response closing unfinished.

@@ -201,6 +201,8 @@ describe('fault injection', () => {
     ]);
     expect(requests[0].referer).toBe(`${server.url}/sw.js?lease=1`);
     expect(requests[1].referer).toBeUndefined();
+    expect(requests[1].digest).toBe(requests[0].digest);
+    expect(requests[0].digest).toMatch(/^sha-256=:/);
     expect(requests.every((entry: { user: string }) => entry.user === user)).toBe(true);
   });
 
