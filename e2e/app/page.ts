@@ -28,7 +28,13 @@ type CallResult =
   | { ok: false; error: { name: string; code?: string; message: string; details?: unknown } };
 
 const events: unknown[] = [];
-new BroadcastChannel('e2e-events').onmessage = (event) => events.push(event.data);
+/** The last heartbeat of each worker instance (`sw.js?heartbeat=<ms>`), by holder id. */
+const heartbeats: Record<string, number> = {};
+new BroadcastChannel('e2e-events').onmessage = (event) => {
+  const data = event.data as { type?: string; holder?: string; at?: number };
+  if (data.type === 'heartbeat') heartbeats[data.holder!] = data.at!;
+  else events.push(event.data);
+};
 const snapshots: RowView[][] = [];
 /** When each snapshot arrived (`Date.now()`, comparable with the worker's event times). */
 const snapshotTimes: number[] = [];
@@ -56,6 +62,7 @@ async function settle(work: () => Promise<unknown>): Promise<CallResult> {
 
 const e2e = {
   events,
+  heartbeats,
   snapshots,
   snapshotTimes,
   watched,

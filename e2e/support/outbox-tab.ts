@@ -39,6 +39,7 @@ export interface E2eWindow {
     mode(): string | undefined;
     controlled(): boolean;
     events: unknown[];
+    heartbeats: Record<string, number>;
     snapshots: unknown[][];
     snapshotTimes: number[];
     watched: unknown[];
@@ -49,10 +50,11 @@ export interface E2eWindow {
 export type Evaluate = <A, R>(fn: (arg: A) => R | Promise<R>, arg: A) => Promise<R>;
 
 export class OutboxTab {
-  constructor(protected readonly evaluate: Evaluate) {}
+  /** Runs a self-contained function in the page (for what the helpers below do not cover). */
+  constructor(readonly evaluate: Evaluate) {}
 
   /** Waits for the page script, then connects (and logs in) as `params` say. */
-  protected async start(params: OpenParams): Promise<void> {
+  async start(params: OpenParams): Promise<void> {
     await expect
       .poll(() => this.evaluate(() => 'e2e' in globalThis, undefined), { timeout: 15_000 })
       .toBe(true);
@@ -162,6 +164,11 @@ export class OutboxTab {
       () => (globalThis as unknown as E2eWindow).e2e.watched,
       undefined,
     ) as Promise<T[]>;
+  }
+
+  /** The last heartbeat of each worker instance, by holder id (`sw: { heartbeat }`). */
+  heartbeats(): Promise<Record<string, number>> {
+    return this.evaluate(() => (globalThis as unknown as E2eWindow).e2e.heartbeats, undefined);
   }
 
   /** Engine events broadcast by every worker instance while this page was open. */
