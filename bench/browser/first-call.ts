@@ -20,6 +20,8 @@ export interface FirstCallResult {
   afterStop: { p50Ms: number; p99Ms: number; maxMs: number };
   /** After-stop calls that took as long as the call timeout (5 s): a reconnect by timeout. */
   timedOut: number;
+  /** Every after-stop call, ms, in the order measured. */
+  afterStopMs: number[];
 }
 
 const LIVE_CALLS_PER_SAMPLE = 5;
@@ -65,6 +67,7 @@ export async function measureFirstCall(
       live: summary(live),
       afterStop: summary(afterStop),
       timedOut: afterStop.filter((ms) => ms >= TIMEOUT_MS).length,
+      afterStopMs: afterStop.map((ms) => Math.round(ms * 10) / 10),
     };
   });
 }
