@@ -9,7 +9,7 @@ export default defineConfig({
   testDir: 'e2e/browsers',
   testMatch: 'webkit.suite.ts',
   globalSetup: './e2e/support/global-setup.ts',
-  workers: 1,
+  workers: 2,
   fullyParallel: true,
   retries: 0,
   timeout: 90_000,
