@@ -31,6 +31,9 @@ import { withTimeout } from './timeout.ts';
  *   instance for the ping, its other holder id says the port is dead, and the call is sent again
  *   on a new connection: one worker start, not the timeout. Each call has its own ping: one
  *   sent before the call was made cannot vouch for it (its instance may have stopped since).
+ *   Pinging only after the port sat idle would miss stops: the browser's idle clock counts
+ *   events, not port messages, so a page busy on its port still sees its worker stopped, and
+ *   DevTools, memory pressure or a crash stop it at any moment.
  * - **A change notice nobody delivered.** The store announces every commit on a
  *   BroadcastChannel (§3). While live views are open, a notice that no message from the worker
  *   follows within a short grace means no live instance feeds them — the worker was stopped and
