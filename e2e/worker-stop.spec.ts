@@ -51,7 +51,12 @@ test('a live view follows rows a new worker instance settles after a stop, and t
   const settled = (await app.events<WorkerEvent & { at: number }>()).find(
     (event) => event.type === 'settled' && event.id === id && event.outcome === 'success',
   );
-  expect(await emptiedAfter(app, settled!.at)).toBeLessThan(1000);
+  const lag = await emptiedAfter(app, settled!.at);
+  expect(lag).toBeLessThan(1000);
+  test.info().annotations.push({
+    type: 'view behind a new instance',
+    description: `${lag} ms from the settle to the page's view`,
+  });
 
   // Stopped again: the next call costs one worker start, not the 5 s timeout.
   await workers.stopAll();
@@ -59,6 +64,10 @@ test('a live view follows rows a new worker instance settles after a stop, and t
   const stats = await app.timed('stats');
   expect(stats.ok).toBe(true);
   expect(stats.ms).toBeLessThan(1000);
+  test.info().annotations.push({
+    type: 'first call after a stop',
+    description: `${Math.round(stats.ms)} ms`,
+  });
 });
 
 test('a live view follows rows a page sender settles while the worker is stopped', async ({
@@ -96,7 +105,12 @@ test('a live view follows rows a page sender settles while the worker is stopped
 
   // Only the store's change notice told the first page; it started the worker to read the rows.
   await expect.poll(async () => (await app.snapshots<View>()).at(-1)).toEqual([]);
-  expect(await emptiedAfter(app, flushed)).toBeLessThan(1000);
+  const lag = await emptiedAfter(app, flushed);
+  expect(lag).toBeLessThan(1000);
+  test.info().annotations.push({
+    type: 'view behind a page sender',
+    description: `${lag} ms from the flush to the page's view`,
+  });
   const settlers = (await tab.events<WorkerEvent>()).filter(
     (event) => event.type === 'settled' && event.id === id,
   );

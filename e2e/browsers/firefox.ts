@@ -8,6 +8,7 @@ import { BrowserTab, type Profile } from './profile.ts';
  * isolates workers and IndexedDB.
  */
 
+/** Debian's Firefox ESR, or `FIREFOX_PATH`. */
 export const FIREFOX_PATH = process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr';
 
 /**
@@ -20,6 +21,7 @@ export const SHORT_IDLE_PREFS = {
   'dom.serviceWorkers.idle_extended_timeout': 2000,
 };
 
+/** Starts a headless Firefox with `prefs` on top of puppeteer's defaults. */
 export function launchFirefox(prefs: Record<string, unknown> = {}): Promise<Browser> {
   return puppeteer.launch({
     browser: 'firefox',
@@ -39,6 +41,7 @@ class FirefoxTab extends BrowserTab {
   }
 }
 
+/** A browser context of a running Firefox: its own workers, IndexedDB and cookies. */
 export class FirefoxProfile implements Profile {
   readonly browser = 'firefox';
 

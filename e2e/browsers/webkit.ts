@@ -10,6 +10,7 @@ import { BrowserTab, type Profile } from './profile.ts';
  * one session, and each session is a private in-memory profile, so a profile is one driver.
  */
 
+/** Where Debian's webkit2gtk-driver and xvfb put the driver, the browser and the display. */
 export const WEBKIT_DRIVER_PATH = process.env.WEBKIT_DRIVER_PATH ?? '/usr/bin/WebKitWebDriver';
 export const MINIBROWSER_PATH =
   process.env.MINIBROWSER_PATH ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
@@ -227,6 +228,7 @@ class WebKitTab extends BrowserTab {
   }
 }
 
+/** One WebKitWebDriver session: a private in-memory profile in one MiniBrowser. */
 export class WebKitProfile implements Profile {
   readonly browser = 'webkit';
   readonly #open = new Set<string>();
