@@ -161,6 +161,25 @@ if (built) {
   }
 }
 
+/** What the browser suites measured (their tests' annotations), as `type: description` lines. */
+function measuredFacts(report) {
+  const facts = [];
+  const walk = (suite) => {
+    for (const spec of suite.specs ?? []) {
+      for (const t of spec.tests ?? []) {
+        for (const result of t.results ?? []) {
+          for (const a of result.annotations ?? []) {
+            if (a.type !== 'skip' && a.description) facts.push(`${a.type}: ${a.description}`);
+          }
+        }
+      }
+    }
+    for (const child of suite.suites ?? []) walk(child);
+  };
+  for (const suite of report?.suites ?? []) walk(suite);
+  return facts;
+}
+
 /**
  * Runs one Playwright suite (its own config) and adds its counts. A browser that is missing or a
  * build that failed counts as a failed suite.
@@ -185,7 +204,8 @@ function e2eSuite(name, label, config, available) {
     ['test', ...(config ? ['-c', config] : []), '--reporter=list,json'],
     { SW_OUTBOX_E2E_BUILT: '1', PLAYWRIGHT_JSON_OUTPUT_NAME: json },
   );
-  const stats = readJson(json)?.stats ?? {};
+  const report = readJson(json);
+  const stats = report?.stats ?? {};
   const passed = (stats.expected ?? 0) + (stats.flaky ?? 0);
   const failed = stats.unexpected ?? 0;
   const skipped = stats.skipped ?? 0;
@@ -199,6 +219,7 @@ function e2eSuite(name, label, config, available) {
     failed: failed || (ok ? 0 : 1),
     skipped,
     ms: performance.now() - began,
+    facts: measuredFacts(report),
   });
 }
 
@@ -224,6 +245,7 @@ for (const suite of suites) {
     `${suite.name}: ${suite.passed} passed, ${suite.failed} failed, ${suite.skipped} skipped` +
       (suite.note ? ` (${suite.note})` : ` (${seconds})`),
   );
+  for (const fact of suite.facts ?? []) console.log(`  · ${fact}`);
 }
 console.log(
   failedSteps.length ? `\nfailed steps: ${failedSteps.join(', ')}` : '\nevery step passed',
