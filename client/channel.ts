@@ -76,7 +76,7 @@ interface Connection {
   ready?: Link;
   /** A worker start announced while the handshake was under way: checked once it answers. */
   announced?: string;
-  /** Messages received on the port: evidence that its instance is alive. */
+  /** Messages received on the port and live-view deliveries: evidence that its instance runs. */
   heard: number;
   dead: boolean;
   kill(): void;
@@ -152,6 +152,17 @@ export class WorkerChannel {
       this.#noticeCheck = undefined;
       if (this.#current === current && current.heard === heard) this.#probe(current);
     }, NOTICE_GRACE_MS);
+  }
+
+  /**
+   * Wraps a live view's listener so that each delivery counts as word from the worker: the
+   * feeds call back on ports of their own (Comlink proxies), not on the connection's port.
+   */
+  heard<F extends (value: never) => unknown>(listener: F): F {
+    return ((value: never) => {
+      if (this.#current !== undefined) this.#current.heard++;
+      return listener(value);
+    }) as F;
   }
 
   /** Ends the connection; every later call fails with `closed`. */

@@ -97,7 +97,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       const api = link.remote as unknown as EndpointApi;
       // A new connection starts empty: restore credentials, then subscriptions.
       if (auth !== undefined) api.setAuth(auth.headers, auth.options).catch(() => undefined);
-      subscriptions.attach(api, (listener) => proxy(listener));
+      subscriptions.attach(api, (listener) => proxy(channel.heard(listener)));
       if (changes === undefined && link.hello.changes && typeof BroadcastChannel === 'function') {
         changes = new BroadcastChannel(link.hello.changes);
         changes.onmessage = onChange;
