@@ -139,7 +139,7 @@ counts.failed += vitest.numFailedTests ?? 0;
 counts.skipped += (vitest.numPendingTests ?? 0) + (vitest.numTodoTests ?? 0);
 record('vitest', vitestOk, vitest.numFailedTests ?? 0);
 suites.push({
-  name: 'unit',
+  name: 'vitest',
   passed: vitest.numPassedTests ?? 0,
   failed: vitest.numFailedTests ?? (vitestOk ? 0 : 1),
   skipped: (vitest.numPendingTests ?? 0) + (vitest.numTodoTests ?? 0),
