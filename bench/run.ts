@@ -4,7 +4,7 @@
  * then the server load bench (`bench/server.ts`), writes JSON to `bench/results/` and prints a
  * table. Loopback only; bounded: about 10 minutes on 2 cores, `--quick` about 2.
  *
- *   npm run bench [-- --quick] [-- --only enqueue,drain,live-view,loss,first-batch,outage,server]
+ *   npm run bench [-- --quick] [-- --only enqueue,drain,live-view,loss,first-batch,first-call,outage,server]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,13 +22,23 @@ import {
 } from './browser/drain.ts';
 import { type EnqueueResult, measureEnqueue } from './browser/enqueue.ts';
 import { type FirstBatchResult, measureFirstBatch } from './browser/first-batch.ts';
+import { type FirstCallResult, measureFirstCall } from './browser/first-call.ts';
 import { type LossResult, measureLoss } from './browser/loss.ts';
 import { measureOutageDrain, type OutageResult } from './browser/outage.ts';
 import { BenchServer } from './browser/server.ts';
 import { printTable } from './browser/table.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const PARTS = ['enqueue', 'drain', 'live-view', 'loss', 'first-batch', 'outage', 'server'] as const;
+const PARTS = [
+  'enqueue',
+  'drain',
+  'live-view',
+  'loss',
+  'first-batch',
+  'first-call',
+  'outage',
+  'server',
+] as const;
 type Part = (typeof PARTS)[number];
 
 const { values } = parseArgs({
@@ -54,6 +64,7 @@ const PLAN = quick
       liveView: { rows: 1_000, latencyMs: 0, capSeconds: 60 },
       loss: { rows: 300, dropRate: 0.1 },
       firstBatch: { sizes: [1_000, 100_000], reps: 7 },
+      firstCall: { samples: 30 },
       outage: { rows: 100, outageMs: 20_000, capSeconds: 120 },
       serverArgs: ['--seconds', '3', '--storm', '50'],
     }
@@ -70,6 +81,7 @@ const PLAN = quick
       liveView: { rows: 1_000, latencyMs: 0, capSeconds: 120 },
       loss: { rows: 1_000, dropRate: 0.1 },
       firstBatch: { sizes: [1_000, 100_000], reps: 15 },
+      firstCall: { samples: 100 },
       outage: { rows: 100, outageMs: 20_000, capSeconds: 120 },
       serverArgs: [],
     };
@@ -90,6 +102,8 @@ export interface BrowserResults {
   loss?: { outbox: LossResult; workbox: LossResult };
   firstBatch?: FirstBatchResult[];
   outage?: OutageResult;
+  /** The first page call after the worker was stopped, beside calls to a live worker (§13.1). */
+  firstCall?: FirstCallResult;
   loadavgAfter?: number[];
 }
 
@@ -155,6 +169,10 @@ async function runBrowser(): Promise<BrowserResults> {
     if (only.has('first-batch')) {
       log(`first batch with ${PLAN.firstBatch.sizes.join(' / ')} rows queued`);
       results.firstBatch = await measureFirstBatch(server, PLAN.firstBatch);
+    }
+    if (only.has('first-call')) {
+      log(`first call after a worker stop: ${PLAN.firstCall.samples} stops`);
+      results.firstCall = await measureFirstCall(server, PLAN.firstCall);
     }
     if (only.has('outage')) {
       const { rows, outageMs } = PLAN.outage;

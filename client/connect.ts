@@ -10,7 +10,14 @@ import {
   checkLimit,
   checkListener,
 } from '../shared/model/arguments.ts';
-import type { EndpointApi, SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
+import {
+  type EndpointApi,
+  isOutboxMessage,
+  type SetAuthOptions,
+  STARTED_MESSAGE,
+  type StartedMessage,
+  type WatchUpdate,
+} from '../shared/model/connection.ts';
 import { OutboxError } from '../shared/model/errors.ts';
 import {
   emptyFlushReport,
@@ -85,6 +92,14 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   let auth: { headers: Record<string, string> | null; options: SetAuthOptions } | undefined;
   let pageSender: PageSender | undefined;
   let closed = false;
+  // The store's commit notices (§3), heard here so that live views notice a stopped worker
+  // (§13.1); the channel's name comes from the worker, which knows its database.
+  let changes: BroadcastChannel | undefined;
+  const onChange = (event: MessageEvent) => {
+    const notice = event.data as { owner?: unknown } | null;
+    if (pageSender === undefined && subscriptions.size > 0 && notice?.owner === owner)
+      channel.noteChange();
+  };
 
   const channel = new WorkerChannel({
     owner,
@@ -100,7 +115,11 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       const api = link.remote as unknown as EndpointApi;
       // A new connection starts empty: restore credentials, then subscriptions.
       if (auth !== undefined) api.setAuth(auth.headers, auth.options).catch(() => undefined);
-      subscriptions.attach(api, (listener) => proxy(listener));
+      subscriptions.attach(api, (listener) => proxy(channel.heard(listener)));
+      if (changes === undefined && link.hello.changes && typeof BroadcastChannel === 'function') {
+        changes = new BroadcastChannel(link.hello.changes);
+        changes.onmessage = onChange;
+      }
     },
   });
 
@@ -150,17 +169,38 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
     }
     void channel.ensure().catch(() => undefined);
   };
+  // A worker instance started (§13.1). An update's new worker also runs its script while it
+  // installs, beside the active one: that handover is controllerchange's, so only an active
+  // worker's announcement counts.
+  const onWorkerMessage = (event: MessageEvent) => {
+    if (pageSender !== undefined || !isOutboxMessage<StartedMessage>(event.data, STARTED_MESSAGE))
+      return;
+    const source = event.source as ServiceWorker | null;
+    if (
+      source?.state !== undefined &&
+      source.state !== 'activated' &&
+      source.state !== 'activating'
+    )
+      return;
+    channel.noteStart(event.data.holderId);
+  };
   const onOnline = () => flushSoon({ force: true });
   const onVisible = () => {
     if (document.visibilityState === 'visible') flushSoon();
   };
   container?.addEventListener('controllerchange', onControllerChange);
+  container?.addEventListener('message', onWorkerMessage);
+  // Messages from the worker wait in a queue until the page opts in; before the document has
+  // parsed it would otherwise hold back a start announcement.
+  container?.startMessages();
   globalThis.addEventListener('online', onOnline);
   globalThis.document?.addEventListener('visibilitychange', onVisible);
 
   const shutDown = () => {
     closed = true;
     container?.removeEventListener('controllerchange', onControllerChange);
+    container?.removeEventListener('message', onWorkerMessage);
+    changes?.close();
     globalThis.removeEventListener('online', onOnline);
     globalThis.document?.removeEventListener('visibilitychange', onVisible);
     subscriptions.clear();

@@ -30,6 +30,11 @@ export class Subscriptions {
   #api: EndpointApi | undefined;
   #wrap: ListenerWrapper = (listener) => listener;
 
+  /** How many live views (subscriptions and watches) are open. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
   /** Adds a rows subscription; the returned function ends it. */
   rows(filter: RowFilter | undefined, listener: (rows: RowView[]) => void): () => void {
     return this.#add({ kind: 'rows', filter, listener });

@@ -30,7 +30,7 @@ test('a 401 holds the row until the app re-authenticates and calls resumeHeld, t
   await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
 });
 
-test('a worker restarted without the page’s token holds the row unsent, and the page’s reconnect lets it go', async ({
+test('a worker restarted without the page’s token gets it again from the page when it announces its start, and the row goes with it without a call', async ({
   context,
   baseURL,
   server,
@@ -42,24 +42,23 @@ test('a worker restarted without the page’s token holds the row unsent, and th
   const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
   const id = await deferredCreate(app, server, user, 'kept for later');
 
-  // The browser stops the worker; a push starts a new one that forces a flush with no token.
+  // The browser stops the worker; a push starts a new one that forces a flush with no token of
+  // its own. The page hears the new instance announce itself, reconnects and hands the token
+  // over again (SPEC §13.1): the row goes, and the page made no call.
   await workers.stopAll();
   await workers.push(JSON.stringify({ type: 'sw-outbox.flush' }));
-  await expect
-    .poll(async () =>
-      (await app.events<{ type: string; id?: string }>()).some(
-        (event) => event.type === 'held' && event.id === id,
-      ),
-    )
-    .toBe(true);
-  // Held, never sent anonymously: the only request so far is the one turned away.
-  expect(requests.keyCounts()[id]).toBe(1);
-
-  // The page's next call reconnects and hands its token over again; the row goes on its own.
-  expect((await app.call('stats')).ok).toBe(true);
   await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
+  // Never sent anonymously: the turned-away attempt and the one that went, both with the token.
+  expect(
+    requests
+      .writes()
+      .filter((entry) => entry.key === id)
+      .map((entry) => entry.authorized),
+  ).toEqual([true, true]);
+  const events = await app.events<{ type: string; trigger?: string }>();
+  const pushed = events.filter((event) => event.type === 'flushed' && event.trigger === 'push');
+  expect(pushed.length).toBeGreaterThan(0);
   await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
-  expect(requests.keyCounts()[id]).toBe(2);
 });
 
 test('a permanent rejection blocks the row with its reason visible through subscribe, and retry and discard act on it', async ({

@@ -16,6 +16,7 @@ import {
 } from './http-server.ts';
 import { InflightKeys } from './inflight.ts';
 import { sendProblem } from './problem.ts';
+import { logRequests, RequestLog } from './request-log.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { loginRoutes } from './routes/login.ts';
 import { notesRoutes } from './routes/notes.ts';
@@ -89,6 +90,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     stats: new ServerStats({ perKey: admin }),
     inflight: new InflightKeys(),
     now,
+    ...(admin ? { requests: new RequestLog() } : {}),
     conflictIncludesCurrent: options.conflictIncludesCurrent ?? true,
   };
 
@@ -121,6 +123,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('idempotencyKey', '');
   app.decorateRequest('bodyDigest', null);
   app.decorateRequest('comparedFingerprint', null);
+  if (ctx.requests) logRequests(app, ctx, ctx.requests);
 
   // The body is read as bytes so its digest is the fingerprint's digest (SPEC §15).
   // Only JSON is accepted (415 otherwise, SPEC §15 clear problems for every bad input).

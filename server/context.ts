@@ -1,6 +1,7 @@
 import type { Authenticate, DemoAuth } from './auth.ts';
 import type { FaultInjector } from './faults.ts';
 import type { InflightKeys } from './inflight.ts';
+import type { RequestLog } from './request-log.ts';
 import type { ServerStats } from './stats.ts';
 import type { ServerStore } from './store/port.ts';
 
@@ -19,6 +20,8 @@ export interface AppContext {
   stats: ServerStats;
   inflight: InflightKeys;
   now: () => number;
+  /** Every `/api/` request, kept only with the admin routes on. */
+  requests?: RequestLog;
   /** Send the server copy (`current`) with a 412 (SPEC §15 "optionally `current`"). */
   conflictIncludesCurrent: boolean;
 }

@@ -10,7 +10,8 @@ import { z } from 'zod';
  * { "kind": "drop-after-commit", "route"?: RouteSelector, "user"?: string, "count"?: n, "rate"?: p }
  *     the write commits, then the socket is destroyed instead of answering
  * { "kind": "delay", "ms": n, "phase"?: "before-commit" | "after-commit", route, user, count, rate }
- *     hold the request (before-commit: the key is in progress, copies get 409)
+ *     hold the request (before-commit: the key is in progress, copies get 409) for `ms`, or
+ *     until `POST /__faults/release` lets it go
  * { "kind": "unavailable", "status"?: 503 | 429, "retryAfter"?: seconds, route, user, count, rate }
  *     answer before auth and before the ledger; nothing is stored
  * ```
@@ -65,6 +66,7 @@ export class FaultInjector {
   #rules: FaultRule[] = [];
   #nextId = 1;
   readonly #random: () => number;
+  readonly #held = new Set<{ user: string | undefined; release: () => void }>();
 
   constructor(options: { random?: () => number } = {}) {
     this.#random = options.random ?? Math.random;
@@ -97,6 +99,32 @@ export class FaultInjector {
     const before = this.#rules.length;
     this.#rules = this.#rules.filter((rule) => rule.id !== id);
     return this.#rules.length < before;
+  }
+
+  /**
+   * Holds a request for a `delay` rule: `ms`, or until {@link release} lets it go, so a test can
+   * act while a request is known to be in flight and end the wait without sleeping it out.
+   */
+  hold(ms: number, user: string | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const entry = {
+        user,
+        release: () => {
+          clearTimeout(timer);
+          this.#held.delete(entry);
+          resolve();
+        },
+      };
+      const timer = setTimeout(entry.release, ms);
+      this.#held.add(entry);
+    });
+  }
+
+  /** Lets the held requests of `user` (every user's when omitted) go now; returns how many. */
+  release(user?: string): number {
+    const entries = [...this.#held].filter((e) => user === undefined || e.user === user);
+    for (const entry of entries) entry.release();
+    return entries.length;
   }
 
   /** Whether any rule exists: the hot path skips matching entirely when none do. */

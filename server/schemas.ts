@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { MAX_REVISION } from 'sw-outbox/wire';
+import { z } from 'zod';
 import { USER_PATTERN } from './auth.ts';
 
 /** Limits of the demo collection; bodies beyond the byte limit get 413 before parsing. */

@@ -72,7 +72,7 @@ export async function runWrite(
   const delay = target && ctx.faults.take('delay', target);
   let outcome: WriteOutcome;
   try {
-    if (delay && delay.phase === 'before-commit') await sleep(delay.ms);
+    if (delay && delay.phase === 'before-commit') await ctx.faults.hold(delay.ms, principal);
     const identity: WriteIdentity = { principal, key, fingerprint, now: ctx.now() };
     outcome = await ctx.store.write({ ...identity, ...intent });
   } finally {
@@ -88,7 +88,7 @@ export async function runWrite(
         request.raw.socket.destroy();
         return reply;
       }
-      if (delay && delay.phase === 'after-commit') await sleep(delay.ms);
+      if (delay && delay.phase === 'after-commit') await ctx.faults.hold(delay.ms, principal);
       return sendStored(reply, outcome.response);
     }
     case 'completed':
@@ -126,6 +126,6 @@ export function conflictExtras(
   };
 }
 
-function sleep(ms: number): Promise<void> {
+function _sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

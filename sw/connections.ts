@@ -3,19 +3,34 @@ import {
   CONNECT_MESSAGE,
   type ConnectMessage,
   isOutboxMessage,
+  PING_MESSAGE,
+  type PingMessage,
+  PONG_MESSAGE,
+  type PongMessage,
   REFUSED_MESSAGE,
   type RefusedMessage,
+  STARTED_MESSAGE,
+  type StartedMessage,
 } from '../shared/model/connection.ts';
 import { z } from '../shared/model/schema-kit.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
 import type { Endpoint } from '../shared/runtime/endpoint.ts';
 import { openEndpoint } from '../shared/runtime/open-endpoint.ts';
+import { changeChannelName, DEFAULT_DB_NAME } from '../shared/store/schema.ts';
 import type { EngineContext } from './context.ts';
 
 /**
  * Accepts page connections (SPEC §13): a `sw-outbox.connect` message from a same-origin window
  * client carries a `MessagePort`; the worker exposes one endpoint on it, bound to the owner the
  * page named, and records the owner so later flushes serve it with no tab open (§12).
+ *
+ * Worker restarts must be invisible to pages (§13.1), and a page cannot see one by itself: the
+ * port to a stopped instance stays open and silently drops every message, and no browser here
+ * fires a `close` event on it (Chromium 156, Firefox 153 and WebKitGTK 2.50 have none on
+ * `MessagePort`). So this side says who it is in two ways: every start is announced to the
+ * origin's windows (a page connected to another holder id re-handshakes at once), and a ping
+ * sent to the worker itself — an event, so it starts a stopped worker — is answered with the
+ * holder id of the instance that runs now.
  */
 
 const ownerSchema = z.string().check(z.minLength(1), z.maxLength(200));
@@ -38,7 +53,17 @@ export function acceptConnections(scope: ServiceWorkerGlobalScope, ctx: EngineCo
     }
   };
 
+  announceStart(scope, ctx.holderId);
+  const changes = changeChannelName(ctx.config.dbName ?? DEFAULT_DB_NAME);
+
   scope.addEventListener('message', (event) => {
+    if (isOutboxMessage<PingMessage>(event.data, PING_MESSAGE)) {
+      event.ports[0]?.postMessage({
+        type: PONG_MESSAGE,
+        holderId: ctx.holderId,
+      } satisfies PongMessage);
+      return;
+    }
     if (!isOutboxMessage<ConnectMessage>(event.data, CONNECT_MESSAGE)) return;
     const port = event.ports[0];
     if (port === undefined) return;
@@ -59,7 +84,7 @@ export function acceptConnections(scope: ServiceWorkerGlobalScope, ctx: EngineCo
     event.waitUntil(
       (async () => {
         try {
-          const endpoint = await openEndpoint(ctx, owner.data);
+          const endpoint = await openEndpoint(ctx, owner.data, changes);
           open.set(endpoint, source.id);
           expose(endpoint.api, port);
         } catch (error) {
@@ -69,4 +94,19 @@ export function acceptConnections(scope: ServiceWorkerGlobalScope, ctx: EngineCo
       })(),
     );
   });
+}
+
+/**
+ * Tells every window of the origin that a new instance runs (§13.1). Uncontrolled windows too: a
+ * page may talk to the registration's active worker before it is claimed. Pages still connected
+ * to the previous instance learn here that their port is dead, before they make a call.
+ */
+function announceStart(scope: ServiceWorkerGlobalScope, holderId: string): void {
+  const message: StartedMessage = { type: STARTED_MESSAGE, holderId };
+  scope.clients
+    .matchAll({ type: 'window', includeUncontrolled: true })
+    .then((clients) => {
+      for (const client of clients) client.postMessage(message);
+    })
+    .catch(() => undefined);
 }

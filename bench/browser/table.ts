@@ -107,6 +107,20 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     }
   }
 
+  if (browser.firstCall) {
+    const { samples, live, afterStop, timedOut } = browser.firstCall;
+    out.push('', `page call (stats), ${samples} worker stops     p50 ms   p99 ms   max ms`);
+    for (const [label, r] of [
+      ['to a live worker', live],
+      ['first after the worker stopped', afterStop],
+    ] as const) {
+      out.push(
+        `  ${label.padEnd(38)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}`,
+      );
+    }
+    if (timedOut > 0) out.push(`  ${timedOut} of ${samples} waited for the call timeout`);
+  }
+
   if (browser.outage) {
     const r = browser.outage;
     out.push(

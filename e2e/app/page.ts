@@ -28,8 +28,16 @@ type CallResult =
   | { ok: false; error: { name: string; code?: string; message: string; details?: unknown } };
 
 const events: unknown[] = [];
-new BroadcastChannel('e2e-events').onmessage = (event) => events.push(event.data);
+/** The last heartbeat of each worker instance (`sw.js?heartbeat=<ms>`), by holder id. */
+const heartbeats: Record<string, number> = {};
+new BroadcastChannel('e2e-events').onmessage = (event) => {
+  const data = event.data as { type?: string; holder?: string; at?: number };
+  if (data.type === 'heartbeat') heartbeats[data.holder!] = data.at!;
+  else events.push(event.data);
+};
 const snapshots: RowView[][] = [];
+/** When each snapshot arrived (`Date.now()`, comparable with the worker's event times). */
+const snapshotTimes: number[] = [];
 const watched: WatchUpdate[] = [];
 let outbox: OutboxClient | undefined;
 
@@ -113,7 +121,9 @@ function withHostile(value: unknown): unknown {
 
 const e2e = {
   events,
+  heartbeats,
   snapshots,
+  snapshotTimes,
   watched,
   async connect(params: ConnectParams): Promise<CallResult> {
     const query = new URLSearchParams(params.sw ?? {}).toString();
@@ -153,6 +163,12 @@ const e2e = {
       return fn.apply(outbox, args);
     });
   },
+  /** Like `call`, with the call's duration as the page measured it. */
+  async timed(method: string, ...args: unknown[]): Promise<CallResult & { ms: number }> {
+    const started = performance.now();
+    const result = await e2e.call(method, ...args);
+    return { ...result, ms: performance.now() - started };
+  },
   /** Calls a page-API method with hostile values put in for `{ hostile }` placeholders. */
   async callHostile(method: string, args: unknown[]): Promise<CallResult & { ms: number }> {
     const started = performance.now();
@@ -175,7 +191,10 @@ const e2e = {
     db.close();
   },
   subscribe(filter?: { collection?: string; targetId?: string }) {
-    outbox?.subscribe((rows) => snapshots.push(rows), filter);
+    outbox?.subscribe((rows) => {
+      snapshots.push(rows);
+      snapshotTimes.push(Date.now());
+    }, filter);
   },
   watch(id: string) {
     outbox?.watch(id, (update) => watched.push(update));

@@ -3,7 +3,8 @@ import { createOutboxEngine, type EngineEvent, restHandler } from '../../sw/inde
 /**
  * The e2e service worker: the `notes` collection of the reference server through `restHandler`.
  * Its script URL tunes it: `lease` (ms), `timeout` (per attempt, ms), `version` (a new value is a
- * worker update), `sync=none` (a browser without Background Sync, as Firefox and Safari are). Every engine event is kept in `self.__e2e.events` and broadcast on
+ * worker update), `sync=none` (a browser without Background Sync, as Firefox and Safari are),
+ * `heartbeat` (ms, see below). Every engine event is kept in `self.__e2e.events` and broadcast on
  * `e2e-events`, tagged with this worker start's holder id, so tests can read an event log.
  */
 
@@ -28,6 +29,17 @@ const engine = createOutboxEngine({
 });
 scope.__e2e = { events, holderId: engine.holderId, version };
 engine.attach(scope);
+
+// `heartbeat=<ms>`: says it is alive on `e2e-events` while it runs, so a test can see the browser
+// stop the worker without sending it an event (which would start it again). A timer is not an
+// event: it keeps no browser's worker alive.
+const heartbeat = Number(params.get('heartbeat') ?? 0);
+if (heartbeat > 0) {
+  setInterval(
+    () => channel.postMessage({ type: 'heartbeat', holder: engine.holderId, at: Date.now() }),
+    heartbeat,
+  );
+}
 
 /** Takes Background Sync and Periodic Background Sync away from this realm's registrations. */
 function withoutBackgroundSync(): void {

@@ -1,159 +1,26 @@
-import { type BrowserContext, expect, type Page } from '@playwright/test';
+import type { BrowserContext, Page } from '@playwright/test';
+import { type Evaluate, type OpenParams, OutboxTab } from './outbox-tab.ts';
 
-/**
- * A test page (e2e/app/page.ts) driven from the test: connect, call the page API, read what the
- * page saw. Errors thrown by the API come back as data (`{ ok: false, error: { code } }`).
- */
+export type { CallResult, ConnectParams } from './outbox-tab.ts';
 
-export type CallResult =
-  | { ok: true; value: unknown }
-  | { ok: false; error: { name: string; code?: string; message: string; details?: unknown } };
-
-export interface ConnectParams {
-  owner: string;
-  timeoutMs?: number;
-  pageSender?: boolean;
-  sw?: Record<string, string>;
-  classic?: boolean;
-  leaseMs?: number;
-}
-
-interface E2eWindow {
-  e2e: {
-    connect(params: ConnectParams): Promise<CallResult>;
-    call(method: string, ...args: unknown[]): Promise<CallResult>;
-    callHostile(method: string, args: unknown[]): Promise<CallResult & { ms: number }>;
-    plant(raw: Record<string, unknown>): Promise<void>;
-    login(user: string, persist?: boolean): Promise<CallResult>;
-    subscribe(filter?: Record<string, string>): void;
-    watch(id: string): void;
-    mode(): string | undefined;
-    controlled(): boolean;
-    events: unknown[];
-    snapshots: unknown[][];
-    watched: unknown[];
-  };
-}
-
-export class AppPage {
-  constructor(readonly page: Page) {}
+/** A test page (e2e/app/page.ts) in Playwright's Chromium; see {@link OutboxTab}. */
+export class AppPage extends OutboxTab {
+  constructor(readonly page: Page) {
+    // Playwright's overloads cannot take a generic argument type; the runtime call is the same.
+    const evaluate = page.evaluate.bind(page) as unknown as Evaluate;
+    super(evaluate);
+  }
 
   /** Opens `path` (`/app/` is in the worker's scope, `/outside/` is not) and connects. */
   static async open(
     context: BrowserContext,
     baseURL: string,
-    params: ConnectParams & { path?: string; login?: string | { user: string; persist: boolean } },
+    params: OpenParams,
   ): Promise<AppPage> {
     const page = await context.newPage();
     await page.goto(`${baseURL}${params.path ?? '/app/'}`);
-    await page.waitForFunction(() => 'e2e' in globalThis);
     const app = new AppPage(page);
-    const { path: _path, login, ...connect } = params;
-    const connected = await page.evaluate(
-      (p) => (globalThis as unknown as E2eWindow).e2e.connect(p),
-      connect,
-    );
-    if (!connected.ok) throw new Error(`connect failed: ${JSON.stringify(connected.error)}`);
-    if (login !== undefined) {
-      const who = typeof login === 'string' ? { user: login, persist: false } : login;
-      const result = await app.login(who.user, who.persist);
-      if (!result.ok) throw new Error(`login failed: ${JSON.stringify(result.error)}`);
-    }
+    await app.start(params);
     return app;
-  }
-
-  call(method: string, ...args: unknown[]): Promise<CallResult> {
-    return this.page.evaluate(([m, a]) => (globalThis as unknown as E2eWindow).e2e.call(m, ...a), [
-      method,
-      args,
-    ] as [string, unknown[]]);
-  }
-
-  /**
-   * Calls with hostile values built in the page for `{ hostile: kind, depth? }` placeholders
-   * (cyclic, deep, function, promise, weakmap, node, proxy, revoked, getter, date, regexp,
-   * symbol, bigint), and how long the call took.
-   */
-  callHostile(method: string, ...args: unknown[]): Promise<CallResult & { ms: number }> {
-    return this.page.evaluate(
-      ([m, a]) => (globalThis as unknown as E2eWindow).e2e.callHostile(m, a),
-      [method, args] as [string, unknown[]],
-    );
-  }
-
-  /** Writes a raw row straight into IndexedDB (placeholders as in {@link callHostile}). */
-  plant(raw: Record<string, unknown>): Promise<void> {
-    return this.page.evaluate((r) => (globalThis as unknown as E2eWindow).e2e.plant(r), raw);
-  }
-
-  /** Calls and returns the value, throwing with the error's code when the call failed. */
-  async value<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
-    const result = await this.call(method, ...args);
-    if (!result.ok)
-      throw new Error(
-        `${method} failed: ${result.error.code ?? result.error.name}: ${result.error.message}`,
-      );
-    return result.value as T;
-  }
-
-  /** Asks for a flush until the outbox is empty (rows may first wait out another holder's lease). */
-  async flushUntilEmpty(timeout = 20_000): Promise<void> {
-    await expect
-      .poll(
-        async () => {
-          await this.call('flush');
-          return (await this.value<{ total: number }>('stats')).total;
-        },
-        { timeout },
-      )
-      .toBe(0);
-  }
-
-  /** Enqueues a create in the `notes` collection and returns its row id. */
-  async createNote(title: unknown): Promise<string> {
-    const { id } = await this.value<{ id: string }>('enqueue', {
-      collection: 'notes',
-      kind: 'create',
-      payload: { title },
-    });
-    return id;
-  }
-
-  login(user: string, persist = false): Promise<CallResult> {
-    return this.page.evaluate(([u, p]) => (globalThis as unknown as E2eWindow).e2e.login(u, p), [
-      user,
-      persist,
-    ] as const);
-  }
-
-  mode(): Promise<string | undefined> {
-    return this.page.evaluate(() => (globalThis as unknown as E2eWindow).e2e.mode());
-  }
-
-  subscribe(filter?: Record<string, string>): Promise<void> {
-    return this.page.evaluate((f) => (globalThis as unknown as E2eWindow).e2e.subscribe(f), filter);
-  }
-
-  snapshots<T = unknown>(): Promise<T[][]> {
-    return this.page.evaluate(() => (globalThis as unknown as E2eWindow).e2e.snapshots) as Promise<
-      T[][]
-    >;
-  }
-
-  watch(id: string): Promise<void> {
-    return this.page.evaluate((i) => (globalThis as unknown as E2eWindow).e2e.watch(i), id);
-  }
-
-  watched<T = unknown>(): Promise<T[]> {
-    return this.page.evaluate(() => (globalThis as unknown as E2eWindow).e2e.watched) as Promise<
-      T[]
-    >;
-  }
-
-  /** Engine events broadcast by every worker instance while this page was open. */
-  events<T = Record<string, unknown>>(): Promise<T[]> {
-    return this.page.evaluate(() => (globalThis as unknown as E2eWindow).e2e.events) as Promise<
-      T[]
-    >;
   }
 }

@@ -13,6 +13,8 @@ export interface LoggedRequest {
   key: string | undefined;
   body: string | null;
   from: 'worker' | 'page';
+  /** Whether it carried an `Authorization` header. */
+  authorized: boolean;
 }
 
 export interface Gate {
@@ -89,6 +91,7 @@ function toLogged(request: Request): LoggedRequest {
     path: new URL(request.url()).pathname,
     key,
     body: request.postData(),
+    authorized: request.headers().authorization !== undefined,
     from: request.serviceWorker() ? 'worker' : 'page',
   };
 }

@@ -117,8 +117,10 @@ export class ServerProcess {
     if (!response.ok) throw new Error(`fault rejected: ${await response.text()}`);
   }
 
-  async clearFaults(): Promise<void> {
-    await this.fetch('/__faults', { method: 'DELETE' });
+  /** Removes every fault rule, or only those of `user` (tests sharing a server use their own). */
+  async clearFaults(user?: string): Promise<void> {
+    const query = user === undefined ? '' : `?user=${encodeURIComponent(user)}`;
+    await this.fetch(`/__faults${query}`, { method: 'DELETE' });
   }
 
   protected async auth(user: string): Promise<Record<string, string>> {

@@ -1,6 +1,14 @@
+import type { LoggedRequest } from '../../server/request-log.ts';
 import { ServerProcess } from './server-process.ts';
 
+export type { LoggedRequest } from '../../server/request-log.ts';
 export type { EffectStats } from './server-process.ts';
+
+/** Whether a logged request came from a service worker: its fetches name the script as Referer. */
+export function fromWorker(request: LoggedRequest): boolean {
+  if (request.referer === undefined) return false;
+  return /^\/sw(-classic)?\.js$/.test(new URL(request.referer).pathname);
+}
 
 /**
  * The reference server as the e2e suite uses it: started from the build on a free port with a
@@ -31,6 +39,36 @@ export class ReferenceServer extends ServerProcess {
   async expireToken(user: string): Promise<void> {
     await this.fetch('/__faults/expire-token', { method: 'POST', body: JSON.stringify({ user }) });
     this.forgetToken(user);
+  }
+
+  /** Every `/api/` request of `user` as the server saw it, in arrival order. */
+  async requests(user: string): Promise<LoggedRequest[]> {
+    const response = await this.fetch(`/__requests?user=${encodeURIComponent(user)}`);
+    return ((await response.json()) as { requests: LoggedRequest[] }).requests;
+  }
+
+  /** The writes of `user` that carried `key`, in arrival order. */
+  async sends(user: string, key: string): Promise<LoggedRequest[]> {
+    return (await this.requests(user)).filter((request) => request.key === key);
+  }
+
+  /** Lets the requests a `delay` rule holds for `user` go now; resolves with how many. */
+  async release(user: string): Promise<number> {
+    const response = await this.fetch('/__faults/release', {
+      method: 'POST',
+      body: JSON.stringify({ user }),
+    });
+    return ((await response.json()) as { released: number }).released;
+  }
+
+  /** Another device edits a note: its revision moves on without this outbox. */
+  async editElsewhere(user: string, id: string, title: string): Promise<Note> {
+    const response = await this.fetch('/__faults/edit', {
+      method: 'POST',
+      body: JSON.stringify({ user, id, title }),
+    });
+    if (!response.ok) throw new Error(`edit failed: ${response.status}`);
+    return (await response.json()) as Note;
   }
 
   async notes(user: string): Promise<Note[]> {

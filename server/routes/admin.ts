@@ -8,6 +8,8 @@ import { sendProblem } from '../problem.ts';
 import { ExpireTokenSchema, issuesOf, OtherDeviceEditSchema, UserQuerySchema } from '../schemas.ts';
 import { noteJson } from '../store/port.ts';
 
+const ReleaseSchema = z.strictObject({ user: z.string().min(1).max(64).optional() });
+
 const AddFaultsSchema = z.union([
   FaultRuleInputSchema,
   z.strictObject({ rules: z.array(FaultRuleInputSchema) }),
@@ -21,10 +23,14 @@ const AddFaultsSchema = z.union([
  * - `GET /__faults` → `{ rules }`
  * - `DELETE /__faults` → clears all rules; `DELETE /__faults?user=<name>` only that user's;
  *   `DELETE /__faults/<id>` one rule (404 when it is gone) → `{ removed }`
+ * - `POST /__faults/release` `{ user? }` → lets requests held by `delay` rules go now → `{ released }`
  * - `POST /__faults/expire-token` `{ user }` → opens a 401 window until the user logs in again
  * - `POST /__faults/edit` `{ user, id, title?, body? }` → another device bumps the revision
  * - `GET /__stats?user=<name>` → this process's counters and the store's counts
  * - `DELETE /__stats` → resets this process's counters
+ * - `GET /__requests?user=<name>` → `{ requests }`: every `/api/` request of that user (all users'
+ *   without `user`) in arrival order, with key, referer, status or abort (see request-log.ts)
+ * - `DELETE /__requests` → empties the request log
  */
 export function adminRoutes(ctx: AppContext) {
   return async function register(app: FastifyInstance): Promise<void> {
@@ -57,6 +63,28 @@ export function adminRoutes(ctx: AppContext) {
       if (!Number.isInteger(id) || !ctx.faults.remove(id))
         return sendProblem(reply, 404, PROBLEM.notFound);
       return { removed: 1 };
+    });
+
+    app.post('/__faults/release', async (request, reply) => {
+      const parsed = ReleaseSchema.safeParse(request.body ?? {});
+      if (!parsed.success) {
+        return sendProblem(reply, 422, PROBLEM.validationFailed, {
+          issues: issuesOf(parsed.error),
+        });
+      }
+      return { released: ctx.faults.release(parsed.data.user) };
+    });
+
+    app.get('/__requests', async (request) => {
+      const user = (request.query as { user?: unknown }).user;
+      return {
+        requests: ctx.requests?.list(typeof user === 'string' && user !== '' ? user : undefined),
+      };
+    });
+
+    app.delete('/__requests', async () => {
+      ctx.requests?.clear();
+      return { cleared: true };
     });
 
     app.post('/__faults/expire-token', async (request, reply) => {

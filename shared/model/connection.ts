@@ -23,6 +23,12 @@ export const FLUSH_MESSAGE = 'sw-outbox.flush';
 export const REFUSED_MESSAGE = 'sw-outbox.refused';
 /** Sent on a flush message's reply port when the flush finished. */
 export const FLUSHED_MESSAGE = 'sw-outbox.flushed';
+/** Worker → every window of its origin, once per worker start (§13.1). */
+export const STARTED_MESSAGE = 'sw-outbox.started';
+/** Page → worker: which instance runs now? `ports[0]` gets a {@link PongMessage} (§13.1). */
+export const PING_MESSAGE = 'sw-outbox.ping';
+/** The answer to a {@link PING_MESSAGE}. */
+export const PONG_MESSAGE = 'sw-outbox.pong';
 
 /** Page → worker: open a connection for one owner; `ports[0]` carries the API. */
 export interface ConnectMessage {
@@ -35,6 +41,26 @@ export interface FlushMessage {
   type: typeof FLUSH_MESSAGE;
   owner?: string;
   force?: boolean;
+}
+
+/**
+ * Announces a worker start to its window clients (§13.1): a page whose connection belongs to
+ * another holder id knows, without making a call, that its port is dead.
+ */
+export interface StartedMessage {
+  type: typeof STARTED_MESSAGE;
+  holderId: string;
+}
+
+/** Page → worker liveness question; an event, so it starts a stopped worker (§13.1). */
+export interface PingMessage {
+  type: typeof PING_MESSAGE;
+}
+
+/** Worker → page: the holder id of the instance that answered a ping. */
+export interface PongMessage {
+  type: typeof PONG_MESSAGE;
+  holderId: string;
 }
 
 /** Worker → page, on the connection's port: why the worker refused it. */
@@ -60,6 +86,8 @@ export interface Hello {
   holderId: string;
   owner: string;
   bundle: string;
+  /** The BroadcastChannel on which the worker's store announces every commit (§3, §13.1). */
+  changes?: string;
 }
 
 /** What `watch(id)` reports about one row until it is settled (§13). */

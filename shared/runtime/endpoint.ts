@@ -28,6 +28,8 @@ export interface EndpointDeps {
   api: OwnerApi;
   feed: RowFeed;
   credentials: Credentials;
+  /** The store's change-notice channel, told to the page so it can notice a stopped worker. */
+  changes?: string;
 }
 
 /** One connection's API, exposed over Comlink, and how to dispose of it. */
@@ -64,7 +66,12 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
 
   const endpoint: EndpointApi & { [finalizer]: () => void } = {
     async hello(): Promise<Hello> {
-      return { holderId: deps.holderId, owner, bundle: deps.bundle };
+      return {
+        holderId: deps.holderId,
+        owner,
+        bundle: deps.bundle,
+        ...(deps.changes === undefined ? {} : { changes: deps.changes }),
+      };
     },
     enqueue: (input) => api.enqueue(input),
     rows: async (filter) => api.rows(checkFilter(filter)),

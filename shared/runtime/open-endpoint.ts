@@ -12,6 +12,8 @@ import type { Sender } from './sender.ts';
 export async function openEndpoint(
   sender: Pick<Sender, 'core' | 'store' | 'holderId' | 'credentials'>,
   owner: string,
+  /** The store's change-notice channel, told to the page (§13.1). */
+  changes?: string,
 ): Promise<Endpoint> {
   const [core, store] = await Promise.all([sender.core(), sender.store()]);
   await rememberOwner(store, owner);
@@ -23,5 +25,6 @@ export async function openEndpoint(
     api,
     feed: createRowFeed(api, store, owner),
     credentials: sender.credentials,
+    ...(changes === undefined ? {} : { changes }),
   });
 }

@@ -140,6 +140,72 @@ describe('fault injection', () => {
     expect((await admin('GET', '/__faults')).json.rules).toEqual([]);
   });
 
+  it('lets a delayed write go as soon as it is released, long before its delay is over', async () => {
+    const user = newUser();
+    const api = await Api.login(server.url, user);
+    await admin('POST', '/__faults', { kind: 'delay', ms: 60_000, route: 'write', user, count: 1 });
+    const key = newKey();
+    const started = performance.now();
+    const slow = api.create('released', { key });
+    await waitFor(async () => (await admin('GET', '/__stats')).json.inflight === 1);
+    expect((await admin('POST', '/__faults/release', { user: newUser() })).json.released).toBe(0);
+    expect((await admin('POST', '/__faults/release', { user })).json.released).toBe(1);
+    expect((await slow).status).toBe(201);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  it('logs every api request with its key, user, referer and answer, and one the client gave up on as aborted', async () => {
+    const user = newUser();
+    const api = await Api.login(server.url, user);
+    await admin('DELETE', '/__requests');
+    const key = newKey();
+    await admin('POST', '/__faults', { kind: 'unavailable', route: 'write', user, count: 1 });
+    await api.create('logged', { key, headers: { referer: `${server.url}/sw.js?lease=1` } });
+    await api.create('logged', { key });
+    await admin('POST', '/__faults', { kind: 'delay', ms: 60_000, route: 'write', user, count: 1 });
+    const gone = newKey();
+    const controller = new AbortController();
+    const abandoned = fetch(`${server.url}/api/notes`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${api.token}`,
+        'content-type': 'application/json',
+        'idempotency-key': `"${gone}"`,
+      },
+      body: JSON.stringify({ title: 'abandoned' }),
+      signal: controller.signal,
+    }).catch(() => 'aborted');
+    await waitFor(async () => (await admin('GET', '/__stats')).json.inflight === 1);
+    controller.abort();
+    expect(await abandoned).toBe('aborted');
+    await waitFor(async () =>
+      (await admin('GET', `/__requests?user=${user}`)).json.requests.some(
+        (entry: { aborted?: boolean }) => entry.aborted,
+      ),
+    );
+    await admin('POST', '/__faults/release', { user });
+
+    const { requests } = (await admin('GET', `/__requests?user=${user}`)).json;
+    expect(
+      requests.map((entry: Record<string, unknown>) => [
+        entry.method,
+        entry.route,
+        entry.key,
+        entry.status ?? (entry.aborted ? 'aborted' : 'none'),
+        entry.authorized,
+      ]),
+    ).toEqual([
+      ['POST', '/api/notes', key, 503, true],
+      ['POST', '/api/notes', key, 201, true],
+      ['POST', '/api/notes', gone, 'aborted', true],
+    ]);
+    expect(requests[0].referer).toBe(`${server.url}/sw.js?lease=1`);
+    expect(requests[1].referer).toBeUndefined();
+    expect(requests[1].digest).toBe(requests[0].digest);
+    expect(requests[0].digest).toMatch(/^sha-256=:/);
+    expect(requests.every((entry: { user: string }) => entry.user === user)).toBe(true);
+  });
+
   it('counts effects per key and resets the counters', async () => {
     const user = newUser();
     const api = await Api.login(server.url, user);

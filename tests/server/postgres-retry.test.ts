@@ -25,6 +25,10 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('PostgreSQL deadlock retries', () 
   beforeAll(async () => {
     other = new pg.Client({ connectionString: PG_URL });
     await other.connect();
+    // PostgreSQL picks as the deadlock victim the session whose deadlock check runs first. On a
+    // loaded machine the timers of two waiting sessions may fire in either order; with this
+    // session's check far later, the store's write is always the one that sees 40P01.
+    await other.query(`SET deadlock_timeout = '20s'`);
   });
   afterAll(async () => {
     await other?.end();
@@ -83,8 +87,8 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('PostgreSQL deadlock retries', () 
     const store = await openPostgresStore({ connectionString: PG_URL, schema, poolSize: 2 });
     try {
       const { principal, id, settled } = await deadlock(store);
-      // Ours waits first, so its deadlock check runs first and it is the victim; the retry then
-      // runs after the other session rolled back.
+      // Ours checks for deadlocks first (the other session's check waits 20 s), so it is the
+      // victim; the retry then runs after the other session rolled back.
       expect(settled.status).toBe('fulfilled');
       expect(await store.getNote(principal, id)).toMatchObject({ revision: 2, body: 'once' });
     } finally {

@@ -85,6 +85,8 @@ const bench: BenchPageApi = {
     return latencies;
   },
 
+  outboxTimedStats: () => timed(() => connected().stats()),
+
   outboxEnqueueRate: (count, inFlight, from) =>
     timed(() => pool(count, inFlight, (i) => enqueueNote(from + i))),
 

@@ -69,6 +69,8 @@ export interface BenchPageApi {
   setAuth(token: string): Promise<void>;
   /** Sequential enqueues through the page API; returns each call's latency in ms. */
   outboxEnqueueLatency(count: number, from: number): Promise<number[]>;
+  /** One `stats()` call through the page API, timed in the page (ms). */
+  outboxTimedStats(): Promise<number>;
   /** `count` enqueues with `inFlight` calls outstanding; returns the elapsed ms. */
   outboxEnqueueRate(count: number, inFlight: number, from: number): Promise<number>;
   /** Sequential page → worker → `pushRequest` round trips; each latency in ms. */
