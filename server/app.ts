@@ -17,7 +17,7 @@ import { InflightKeys } from './inflight.ts';
 import { sendProblem } from './problem.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { loginRoutes } from './routes/login.ts';
-import { notesRoutes } from './routes/notes.ts';
+import { notesRoutes, noteWriteRoutes } from './routes/notes.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { serveStatic } from './static-files.ts';
 import { ServerStats } from './stats.ts';
@@ -140,10 +140,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendProblem(reply, 404, PROBLEM.notFound);
   });
 
+  const writes = noteWriteRoutes(ctx);
   await app.register(loginRoutes(ctx));
   await app.register(async (scope) => {
     scope.addHook('onRequest', gate(ctx));
-    await scope.register(notesRoutes(ctx));
+    await scope.register(notesRoutes(ctx, writes));
     await scope.register(receiptRoutes(ctx, options.retentionMs ?? DEFAULT_RETENTION_MS));
   });
   if (admin) await app.register(adminRoutes(ctx));
