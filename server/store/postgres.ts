@@ -46,7 +46,8 @@ interface MissRow {
 /**
  * The adapter for several instances sharing one ledger (SPEC §15). Every write is one autocommit
  * statement on a pooled connection (see postgres-sql.ts): one round trip on the hot path, named
- * prepared statements so the server parses each statement once per connection.
+ * prepared statements so the server parses each statement once per connection. The writes of a
+ * batch (SPEC §15.1) share one pipelined transaction.
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<ServerStore> {
   const schema = options.schema ?? 'sw_outbox';
@@ -59,6 +60,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     connectionTimeoutMillis: 5000,
     // No idle timeout: pg-pool arms a timer on every release otherwise, twice per write here.
     idleTimeoutMillis: 0,
+    // A batch sends its statements without waiting for each answer (see writeInOneTransaction);
+    // one query at a time behaves as without pipelining.
+    pipeline: true,
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
@@ -85,51 +89,92 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     }
   }
 
-  /** One attempt of the write statement; `undefined` when the compare-and-set matched nothing. */
-  async function attempt(command: WriteCommand): Promise<StoredResponse | undefined> {
+  /**
+   * The write statement of a command (see postgres-sql.ts) and how to read its result: the
+   * stored response, or `undefined` when the compare-and-set matched nothing.
+   */
+  function statementFor(command: WriteCommand): WriteStatement {
     const { principal, key, fingerprint, now } = command;
     if (command.op === 'create') {
       const note = { id: command.id, revision: 1, title: command.title, body: command.body };
       const json = noteJson(note);
-      await query('create', sql.create, [
-        principal,
-        key,
-        fingerprint,
-        now,
-        command.id,
-        command.title,
-        command.body,
-        json,
-      ]);
-      return { fingerprint, status: 201, etag: '"1"', body: json };
+      return {
+        name: 'create',
+        text: sql.create,
+        values: [principal, key, fingerprint, now, command.id, command.title, command.body, json],
+        read: () => ({ fingerprint, status: 201, etag: '"1"', body: json }),
+      };
     }
     if (command.op === 'update') {
       const { title, body } = command.patch;
-      const values = [
-        principal,
-        key,
-        fingerprint,
-        now,
-        command.id,
-        command.ifMatch,
-        title ?? null,
-        body ?? null,
-      ];
-      const result = await query<{ status: number; etag: string; body: string }>(
-        'update',
-        sql.update,
-        values,
-      );
-      const row = result.rows[0];
-      return row ? { fingerprint, status: row.status, etag: row.etag, body: row.body } : undefined;
+      return {
+        name: 'update',
+        text: sql.update,
+        values: [
+          principal,
+          key,
+          fingerprint,
+          now,
+          command.id,
+          command.ifMatch,
+          title ?? null,
+          body ?? null,
+        ],
+        read: (result) => {
+          const row = result.rows[0] as { status: number; etag: string; body: string } | undefined;
+          return row
+            ? { fingerprint, status: row.status, etag: row.etag, body: row.body }
+            : undefined;
+        },
+      };
     }
     const revision = command.ifMatch + 1;
     const json = deletedJson(command.id, revision);
-    const values = [principal, key, fingerprint, now, command.id, command.ifMatch, json];
-    const result = await query('remove', sql.remove, values);
-    return result.rowCount === 1
-      ? { fingerprint, status: 200, etag: formatRevisionTag(revision), body: json }
-      : undefined;
+    return {
+      name: 'remove',
+      text: sql.remove,
+      values: [principal, key, fingerprint, now, command.id, command.ifMatch, json],
+      read: (result) =>
+        result.rowCount === 1
+          ? { fingerprint, status: 200, etag: formatRevisionTag(revision), body: json }
+          : undefined,
+    };
+  }
+
+  /** One attempt of the write statement; `undefined` when the compare-and-set matched nothing. */
+  async function attempt(command: WriteCommand): Promise<StoredResponse | undefined> {
+    const statement = statementFor(command);
+    return statement.read(await query(statement.name, statement.text, statement.values));
+  }
+
+  /**
+   * Why a write matched nothing or lost the key's race: the key completed meanwhile, or the note
+   * is missing, deleted or at another revision. `undefined` when none of these holds any more (a
+   * racing copy rolled back in between): the write may be tried again.
+   */
+  async function explainMiss(command: WriteCommand): Promise<WriteOutcome | undefined> {
+    const miss = await query<MissRow>('miss', sql.afterMiss, [
+      command.principal,
+      command.key,
+      command.id,
+    ]);
+    const row = miss.rows[0];
+    if (row?.fingerprint != null && row.status != null && row.response != null) {
+      const response = {
+        fingerprint: row.fingerprint,
+        status: row.status,
+        etag: row.etag,
+        body: row.response,
+      };
+      return { kind: 'completed', response };
+    }
+    if (command.op === 'create') return undefined;
+    if (!row || row.id === null || row.deleted) return { kind: 'not-found' };
+    if (row.revision !== command.ifMatch) {
+      const current = { id: row.id, revision: row.revision!, title: row.title!, body: row.body! };
+      return { kind: 'conflict', current };
+    }
+    return undefined;
   }
 
   async function write(command: WriteCommand): Promise<WriteOutcome> {
@@ -141,36 +186,80 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       } catch (error) {
         if (!(errorCode(error) === '23505' && isLedgerKey(error))) throw error;
       }
-      const miss = await query<MissRow>('miss', sql.afterMiss, [
-        command.principal,
-        command.key,
-        command.id,
-      ]);
-      const row = miss.rows[0];
-      if (row?.fingerprint != null && row.status != null && row.response != null) {
-        const response = {
-          fingerprint: row.fingerprint,
-          status: row.status,
-          etag: row.etag,
-          body: row.response,
-        };
-        return { kind: 'completed', response };
-      }
-      if (command.op !== 'create') {
-        if (!row || row.id === null || row.deleted) return { kind: 'not-found' };
-        if (row.revision !== command.ifMatch) {
-          const current = {
-            id: row.id,
-            revision: row.revision!,
-            title: row.title!,
-            body: row.body!,
-          };
-          return { kind: 'conflict', current };
-        }
-      }
+      const outcome = await explainMiss(command);
+      if (outcome) return outcome;
       if (round >= maxAttempts)
         throw new StoreUnavailableError('the write kept racing another request');
     }
+  }
+
+  /**
+   * The write statements of a batch in one transaction, pipelined on one connection: BEGIN, the
+   * statements and COMMIT go out at once, so the batch costs one round trip and one commit
+   * instead of one of each per write. Each statement is the single write's, so each write is
+   * still its own key claim, compare-and-set and response store. `undefined` when a statement
+   * failed (a copy of a key committed elsewhere, a deadlock, …): then the COMMIT rolled back and
+   * nothing of the batch is kept.
+   */
+  async function writeInOneTransaction(
+    commands: readonly WriteCommand[],
+  ): Promise<Array<StoredResponse | undefined> | undefined> {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw new StoreUnavailableError('PostgreSQL is unavailable', { cause: error });
+    }
+    let broken: unknown;
+    try {
+      const statements = commands.map(statementFor);
+      const begin = client.query('BEGIN');
+      const results = statements.map((statement) =>
+        client.query({
+          name: named(statement.name),
+          text: statement.text,
+          values: statement.values,
+        }),
+      );
+      const commit = client.query('COMMIT');
+      const settled = await Promise.allSettled([begin, ...results, commit]);
+      const failure = settled.find((result) => result.status === 'rejected');
+      if (failure) {
+        if (isUnavailable(failure.reason)) {
+          broken = failure.reason;
+          throw new StoreUnavailableError('PostgreSQL is unavailable', { cause: failure.reason });
+        }
+        return undefined;
+      }
+      // An aborted transaction answers COMMIT with ROLLBACK.
+      const committed = (settled.at(-1) as PromiseFulfilledResult<pg.QueryResult>).value;
+      if (committed.command !== 'COMMIT') return undefined;
+      return statements.map((statement, index) =>
+        statement.read((settled[index + 1] as PromiseFulfilledResult<pg.QueryResult>).value),
+      );
+    } finally {
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+
+  async function writeMany(
+    commands: readonly WriteCommand[],
+  ): Promise<Array<PromiseSettledResult<WriteOutcome>>> {
+    if (commands.length <= 1) return Promise.allSettled(commands.map(write));
+    const responses = await writeInOneTransaction(commands);
+    const results: Array<PromiseSettledResult<WriteOutcome>> = [];
+    // In order, so that each write sees the ones before it, as inside the transaction.
+    for (const [index, command] of commands.entries()) {
+      const response = responses?.[index];
+      const outcome: Promise<WriteOutcome> =
+        response !== undefined
+          ? Promise.resolve({ kind: 'applied', response })
+          : responses !== undefined
+            ? explainMiss(command).then((explained) => explained ?? write(command))
+            : write(command);
+      results.push(...(await Promise.allSettled([outcome])));
+    }
+    return results;
   }
 
   return {
@@ -180,6 +269,17 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       return result.rows[0];
     },
     write,
+    async lookupMany(principal, keys) {
+      const found = new Map<string, StoredResponse>();
+      if (keys.length === 0) return found;
+      const result = await query<StoredResponse & { key: string }>('lookup-many', sql.lookupMany, [
+        principal,
+        keys,
+      ]);
+      for (const { key, ...stored } of result.rows) found.set(key, stored);
+      return found;
+    },
+    writeMany,
     async getNote(principal, id) {
       const result = await query<NoteRecord>('get', sql.getNote, [principal, id]);
       return result.rows[0];
@@ -214,6 +314,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await pool.end();
     },
   };
+}
+
+/** A write statement with its values, and how to read the stored response from its result. */
+interface WriteStatement {
+  name: string;
+  text: string;
+  values: unknown[];
+  read(result: pg.QueryResult): StoredResponse | undefined;
 }
 
 interface SummaryRow {

@@ -211,6 +211,20 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
     write(command) {
       return writes.submit(command);
     },
+    async lookupMany(principal, keys) {
+      return guard(() => {
+        const found = new Map<string, StoredResponse>();
+        for (const key of keys) {
+          const stored = selectReceipt.get(principal, key);
+          if (stored) found.set(key, stored);
+        }
+        return found;
+      });
+    },
+    writeMany(commands) {
+      // Submitted in one turn, so they share one group: one transaction, a savepoint each.
+      return Promise.allSettled(commands.map((command) => writes.submit(command)));
+    },
     async getNote(principal, id) {
       const row = guard(() => selectNote.get(principal, id));
       return row && !row.deleted ? toRecord(row) : undefined;
