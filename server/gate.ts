@@ -17,8 +17,9 @@ function checkAuth(ctx: AppContext, request: FastifyRequest): TokenCheck | { kin
 }
 
 /**
- * The `onRequest` gate of every protected route, in front of the ledger (SPEC §15): injected
- * 503/429 bursts first, then auth (401 with `WWW-Authenticate`). Neither touches the ledger, so
+ * The `onRequest` gate of every protected route, in front of the ledger (SPEC §15): the `Link`
+ * that advertises the batch endpoint (SPEC §15.1) on every answer, injected 503/429 bursts, then
+ * auth (401 with `WWW-Authenticate`). Neither touches the ledger, so
  * nothing is stored for 401, 429 or 503 and the same key works once the client recovers.
  * Callback style because nothing here awaits: it runs on every request and a promise per
  * request is measurable. An early answer is sent without calling `done`.
@@ -29,6 +30,7 @@ export function gate(ctx: AppContext) {
     reply: FastifyReply,
     done: HookHandlerDoneFunction,
   ) {
+    if (ctx.batchLink !== undefined) reply.header(HEADER.link, ctx.batchLink);
     const check = checkAuth(ctx, request);
     if (ctx.faults.active) {
       const user = check.kind === 'ok' || check.kind === 'expired' ? check.user : undefined;
@@ -36,6 +38,7 @@ export function gate(ctx: AppContext) {
         method: request.method,
         route: request.routeOptions.url ?? request.url,
         user,
+        batch: request.routeOptions.config.batch === true,
       };
       const burst = ctx.faults.take('unavailable', target);
       if (burst) {

@@ -20,6 +20,7 @@ const TITLES: Record<ProblemType, string> = {
   [PROBLEM.validationFailed]: 'The request failed validation',
   [PROBLEM.badRequest]: 'Bad request',
   [PROBLEM.malformedBody]: 'The body is not valid JSON',
+  [PROBLEM.batchMalformed]: 'The batch is not { "items": [ … ] } of well-formed items',
   [PROBLEM.bodyTooLarge]: 'The body is too large',
   [PROBLEM.requestTimeout]: 'The request did not arrive in time',
   [PROBLEM.uriTooLong]: 'The path is too long',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer, ServerStore } from '../../server/index.ts';
+import { defineBatchConformance } from './batch-conformance.ts';
 import { Api, newKey, newUser, startTestServer } from './helpers.ts';
 import { defineInputConformance } from './input-conformance.ts';
 import { defineStoreConformance } from './store-conformance.ts';
@@ -254,6 +255,10 @@ export function defineServerConformance(name: string, factory: StoreFactory): vo
     });
 
     defineInputConformance(() => server.url);
+    defineBatchConformance(
+      () => server,
+      () => store,
+    );
     defineStoreConformance(() => store);
   });
 }
