@@ -153,28 +153,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
    * racing copy rolled back in between): the write may be tried again.
    */
   async function explainMiss(command: WriteCommand): Promise<WriteOutcome | undefined> {
-    const miss = await query<MissRow>('miss', sql.afterMiss, [
-      command.principal,
-      command.key,
-      command.id,
-    ]);
-    const row = miss.rows[0];
-    if (row?.fingerprint != null && row.status != null && row.response != null) {
-      const response = {
-        fingerprint: row.fingerprint,
-        status: row.status,
-        etag: row.etag,
-        body: row.response,
-      };
-      return { kind: 'completed', response };
-    }
-    if (command.op === 'create') return undefined;
-    if (!row || row.id === null || row.deleted) return { kind: 'not-found' };
-    if (row.revision !== command.ifMatch) {
-      const current = { id: row.id, revision: row.revision!, title: row.title!, body: row.body! };
-      return { kind: 'conflict', current };
-    }
-    return undefined;
+    const miss = await query<MissRow>('miss', sql.afterMiss, missValues(command));
+    return readMiss(command, miss.rows[0]);
   }
 
   async function write(command: WriteCommand): Promise<WriteOutcome> {
@@ -197,48 +177,55 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
    * The write statements of a batch in one transaction, pipelined on one connection: BEGIN, the
    * statements and COMMIT go out at once, so the batch costs one round trip and one commit
    * instead of one of each per write. Each statement is the single write's, so each write is
-   * still its own key claim, compare-and-set and response store. `undefined` when a statement
-   * failed (a copy of a key committed elsewhere, a deadlock, …): then the COMMIT rolled back and
-   * nothing of the batch is kept.
+   * still its own key claim, compare-and-set and response store; an update or delete is followed
+   * by the read that explains a miss, so a conflict reports the note as it was at that point of
+   * the batch. `undefined` when a statement failed (a copy of a key committed elsewhere, a
+   * deadlock, …): then the COMMIT rolled back and nothing of the batch is kept. Per write, its
+   * outcome, or `undefined` for a miss nothing explains any more (try it again alone).
    */
   async function writeInOneTransaction(
     commands: readonly WriteCommand[],
-  ): Promise<Array<StoredResponse | undefined> | undefined> {
+  ): Promise<Array<WriteOutcome | undefined> | undefined> {
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
     } catch (error) {
       throw new StoreUnavailableError('PostgreSQL is unavailable', { cause: error });
     }
-    let broken: unknown;
+    let broken: Error | undefined;
     try {
-      const statements = commands.map(statementFor);
-      const begin = client.query('BEGIN');
-      const results = statements.map((statement) =>
-        client.query({
-          name: named(statement.name),
-          text: statement.text,
-          values: statement.values,
-        }),
-      );
-      const commit = client.query('COMMIT');
-      const settled = await Promise.allSettled([begin, ...results, commit]);
+      const run = (name: string, text: string, values: unknown[]) =>
+        client.query({ name: named(name), text, values });
+      const queries: Array<Promise<pg.QueryResult>> = [client.query('BEGIN')];
+      const steps = commands.map((command) => {
+        const statement = statementFor(command);
+        const write = queries.push(run(statement.name, statement.text, statement.values)) - 1;
+        const miss =
+          command.op === 'create'
+            ? undefined
+            : queries.push(run('miss', sql.afterMiss, missValues(command))) - 1;
+        return { command, statement, write, miss };
+      });
+      queries.push(client.query('COMMIT'));
+      const settled = await Promise.allSettled(queries);
       const failure = settled.find((result) => result.status === 'rejected');
       if (failure) {
-        if (isUnavailable(failure.reason)) {
-          broken = failure.reason;
-          throw new StoreUnavailableError('PostgreSQL is unavailable', { cause: failure.reason });
-        }
-        return undefined;
+        if (!isUnavailable(failure.reason)) return undefined;
+        broken = failure.reason as Error;
+        throw new StoreUnavailableError('PostgreSQL is unavailable', { cause: failure.reason });
       }
-      // An aborted transaction answers COMMIT with ROLLBACK.
-      const committed = (settled.at(-1) as PromiseFulfilledResult<pg.QueryResult>).value;
-      if (committed.command !== 'COMMIT') return undefined;
-      return statements.map((statement, index) =>
-        statement.read((settled[index + 1] as PromiseFulfilledResult<pg.QueryResult>).value),
+      const results = settled.map(
+        (result) => (result as PromiseFulfilledResult<pg.QueryResult>).value,
       );
+      // An aborted transaction answers COMMIT with ROLLBACK.
+      if (results.at(-1)!.command !== 'COMMIT') return undefined;
+      return steps.map(({ command, statement, write, miss }): WriteOutcome | undefined => {
+        const response = statement.read(results[write]!);
+        if (response) return { kind: 'applied', response };
+        return readMiss(command, results[miss!]!.rows[0] as MissRow | undefined);
+      });
     } finally {
-      client.release(broken instanceof Error ? broken : undefined);
+      client.release(broken);
     }
   }
 
@@ -246,18 +233,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     commands: readonly WriteCommand[],
   ): Promise<Array<PromiseSettledResult<WriteOutcome>>> {
     if (commands.length <= 1) return Promise.allSettled(commands.map(write));
-    const responses = await writeInOneTransaction(commands);
+    const outcomes = await writeInOneTransaction(commands);
     const results: Array<PromiseSettledResult<WriteOutcome>> = [];
-    // In order, so that each write sees the ones before it, as inside the transaction.
+    // Alone and in order when the transaction rolled back, so each write sees the ones before it.
     for (const [index, command] of commands.entries()) {
-      const response = responses?.[index];
-      const outcome: Promise<WriteOutcome> =
-        response !== undefined
-          ? Promise.resolve({ kind: 'applied', response })
-          : responses !== undefined
-            ? explainMiss(command).then((explained) => explained ?? write(command))
-            : write(command);
-      results.push(...(await Promise.allSettled([outcome])));
+      const outcome = outcomes?.[index];
+      results.push(
+        ...(await Promise.allSettled([outcome !== undefined ? outcome : write(command)])),
+      );
     }
     return results;
   }
@@ -314,6 +297,31 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await pool.end();
     },
   };
+}
+
+/** Parameters of the statement that explains a miss: principal, key, note id. */
+function missValues(command: WriteCommand): unknown[] {
+  return [command.principal, command.key, command.id];
+}
+
+/** The outcome a miss row explains (see `explainMiss`), or `undefined` when it explains none. */
+function readMiss(command: WriteCommand, row: MissRow | undefined): WriteOutcome | undefined {
+  if (row?.fingerprint != null && row.status != null && row.response != null) {
+    const response = {
+      fingerprint: row.fingerprint,
+      status: row.status,
+      etag: row.etag,
+      body: row.response,
+    };
+    return { kind: 'completed', response };
+  }
+  if (command.op === 'create') return undefined;
+  if (!row || row.id === null || row.deleted) return { kind: 'not-found' };
+  if (row.revision !== command.ifMatch) {
+    const current = { id: row.id, revision: row.revision!, title: row.title!, body: row.body! };
+    return { kind: 'conflict', current };
+  }
+  return undefined;
 }
 
 /** A write statement with its values, and how to read the stored response from its result. */

@@ -209,6 +209,24 @@ export function defineStoreConformance(getStore: () => ServerStore): void {
         expect((await store.summary(principal)).receipts).toBe(2);
       });
 
+      it('explains a miss as of its place in the batch, before the writes after it', async () => {
+        const store = getStore();
+        const principal = newUser();
+        const id = newKey('note');
+        const results = await store.writeMany([
+          create(principal, { id }),
+          update(principal, id, 7),
+          update(principal, id, 1),
+          update(principal, id, 1),
+        ]);
+        expect(kinds(results)).toEqual(['applied', 'conflict', 'applied', 'conflict']);
+        const revisions = results.map((result) => {
+          const value = (result as PromiseFulfilledResult<WriteOutcome>).value;
+          return value.kind === 'conflict' ? value.current.revision : undefined;
+        });
+        expect(revisions).toEqual([undefined, 1, undefined, 2]);
+      });
+
       it('keeps the other writes of a batch when one fails inside it, and nothing of that one', async () => {
         const store = getStore();
         const principal = newUser();
