@@ -3,8 +3,9 @@ import type { BatchItem } from '../shared/wire/batch.ts';
 import { HEADER, PROBLEM, parseIdempotencyKey } from '../shared/wire/protocol.ts';
 import type { AppContext } from './context.ts';
 import { failureAnswer } from './error-handler.ts';
-import type { FaultRule, FaultTarget } from './faults.ts';
+import type { FaultTarget } from './faults.ts';
 import { sha256Digest } from './fingerprint.ts';
+import { burstAnswer } from './gate.ts';
 import { checkBeforeBody, type LedgerLookup, type WriteRequest } from './idempotency.ts';
 import { type Answer, problemAnswer } from './problem.ts';
 import { StoreUnavailableError, type WriteCommand } from './store/port.ts';
@@ -39,16 +40,16 @@ interface PendingWrite {
 }
 
 /**
- * Runs the items of a batch (SPEC §15.1) for one principal, each exactly as its request alone:
- * its route, the item-level faults, check 1, its body, the route's validation, check 2, and
- * check 3 inside the store's write. The ledger is read once for every key of the batch (checks 1
- * and 2 compare with that reading, check 3 with the ledger itself), and every write that gets
- * that far goes to the store in one `writeMany`, in item order. A key is held in progress from
- * its check 2 until the batch's writes are done, so a copy of it, in this batch or elsewhere,
- * gets 409.
+ * Runs the items of a batch (SPEC §15.1) for one principal, each exactly as its request alone
+ * ({@link prepareItem}, then check 3 inside the store's write). The ledger is read once for every
+ * key of the batch (checks 1 and 2 compare with that reading, check 3 with the ledger itself),
+ * and every write that gets that far goes to the store in one `writeMany`, in item order. A key
+ * is held in progress from its check 2 until the batch's writes are done, so a copy of it, in
+ * this batch or elsewhere, gets 409.
  *
  * Throws {@link StoreUnavailableError} (a batch-level 503) when the ledger cannot be read or
- * when storage failed every write of the batch; otherwise every item has its own answer.
+ * when storage was unavailable for every write of the batch; otherwise every item has its own
+ * answer.
  */
 export async function runBatch(
   runner: BatchRunner,
@@ -70,74 +71,29 @@ export async function runBatch(
   const faults = ctx.faults.active;
   let delayBeforeMs = 0;
   let delayAfterMs = 0;
-  const noteDelay = (rule: Extract<FaultRule, { kind: 'delay' }> | undefined) => {
+  const noteDelay = (target: FaultTarget) => {
+    const rule = ctx.faults.take('delay', target);
     if (rule?.phase === 'before-commit') delayBeforeMs = Math.max(delayBeforeMs, rule.ms);
     else if (rule) delayAfterMs = Math.max(delayAfterMs, rule.ms);
   };
   try {
     for (const [index, item] of items.entries()) {
-      const matched = runner.route(item.method, item.path);
-      if (!matched.ok) {
-        answers[index] = matched.answer;
-        continue;
-      }
-      const target: FaultTarget = {
-        method: item.method,
-        route: matched.route.url,
-        user: principal,
-      };
-      const unavailable = faults ? ctx.faults.take('unavailable', target) : undefined;
-      if (unavailable) {
-        answers[index] = unavailableAnswer(unavailable);
-        continue;
-      }
-      const request: WriteRequest = {
-        principal,
-        method: item.method,
-        url: item.path,
-        headers: item.headers,
-        idempotencyKey: '',
-        bodyDigest: null,
-        comparedFingerprint: null,
-      };
-      const early = await checkBeforeBody(ctx, request, lookup);
-      if (early) {
-        answers[index] = early;
-        continue;
-      }
-      const body = readItemBody(item, runner.itemBodyLimit);
-      if (!body.ok) {
-        answers[index] = body.answer;
-        continue;
-      }
-      request.bodyDigest = body.digest;
-      const result = matched.route.intent({
-        params: matched.params,
-        body: body.value,
-        headers: item.headers,
-      });
-      if (!result.ok) {
-        answers[index] = result.answer;
-        continue;
-      }
-      const prepared = await prepareWrite(ctx, request, result.intent, lookup);
-      if (prepared.kind === 'answer') {
+      const prepared = await prepareItem(runner, principal, item, lookup);
+      if ('answer' in prepared) {
         answers[index] = prepared.answer;
         continue;
       }
-      pending.push({ index, request, command: prepared.command, target });
-      if (faults) noteDelay(ctx.faults.take('delay', target));
+      pending.push({ index, ...prepared });
+      if (faults) noteDelay(prepared.target);
     }
     if (pending.length === 0) return { answers, drop: false, delayAfterMs: 0 };
-    if (faults) noteDelay(ctx.faults.take('delay', runner.batchTarget));
+    if (faults) noteDelay(runner.batchTarget);
     if (delayBeforeMs > 0) await sleep(delayBeforeMs);
     const outcomes = await ctx.store.writeMany(pending.map((write) => write.command));
-    if (outcomes.every((outcome) => outcome.status === 'rejected')) {
-      const unavailable = outcomes.find(
-        (outcome) => outcome.reason instanceof StoreUnavailableError,
-      ) as PromiseRejectedResult | undefined;
-      if (unavailable) throw unavailable.reason;
-    }
+    const unavailable = (outcome: PromiseSettledResult<unknown>) =>
+      outcome.status === 'rejected' && outcome.reason instanceof StoreUnavailableError;
+    if (outcomes.every(unavailable)) throw (outcomes[0] as PromiseRejectedResult).reason;
+
     let applied = false;
     let drop = false;
     for (const [position, write] of pending.entries()) {
@@ -160,12 +116,47 @@ export async function runBatch(
   }
 }
 
-/** An item refused by an injected burst, as its request alone would be at the gate. */
-function unavailableAnswer(rule: Extract<FaultRule, { kind: 'unavailable' }>): Answer {
-  const headers = { [HEADER.retryAfter]: String(rule.retryAfter) };
-  return rule.status === 429
-    ? problemAnswer(429, PROBLEM.tooManyRequests, {}, headers)
-    : problemAnswer(503, PROBLEM.unavailable, { detail: 'injected fault' }, headers);
+/**
+ * One item up to its write, in the order its request alone would meet each step: its route
+ * (404, 400, 414), the item-level `unavailable` fault, check 1, its body (415, 413, 400), the
+ * route's validation (422, 428, 400) and check 2, which holds its key in progress. Either the
+ * answer that ends it, or the write it asks for.
+ */
+async function prepareItem(
+  runner: BatchRunner,
+  principal: string,
+  item: BatchItem,
+  lookup: LedgerLookup,
+): Promise<{ answer: Answer } | Omit<PendingWrite, 'index'>> {
+  const { ctx } = runner;
+  const matched = runner.route(item.method, item.path);
+  if (!matched.ok) return { answer: matched.answer };
+  const target: FaultTarget = { method: item.method, route: matched.route.url, user: principal };
+  const burst = ctx.faults.active ? ctx.faults.take('unavailable', target) : undefined;
+  if (burst) return { answer: burstAnswer(burst) };
+  const request: WriteRequest = {
+    principal,
+    method: item.method,
+    url: item.path,
+    headers: item.headers,
+    idempotencyKey: '',
+    bodyDigest: null,
+    comparedFingerprint: null,
+  };
+  const early = await checkBeforeBody(ctx, request, lookup);
+  if (early) return { answer: early };
+  const body = readItemBody(item, runner.itemBodyLimit);
+  if (!body.ok) return body;
+  request.bodyDigest = body.digest;
+  const result = matched.route.intent({
+    params: matched.params,
+    body: body.value,
+    headers: item.headers,
+  });
+  if (!result.ok) return result;
+  const prepared = await prepareWrite(ctx, request, result.intent, lookup);
+  if (prepared.kind === 'answer') return prepared;
+  return { request, command: prepared.command, target };
 }
 
 /** Media types an item's body may have: JSON, as for a request alone. */

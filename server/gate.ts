@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import { HEADER, PROBLEM } from '../shared/wire/protocol.ts';
 import { isLoopback, type TokenCheck } from './auth.ts';
 import type { AppContext } from './context.ts';
-import { sendProblem } from './problem.ts';
+import type { FaultRule } from './faults.ts';
+import { type Answer, problemAnswer, sendAnswer, sendProblem } from './problem.ts';
 
 const CHALLENGE = 'Bearer realm="sw-outbox"';
 
@@ -14,6 +15,17 @@ export const LOOPBACK_ONLY_DETAIL =
 function checkAuth(ctx: AppContext, request: FastifyRequest): TokenCheck | { kind: 'remote' } {
   if (ctx.loopbackAuthOnly && !isLoopback(request.socket.remoteAddress)) return { kind: 'remote' };
   return ctx.auth.check(request.headers[HEADER.authorization]);
+}
+
+/**
+ * The answer to a request an injected `unavailable` burst refuses, before auth and the ledger:
+ * 503 or 429 with `Retry-After`. Also what a batch item the burst selects gets (SPEC §15.1).
+ */
+export function burstAnswer(rule: Extract<FaultRule, { kind: 'unavailable' }>): Answer {
+  const headers = { [HEADER.retryAfter]: String(rule.retryAfter) };
+  return rule.status === 429
+    ? problemAnswer(429, PROBLEM.tooManyRequests, {}, headers)
+    : problemAnswer(503, PROBLEM.unavailable, { detail: 'injected fault' }, headers);
 }
 
 /**
@@ -42,9 +54,7 @@ export function gate(ctx: AppContext) {
       };
       const burst = ctx.faults.take('unavailable', target);
       if (burst) {
-        reply.header(HEADER.retryAfter, String(burst.retryAfter));
-        if (burst.status === 429) sendProblem(reply, 429, PROBLEM.tooManyRequests);
-        else sendProblem(reply, 503, PROBLEM.unavailable, { detail: 'injected fault' });
+        sendAnswer(reply, burstAnswer(burst));
         return;
       }
     }
