@@ -31,8 +31,8 @@ export function burstAnswer(rule: Extract<FaultRule, { kind: 'unavailable' }>): 
 /**
  * The `onRequest` gate of every protected route, in front of the ledger (SPEC §15): the `Link`
  * that advertises the batch endpoint (SPEC §15.1) on every answer, injected 503/429 bursts, then
- * auth (401 with `WWW-Authenticate`). Neither touches the ledger, so
- * nothing is stored for 401, 429 or 503 and the same key works once the client recovers.
+ * auth (401 with `WWW-Authenticate`). Bursts and auth never touch the ledger, so nothing is
+ * stored for 401, 429 or 503 and the same key works once the client recovers.
  * Callback style because nothing here awaits: it runs on every request and a promise per
  * request is measurable. An early answer is sent without calling `done`.
  */

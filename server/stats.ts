@@ -10,7 +10,7 @@ export interface PrincipalCounters {
   conflicts: number;
   /** 422 `idempotency-key-reused` answers. */
   keyReused: number;
-  /** Batch requests answered item by item (SPEC §15.1); their items count above like requests. */
+  /** Batch requests whose items ran (SPEC §15.1); the items count above as requests do. */
   batches: number;
 }
 
