@@ -197,7 +197,8 @@ function runServerBench(): unknown {
   const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...PLAN.serverArgs], {
     cwd: ROOT,
     stdio: 'inherit',
-    timeout: 5 * 60_000,
+    // Single writes and two batch sizes per adapter and round: about four minutes.
+    timeout: 10 * 60_000,
   });
   if (run.status !== 0) {
     log(`bench/server.ts exited with ${run.status ?? run.signal}`);

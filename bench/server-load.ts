@@ -116,6 +116,33 @@ export function createRequest(token: string, key: string, title: string): string
   );
 }
 
+/**
+ * A batch of `size` creates (SPEC §15.1), each item exactly the create {@link createRequest}
+ * sends alone, as one HTTP/1.1 request.
+ */
+export function batchRequest(token: string, size: number, title: string): string {
+  const items = Array.from({ length: size }, (_, i) => {
+    const body = JSON.stringify({ title: `${title}.${i}`, body: 'written by bench/server.ts' });
+    const digest = createHash('sha256').update(body).digest('base64');
+    return {
+      method: 'POST',
+      path: '/api/notes',
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': `"${newKey('bench')}"`,
+        'content-digest': `sha-256=:${digest}:`,
+      },
+      body,
+    };
+  });
+  const body = JSON.stringify({ items });
+  return (
+    'POST /sync/batch HTTP/1.1\r\nhost: 127.0.0.1\r\n' +
+    `authorization: Bearer ${token}\r\ncontent-type: application/json\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
+}
+
 /** A fresh request id of the engine's shape (SPEC §9). */
 export function newKey(prefix: string): string {
   return `${prefix}-${randomUUID().replaceAll('-', '').slice(0, 24)}`;
@@ -178,6 +205,83 @@ export async function runCreates(
     p99Ms: round(percentile(latencies, 0.99), 2),
     errors,
     statuses,
+  };
+}
+
+/** What a run of batches did: items created per second, and the latency of whole batches. */
+export interface BatchLoadResult {
+  batchSize: number;
+  batches: number;
+  /** Items answered 201. */
+  items: number;
+  seconds: number;
+  itemsPerSecond: number;
+  /** Latency of one batch request. */
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  /** Batch-level statuses. */
+  statuses: Record<string, number>;
+  /** Item statuses. */
+  itemStatuses: Record<string, number>;
+}
+
+/**
+ * Sends batches of `size` creates, fresh keys each, over `connections` concurrent keep-alive
+ * connections until `totalItems` items were sent or `maxSeconds` passed.
+ */
+export async function runBatches(
+  url: string,
+  token: string,
+  options: { size: number; totalItems: number; connections: number; maxSeconds: number },
+): Promise<BatchLoadResult> {
+  const sockets = await Promise.all(
+    Array.from({ length: options.connections }, () => RawConnection.open(url)),
+  );
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  const itemStatuses: Record<string, number> = {};
+  let issued = 0;
+  let batches = 0;
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + options.maxSeconds * 1000;
+
+  async function worker(connection: RawConnection): Promise<void> {
+    while (issued < options.totalItems && performance.now() < deadline) {
+      const request = batchRequest(token, options.size, `batch ${batches++}`);
+      issued += options.size;
+      const t0 = performance.now();
+      try {
+        const answer = await connection.send(request);
+        latencies.push(performance.now() - t0);
+        statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+        if (answer.status !== 200) continue;
+        for (const item of (JSON.parse(answer.body) as { items: Array<{ status: number }> }).items)
+          itemStatuses[item.status] = (itemStatuses[item.status] ?? 0) + 1;
+      } catch {
+        errors++;
+        return;
+      }
+    }
+  }
+
+  await Promise.all(sockets.map(worker));
+  const seconds = (performance.now() - started) / 1000;
+  for (const socket of sockets) socket.close();
+  latencies.sort((a, b) => a - b);
+  const items = itemStatuses['201'] ?? 0;
+  return {
+    batchSize: options.size,
+    batches: latencies.length,
+    items,
+    seconds: round(seconds, 2),
+    itemsPerSecond: Math.round(items / seconds),
+    p50Ms: round(percentile(latencies, 0.5), 2),
+    p99Ms: round(percentile(latencies, 0.99), 2),
+    errors,
+    statuses,
+    itemStatuses,
   };
 }
 

@@ -1,10 +1,13 @@
 /**
  * Load script for the reference server (SPEC §19, issue 3): writes/s and p99 per adapter with 50
  * concurrent keep-alive connections, plus a duplicate storm (many concurrent copies of one key →
- * exactly one effect). Loopback only, bounded in count and time.
+ * exactly one effect). Then the same creates in batches (SPEC §15.1, issue 16): items/s and the
+ * p99 of whole batches for each batch size, and a storm of concurrent copies of one batch.
+ * Loopback only, bounded in count and time.
  *
  *   npx tsx bench/server.ts [--rounds 3] [--writes 60000] [--seconds 6] [--connections 50]
- *                           [--storm 200] [--only sqlite-normal|sqlite-full|postgres]
+ *                           [--storm 200] [--batch-sizes 10,50] [--batch-storm 30]
+ *                           [--only sqlite-normal|sqlite-full|postgres]
  *
  * Every round starts a fresh server process and a fresh database. The machine is shared, so each
  * adapter runs several rounds and both the best and the median are reported. Results go to
@@ -15,11 +18,14 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  type BatchLoadResult,
+  batchRequest,
   createRequest,
   httpRequest,
   type LoadResult,
   newKey,
   RawConnection,
+  runBatches,
   runCreates,
 } from './server-load.ts';
 import {
@@ -43,6 +49,8 @@ const { values } = parseArgs({
     storm: { type: 'string', default: '200' },
     only: { type: 'string' },
     'pg-pool': { type: 'string', default: '16' },
+    'batch-sizes': { type: 'string', default: '10,50' },
+    'batch-storm': { type: 'string', default: '30' },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -50,6 +58,11 @@ const WRITES = Number(values.writes);
 const SECONDS = Number(values.seconds);
 const CONNECTIONS = Number(values.connections);
 const STORM = Number(values.storm);
+const BATCH_SIZES = values['batch-sizes']
+  .split(',')
+  .filter((size) => size !== '')
+  .map(Number);
+const BATCH_STORM = Number(values['batch-storm']);
 
 interface Target {
   name: string;
@@ -62,12 +75,39 @@ interface Target {
 interface Round extends LoadResult {
   /** CPU per write: steadier than writes/s when the machine is shared. */
   serverCpuUsPerWrite: number;
+  /** The same creates in batches, one entry per batch size. */
+  batched: BatchRound[];
   serverCpuPercent: number;
   /** 1-minute load average when the round ended: other work on the machine. */
   loadAverage: number;
   /** CPU of all local `postgres` processes during the run (≈0 for SQLite). */
   databaseCpuPercent: number;
   loadCpuPercent: number;
+}
+
+interface BatchRound extends BatchLoadResult {
+  serverCpuUsPerItem: number;
+  serverCpuPercent: number;
+  databaseCpuPercent: number;
+}
+
+/** Batched items/s of one batch size over the rounds. */
+interface BatchSummary {
+  batchSize: number;
+  bestItemsPerSecond: number;
+  medianItemsPerSecond: number;
+  /** p99 of a whole batch in the median round. */
+  p99Ms: number;
+  serverCpuUsPerItem: number;
+}
+
+interface BatchStormResult {
+  copies: number;
+  items: number;
+  /** Notes afterwards: one per item means one effect per key. */
+  effects: number;
+  itemStatuses: Record<string, number>;
+  errors: number;
 }
 
 interface StormResult {
@@ -87,6 +127,8 @@ interface AdapterResult {
   p99Ms: number;
   rounds: Round[];
   storm: StormResult;
+  batched: BatchSummary[];
+  batchStorm: BatchStormResult | undefined;
 }
 
 async function main(): Promise<void> {
@@ -143,6 +185,27 @@ async function main(): Promise<void> {
     ];
     console.log(`${cells.join(' ')}   ${r.storm.copies} → ${r.storm.effects}`);
   }
+  if (BATCH_SIZES.length > 0) {
+    console.log(
+      '\nbatched        size  best items/s  median items/s   ×single   p99 ms/batch   µs cpu/item   batch storm',
+    );
+    for (const r of results) {
+      for (const b of r.batched) {
+        const cells = [
+          r.adapter.padEnd(14),
+          String(b.batchSize).padStart(4),
+          String(b.bestItemsPerSecond).padStart(13),
+          String(b.medianItemsPerSecond).padStart(15),
+          `${(b.medianItemsPerSecond / r.medianWritesPerSecond).toFixed(1)}×`.padStart(9),
+          b.p99Ms.toFixed(2).padStart(14),
+          String(b.serverCpuUsPerItem).padStart(13),
+        ];
+        const storm = r.batchStorm;
+        const stormCell = storm ? `${storm.copies} × ${storm.items} → ${storm.effects}` : '—';
+        console.log(`${cells.join(' ')}   ${stormCell}`);
+      }
+    }
+  }
   const out = join(ROOT, 'bench', 'results', 'server.json');
   mkdirSync(dirname(out), { recursive: true });
   const report = {
@@ -159,11 +222,15 @@ async function main(): Promise<void> {
 async function measureAdapter(target: Target): Promise<AdapterResult> {
   const rounds: Round[] = [];
   let storm: StormResult | undefined;
+  let batchStorm: BatchStormResult | undefined;
   for (let round = 1; round <= ROUNDS; round++) {
     const server = await startServerProcess(target.args(round));
     try {
       rounds.push(await measureRound(server.url, server.child.pid!));
-      if (round === ROUNDS) storm = await duplicateStorm(server.url);
+      if (round === ROUNDS) {
+        storm = await duplicateStorm(server.url);
+        if (BATCH_SIZES.length > 0) batchStorm = await batchDuplicateStorm(server.url);
+      }
     } finally {
       await server.stop();
       await target.cleanup(round);
@@ -172,6 +239,11 @@ async function measureAdapter(target: Target): Promise<AdapterResult> {
     console.log(
       `${target.name} round ${round}: ${last.writesPerSecond} writes/s, p99 ${last.p99Ms} ms, server ${last.serverCpuUsPerWrite} µs cpu/write; cpu server ${last.serverCpuPercent}% db ${last.databaseCpuPercent}% load ${last.loadCpuPercent}% (load average ${last.loadAverage})`,
     );
+    for (const b of last.batched) {
+      console.log(
+        `${target.name} round ${round}, batches of ${b.batchSize}: ${b.itemsPerSecond} items/s (${b.batches} batches), p99 ${b.p99Ms} ms per batch, server ${b.serverCpuUsPerItem} µs cpu/item; cpu server ${b.serverCpuPercent}% db ${b.databaseCpuPercent}%`,
+      );
+    }
   }
   const sorted = [...rounds].sort((a, b) => a.writesPerSecond - b.writesPerSecond);
   const median = sorted[Math.floor(sorted.length / 2)]!;
@@ -186,6 +258,25 @@ async function measureAdapter(target: Target): Promise<AdapterResult> {
     p99Ms: median.p99Ms,
     rounds,
     storm: storm!,
+    batched: BATCH_SIZES.map((size, index) =>
+      summarizeBatches(
+        size,
+        rounds.map((r) => r.batched[index]!),
+      ),
+    ),
+    batchStorm,
+  };
+}
+
+function summarizeBatches(batchSize: number, rounds: BatchRound[]): BatchSummary {
+  const sorted = [...rounds].sort((a, b) => a.itemsPerSecond - b.itemsPerSecond);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  return {
+    batchSize,
+    bestItemsPerSecond: sorted.at(-1)!.itemsPerSecond,
+    medianItemsPerSecond: median.itemsPerSecond,
+    p99Ms: median.p99Ms,
+    serverCpuUsPerItem: median.serverCpuUsPerItem,
   };
 }
 
@@ -204,7 +295,7 @@ async function measureRound(url: string, pid: number): Promise<Round> {
   const load = process.cpuUsage(load0);
   const percent = (ms: number) => Math.round((ms / wallMs) * 100);
   const serverMs = processCpuMs(pid) - server0;
-  return {
+  const single = {
     ...result,
     serverCpuUsPerWrite: Math.round((serverMs * 1000) / Math.max(1, result.writes)),
     serverCpuPercent: percent(serverMs),
@@ -212,6 +303,64 @@ async function measureRound(url: string, pid: number): Promise<Round> {
     databaseCpuPercent: percent(postgresCpuMs() - database0),
     loadCpuPercent: percent((load.user + load.system) / 1000),
   };
+  const batched: BatchRound[] = [];
+  for (const size of BATCH_SIZES) batched.push(await measureBatches(url, pid, token, size));
+  return { ...single, batched };
+}
+
+/** The same creates in batches of `size` over the same connections, after a short warm-up. */
+async function measureBatches(
+  url: string,
+  pid: number,
+  token: string,
+  size: number,
+): Promise<BatchRound> {
+  const options = { size, connections: CONNECTIONS, maxSeconds: SECONDS };
+  await runBatches(url, token, { ...options, totalItems: 3_000, maxSeconds: 1.5 });
+  const server0 = processCpuMs(pid);
+  const database0 = postgresCpuMs();
+  const result = await runBatches(url, token, { ...options, totalItems: WRITES * 4 });
+  const wallMs = result.seconds * 1000;
+  const serverMs = processCpuMs(pid) - server0;
+  return {
+    ...result,
+    serverCpuUsPerItem: Math.round((serverMs * 1000) / Math.max(1, result.items)),
+    serverCpuPercent: Math.round((serverMs / wallMs) * 100),
+    databaseCpuPercent: Math.round(((postgresCpuMs() - database0) / wallMs) * 100),
+  };
+}
+
+/**
+ * Many concurrent copies of one batch of the largest size, each on its own connection: exactly
+ * one note per item must exist afterwards; the other copies' items are replays or 409.
+ */
+async function batchDuplicateStorm(url: string): Promise<BatchStormResult> {
+  const user = `batch-storm-${process.pid}-${Date.now().toString(36)}`;
+  const token = await login(url, user);
+  const items = Math.max(...BATCH_SIZES);
+  const request = batchRequest(token, items, 'storm');
+  const connections = await Promise.all(
+    Array.from({ length: BATCH_STORM }, () => RawConnection.open(url)),
+  );
+  const itemStatuses: Record<string, number> = {};
+  let errors = 0;
+  await Promise.all(
+    connections.map(async (connection) => {
+      try {
+        const answer = await connection.send(request);
+        for (const item of (JSON.parse(answer.body) as { items: Array<{ status: number }> }).items)
+          itemStatuses[item.status] = (itemStatuses[item.status] ?? 0) + 1;
+      } catch {
+        errors++;
+      } finally {
+        connection.close();
+      }
+    }),
+  );
+  const stats = JSON.parse((await httpRequest(url, 'GET', `/__stats?user=${user}`)).body) as {
+    store: { notes: number };
+  };
+  return { copies: BATCH_STORM, items, effects: stats.store.notes, itemStatuses, errors };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { PROBLEM } from 'sw-outbox/wire';
+import { BATCH_PATH, type BatchLimits, formatBatchLink, PROBLEM } from 'sw-outbox/wire';
 import { type Authenticate, DEMO_AUTH_SECRET, DemoAuth, secretWeakness } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { allowCors } from './cors.ts';
@@ -18,8 +18,9 @@ import { InflightKeys } from './inflight.ts';
 import { sendProblem } from './problem.ts';
 import { logRequests, RequestLog } from './request-log.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { batchProbeRoute, batchRoutes } from './routes/batch.ts';
 import { loginRoutes } from './routes/login.ts';
-import { notesRoutes } from './routes/notes.ts';
+import { notesRoutes, noteWriteRoutes } from './routes/notes.ts';
 import { receiptRoutes } from './routes/receipts.ts';
 import { serveStatic } from './static-files.ts';
 import { ServerStats } from './stats.ts';
@@ -29,6 +30,18 @@ import type { ServerStore } from './store/port.ts';
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 /** Request body limit; larger bodies get 413 before they are read. */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
+/**
+ * The batch endpoint's defaults (SPEC §15.1), twice what a client sends by default: 100 items,
+ * 1 MiB of body. Each item's body also has the body limit of a request alone.
+ */
+export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxItems: 100, maxBytes: 1024 * 1024 };
+
+/** Where the batch endpoint is and what it takes; every field has a default. */
+export interface BatchConfig extends Partial<BatchLimits> {
+  /** Default `/sync/batch`. */
+  path?: string;
+}
+
 /** Idle time of a keep-alive connection between requests (Fastify's default). */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
@@ -61,6 +74,12 @@ export interface AppOptions {
   conflictIncludesCurrent?: boolean;
   /** Default {@link DEFAULT_BODY_LIMIT}. */
   bodyLimit?: number;
+  /**
+   * The batch endpoint (SPEC §15.1), advertised by a `Link` on every API answer; `false` turns
+   * it off (a batch then gets 404, which clients take as "no batches"). Default on, with
+   * {@link DEFAULT_BATCH_LIMITS} at `/sync/batch`.
+   */
+  batch?: BatchConfig | false;
   /** Published retention; the sweep itself is run by `startServer`. */
   retentionMs?: number;
   /** Serve files from this directory for other GET requests (the demo). */
@@ -72,11 +91,22 @@ export interface AppOptions {
 
 /**
  * Builds the reference server (SPEC §15) without listening: demo auth, the `notes` collection
- * behind the three idempotency checks, receipt lookup, optional admin routes and static files.
+ * behind the three idempotency checks, receipt lookup, the batch endpoint (SPEC §15.1),
+ * optional admin routes and static files.
  */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? Date.now;
   const admin = options.admin ?? false;
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const batch =
+    options.batch === false
+      ? undefined
+      : {
+          path: options.batch?.path ?? BATCH_PATH,
+          maxItems: options.batch?.maxItems ?? DEFAULT_BATCH_LIMITS.maxItems,
+          maxBytes: options.batch?.maxBytes ?? DEFAULT_BATCH_LIMITS.maxBytes,
+        };
+  const batchLink = batch && formatBatchLink(batch.path, batch);
   const ctx: AppContext = {
     store: options.store,
     auth: new DemoAuth({
@@ -92,6 +122,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     now,
     ...(admin ? { requests: new RequestLog() } : {}),
     conflictIncludesCurrent: options.conflictIncludesCurrent ?? true,
+    batchLink,
   };
 
   const timeouts = {
@@ -101,7 +132,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   let closing = false;
   const app = Fastify({
     logger: options.logger ?? false,
-    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    bodyLimit,
     forceCloseConnections: true,
     // Answered by the HTTP server below as a problem (Fastify's own 503 is not one).
     return503OnClosing: false,
@@ -132,7 +163,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // what is stored is what the client meant.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
     const bytes = raw as Buffer;
-    request.bodyDigest = sha256Digest(bytes);
+    // A batch's items carry their own bodies and digests; the envelope's is never compared.
+    if (request.routeOptions.config.batch !== true) request.bodyDigest = sha256Digest(bytes);
     if (bytes.length === 0) return done(null, undefined);
     if (!isUtf8(bytes)) return done(new MalformedBodyError('the body is not UTF-8'), undefined);
     try {
@@ -152,13 +184,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendProblem(reply, 404, PROBLEM.notFound);
   });
 
+  const writes = noteWriteRoutes(ctx);
   allowCors(app, options.corsOrigins ?? []);
   if (!options.authenticate) await app.register(loginRoutes(ctx));
   await app.register(async (scope) => {
     scope.addHook('onRequest', gate(ctx));
-    await scope.register(notesRoutes(ctx));
+    await scope.register(notesRoutes(ctx, writes));
     await scope.register(receiptRoutes(ctx, options.retentionMs ?? DEFAULT_RETENTION_MS));
+    if (batch)
+      await scope.register(batchRoutes(ctx, writes, { ...batch, itemBodyLimit: bodyLimit }));
   });
+  if (batch && batchLink) await app.register(batchProbeRoute(batch.path, batchLink));
   if (admin) await app.register(adminRoutes(ctx));
   return app;
 }

@@ -24,7 +24,9 @@ export const USAGE = `usage: sw-outbox-server [options]
   --auth-secret <s>      demo token secret, shared by instances (env AUTH_SECRET); without
                          it the public demo secret signs tokens for loopback clients only
   --retention-days <n>   ledger retention, at least 7 (default 7)
-  --body-limit <bytes>   request body limit (default 65536)
+  --body-limit <bytes>   request body limit (default 65536); each batch item's body has it too
+  --batch-path <path>    path of the batch endpoint (default /sync/batch)
+  --no-batch             no batch endpoint: a batch gets 404, clients send one request per row
   --headers-timeout <ms> time for a request's headers to arrive (default ${DEFAULT_HEADERS_TIMEOUT_MS})
   --request-timeout <ms> time for a whole request to arrive (default ${DEFAULT_REQUEST_TIMEOUT_MS});
                          slower clients get 408 request-timeout`;
@@ -71,6 +73,7 @@ export function parseServerArgs(argv: readonly string[], env: Env = {}): CliOpti
     authSecret: values['auth-secret'] ?? env.AUTH_SECRET,
     retentionMs: retentionDays === 7 ? DEFAULT_RETENTION_MS : retentionDays * 24 * 60 * 60 * 1000,
     bodyLimit: integer('--body-limit', values['body-limit'], 64 * 1024),
+    batch: batchConfig(values),
     headersTimeoutMs,
     requestTimeoutMs,
     corsOrigins: corsOrigins(values['cors-origin'] ?? env.CORS_ORIGINS?.split(',') ?? []),
@@ -104,6 +107,8 @@ function parse(argv: readonly string[]) {
       'auth-secret': { type: 'string' },
       'retention-days': { type: 'string' },
       'body-limit': { type: 'string' },
+      'batch-path': { type: 'string' },
+      'no-batch': { type: 'boolean' },
       'headers-timeout': { type: 'string' },
       'request-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -124,6 +129,19 @@ function storeConfig(values: ReturnType<typeof parse>['values'], env: Env): Stor
   const sync = (values.sync ?? env.SQLITE_SYNC ?? 'full').toLowerCase();
   if (sync !== 'normal' && sync !== 'full') throw new ConfigError('--sync must be normal or full');
   return { kind: 'sqlite', path: target, durability: sync };
+}
+
+/** `undefined` for the default endpoint, `false` for none. */
+function batchConfig(values: ReturnType<typeof parse>['values']): CliOptions['batch'] {
+  const path = values['batch-path'];
+  if (values['no-batch'] === true) {
+    if (path !== undefined) throw new ConfigError('--batch-path and --no-batch exclude each other');
+    return false;
+  }
+  if (path === undefined) return undefined;
+  if (!/^\/[A-Za-z0-9._~/-]*$/.test(path))
+    throw new ConfigError(`--batch-path must be a path such as /sync/batch, got ${path}`);
+  return { path };
 }
 
 function integer(name: string, value: string | undefined, fallback: number): number {

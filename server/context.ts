@@ -24,9 +24,15 @@ export interface AppContext {
   requests?: RequestLog;
   /** Send the server copy (`current`) with a 412 (SPEC §15 "optionally `current`"). */
   conflictIncludesCurrent: boolean;
+  /** The `Link` header value advertising the batch endpoint; `undefined` without batches. */
+  batchLink: string | undefined;
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The batch route (SPEC §15.1): fault rules select it by its own route only. */
+    batch?: boolean;
+  }
   interface FastifyRequest {
     /** The authenticated user; the ledger's principal (SPEC §15). Empty before auth. */
     principal: string;

@@ -1,6 +1,6 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { HEADER, PROBLEM, type ProblemType } from 'sw-outbox/wire';
-import { sendProblem } from './problem.ts';
+import { type Answer, problemAnswer, sendAnswer, sendProblem } from './problem.ts';
 import { StoreUnavailableError } from './store/port.ts';
 
 /** The longest path segment the router matches (Fastify's `maxParamLength`); longer is 414. */
@@ -54,10 +54,7 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   if (error instanceof MalformedBodyError) {
     return sendProblem(reply, 400, PROBLEM.malformedBody, { detail: error.message || undefined });
   }
-  if (error instanceof StoreUnavailableError) {
-    reply.header(HEADER.retryAfter, '1');
-    return sendProblem(reply, 503, PROBLEM.unavailable, { detail: 'storage is busy; retry' });
-  }
+  if (error instanceof StoreUnavailableError) return sendAnswer(reply, failureAnswer(error));
   const known = error.code === undefined ? undefined : FASTIFY_ERRORS[error.code];
   if (known) return sendProblem(reply, known[0], known[1], known[2] ? { detail: known[2] } : {});
   const status = error.statusCode;
@@ -65,6 +62,23 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     const type = CLIENT_STATUS[status];
     return type ? sendProblem(reply, status, type) : sendProblem(reply, 400, PROBLEM.badRequest);
   }
-  request.log.error(error);
-  return sendProblem(reply, 500, PROBLEM.internal);
+  return sendAnswer(reply, failureAnswer(error, request.log));
+}
+
+/**
+ * The answer to a write that failed in the store: 503 with `Retry-After: 1` when storage is
+ * busy or unreachable (SPEC §15), 500 (logged) for anything unexpected. Nothing is stored for
+ * either, so the same key may be retried.
+ */
+export function failureAnswer(error: unknown, log?: FastifyBaseLogger): Answer {
+  if (error instanceof StoreUnavailableError) {
+    return problemAnswer(
+      503,
+      PROBLEM.unavailable,
+      { detail: 'storage is busy; retry' },
+      { [HEADER.retryAfter]: '1' },
+    );
+  }
+  log?.error(error);
+  return problemAnswer(500, PROBLEM.internal);
 }

@@ -17,6 +17,14 @@ import { z } from 'zod';
  * ```
  * `RouteSelector` is `"*"` (every `/api/` route, the default), `"write"` (POST, PATCH, DELETE
  * under `/api/`), or `"<METHOD> <route pattern>"`, e.g. `"PATCH /api/notes/:id"`.
+ *
+ * Batches (SPEC §15.1): each item is matched as the request it stands for (`"*"`, `"write"`,
+ * `"POST /api/notes"`, …), the batch request itself only by its own route (`"POST /sync/batch"`).
+ * A rule acts where it can: `unavailable` on an item answers that item (503/429), on the batch
+ * the whole batch; `delay` on items or the batch holds the batch's writes (before-commit: the
+ * longest delay, with every key of the batch in progress) or its answer (after-commit);
+ * `drop-after-commit` on an applied item or on a batch with an applied item loses the whole
+ * batch answer after its writes committed.
  */
 export const FaultRuleInputSchema = z.discriminatedUnion('kind', [
   z.strictObject({
@@ -59,6 +67,8 @@ export interface FaultTarget {
   /** The route pattern, e.g. `/api/notes/:id`. */
   route: string;
   user: string | undefined;
+  /** The batch request itself (SPEC §15.1): matched only by its own `"<METHOD> <route>"`. */
+  batch?: boolean;
 }
 
 /** The per-process fault registry. */
@@ -155,7 +165,7 @@ export class FaultInjector {
 
 function matches(rule: FaultRule, target: FaultTarget): boolean {
   if (rule.user !== undefined && rule.user !== target.user) return false;
-  const api = target.route.startsWith('/api/');
+  const api = !target.batch && target.route.startsWith('/api/');
   if (rule.route === '*') return api;
   if (rule.route === 'write') return api && target.method !== 'GET' && target.method !== 'HEAD';
   return rule.route === `${target.method} ${target.route}`;

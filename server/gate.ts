@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import { HEADER, PROBLEM } from 'sw-outbox/wire';
 import { isLoopback, type TokenCheck } from './auth.ts';
 import type { AppContext } from './context.ts';
-import { sendProblem } from './problem.ts';
+import type { FaultRule } from './faults.ts';
+import { type Answer, problemAnswer, sendAnswer, sendProblem } from './problem.ts';
 
 const CHALLENGE = 'Bearer realm="sw-outbox"';
 
@@ -23,9 +24,21 @@ function checkAuth(ctx: AppContext, request: FastifyRequest): GateCheck | Promis
 }
 
 /**
- * The `onRequest` gate of every protected route, in front of the ledger (SPEC §15): injected
- * 503/429 bursts first, then auth (401 with `WWW-Authenticate`). Neither touches the ledger, so
- * nothing is stored for 401, 429 or 503 and the same key works once the client recovers.
+ * The answer to a request an injected `unavailable` burst refuses, before auth and the ledger:
+ * 503 or 429 with `Retry-After`. Also what a batch item the burst selects gets (SPEC §15.1).
+ */
+export function burstAnswer(rule: Extract<FaultRule, { kind: 'unavailable' }>): Answer {
+  const headers = { [HEADER.retryAfter]: String(rule.retryAfter) };
+  return rule.status === 429
+    ? problemAnswer(429, PROBLEM.tooManyRequests, {}, headers)
+    : problemAnswer(503, PROBLEM.unavailable, { detail: 'injected fault' }, headers);
+}
+
+/**
+ * The `onRequest` gate of every protected route, in front of the ledger (SPEC §15): the `Link`
+ * that advertises the batch endpoint (SPEC §15.1) on every answer, injected 503/429 bursts, then
+ * auth (401 with `WWW-Authenticate`). Bursts and auth never touch the ledger, so nothing is
+ * stored for 401, 429 or 503 and the same key works once the client recovers.
  * Callback style, and synchronous unless an app's own `authenticate` returns a promise: it runs
  * on every request and a promise per request is measurable. An early answer is sent without
  * calling `done`.
@@ -36,6 +49,7 @@ export function gate(ctx: AppContext) {
     reply: FastifyReply,
     done: HookHandlerDoneFunction,
   ) {
+    if (ctx.batchLink !== undefined) reply.header(HEADER.link, ctx.batchLink);
     const check = checkAuth(ctx, request);
     if (check instanceof Promise) {
       check.then(
@@ -55,19 +69,18 @@ export function gate(ctx: AppContext) {
     request: FastifyRequest,
     reply: FastifyReply,
     done: HookHandlerDoneFunction,
-  ) {
+  ): void {
     if (ctx.faults.active) {
       const user = check.kind === 'ok' || check.kind === 'expired' ? check.user : undefined;
       const target = {
         method: request.method,
         route: request.routeOptions.url ?? request.url,
         user,
+        batch: request.routeOptions.config.batch === true,
       };
       const burst = ctx.faults.take('unavailable', target);
       if (burst) {
-        reply.header(HEADER.retryAfter, String(burst.retryAfter));
-        if (burst.status === 429) sendProblem(reply, 429, PROBLEM.tooManyRequests);
-        else sendProblem(reply, 503, PROBLEM.unavailable, { detail: 'injected fault' });
+        sendAnswer(reply, burstAnswer(burst));
         return;
       }
     }

@@ -2,53 +2,85 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HEADER, PROBLEM, parseIdempotencyKey } from 'sw-outbox/wire';
 import type { AppContext } from './context.ts';
 import { parseContentDigest, requestFingerprint } from './fingerprint.ts';
-import { sendProblem } from './problem.ts';
+import { type Answer, JSON_CONTENT_TYPE_HEADER, problemAnswer, sendAnswer } from './problem.ts';
 import type { StoredResponse } from './store/port.ts';
 
 /**
  * The first two of the three "have I seen this key?" checks of SPEC §15 (seed 001). The third
  * runs inside the write transaction (the store's `write`). Checks 1 and 2 only save work: a
  * retry is answered before its body is read or validated. Correctness rests on check 3.
+ *
+ * The checks work on a {@link WriteRequest} and return answers as values, so that a request
+ * alone and an item of a batch (SPEC §15.1) pass exactly the same checks.
  */
 
 /**
- * Check 1, an `onRequest` hook on write routes (after auth, before the body is read): the key
- * must be present and well formed (400), a key in progress here gets 409, and a completed key
- * whose stored fingerprint matches the declared `Content-Digest` is replayed (a mismatch is 422).
- * Without `Content-Digest` the comparison waits for check 2, after the body is read.
+ * What the checks read and note of one write: a `FastifyRequest` is one; a batch makes one per
+ * item. Header names are lower case.
  */
-export function checkBeforeBody(ctx: AppContext) {
+export interface WriteRequest {
+  readonly principal: string;
+  readonly method: string;
+  /** The request target: path and query. */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The parsed `Idempotency-Key`; set by check 1. */
+  idempotencyKey: string;
+  /** `Content-Digest` of the body as received; `null` when there was no body. */
+  bodyDigest: string | null;
+  /** The fingerprint check 1 compared with the ledger, if it could (a declared digest). */
+  comparedFingerprint: string | null;
+}
+
+/** Reads the ledger for a key: the store itself, or what a batch read for all its keys. */
+export type LedgerLookup = (principal: string, key: string) => Promise<StoredResponse | undefined>;
+
+/**
+ * Check 1 (after auth, before the body is read): the key must be present and well formed (400),
+ * a key in progress here gets 409, and a completed key whose stored fingerprint matches the
+ * declared `Content-Digest` is replayed (a mismatch is 422). Without `Content-Digest` the
+ * comparison waits for check 2, after the body is read. `undefined`: go on.
+ */
+export async function checkBeforeBody(
+  ctx: AppContext,
+  request: WriteRequest,
+  lookup: LedgerLookup,
+): Promise<Answer | undefined> {
+  const parsed = parseIdempotencyKey(request.headers[HEADER.idempotencyKey] as string | undefined);
+  if (parsed.kind === 'missing') return problemAnswer(400, PROBLEM.keyMissing);
+  if (parsed.kind === 'malformed') {
+    return problemAnswer(400, PROBLEM.keyMalformed, {
+      detail:
+        'send an RFC 8941 string such as "notes-0123456789abcdef01234567" (^[A-Za-z0-9_-]{8,80}$)',
+    });
+  }
+  request.idempotencyKey = parsed.key;
+  const declared = parseContentDigest(request.headers[HEADER.contentDigest]);
+  if (declared.kind === 'malformed') {
+    return problemAnswer(400, PROBLEM.digestMismatch, { detail: 'Content-Digest is malformed' });
+  }
+  const fingerprint =
+    declared.kind === 'sha-256' ? fingerprintOf(request, declared.digest) : undefined;
+  const holder = ctx.inflight.get(request.principal, parsed.key);
+  if (holder !== undefined) return answerInflight(ctx, request, holder, fingerprint);
+  if (fingerprint === undefined) return undefined;
+  const stored = await lookup(request.principal, parsed.key);
+  if (stored) return answerCompleted(ctx, request, stored, fingerprint);
+  request.comparedFingerprint = fingerprint;
+  return undefined;
+}
+
+/** Check 1 as the `onRequest` hook of a write route. */
+export function checkBeforeBodyHook(ctx: AppContext) {
+  const lookup: LedgerLookup = (principal, key) => ctx.store.lookup(principal, key);
   return async function checkBeforeBodyHook(request: FastifyRequest, reply: FastifyReply) {
-    const parsed = parseIdempotencyKey(
-      request.headers[HEADER.idempotencyKey] as string | undefined,
-    );
-    if (parsed.kind === 'missing') return sendProblem(reply, 400, PROBLEM.keyMissing);
-    if (parsed.kind === 'malformed') {
-      return sendProblem(reply, 400, PROBLEM.keyMalformed, {
-        detail:
-          'send an RFC 8941 string such as "notes-0123456789abcdef01234567" (^[A-Za-z0-9_-]{8,80}$)',
-      });
-    }
-    request.idempotencyKey = parsed.key;
-    const declared = parseContentDigest(request.headers[HEADER.contentDigest]);
-    if (declared.kind === 'malformed') {
-      return sendProblem(reply, 400, PROBLEM.digestMismatch, {
-        detail: 'Content-Digest is malformed',
-      });
-    }
-    const fingerprint =
-      declared.kind === 'sha-256' ? fingerprintOf(request, declared.digest) : undefined;
-    const holder = ctx.inflight.get(request.principal, parsed.key);
-    if (holder !== undefined) return answerInflight(ctx, request, reply, holder, fingerprint);
-    if (fingerprint === undefined) return;
-    const stored = await ctx.store.lookup(request.principal, parsed.key);
-    if (stored) return answerCompleted(ctx, request, reply, stored, fingerprint);
-    request.comparedFingerprint = fingerprint;
+    const answer = await checkBeforeBody(ctx, request, lookup);
+    if (answer) return sendAnswer(reply, answer);
   };
 }
 
 /** The fingerprint of this request for a body digest. */
-export function fingerprintOf(request: FastifyRequest, digest: string): string {
+export function fingerprintOf(request: WriteRequest, digest: string): string {
   return requestFingerprint(
     request.method,
     request.url,
@@ -63,20 +95,18 @@ export function fingerprintOf(request: FastifyRequest, digest: string): string {
  */
 export function answerInflight(
   ctx: AppContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: WriteRequest,
   holderFingerprint: string,
   fingerprint: string | undefined,
-): FastifyReply {
+): Answer {
   if (fingerprint !== undefined && fingerprint !== holderFingerprint) {
     ctx.stats.count(request.principal, 'keyReused');
-    return sendProblem(reply, 422, PROBLEM.keyReused, {
+    return problemAnswer(422, PROBLEM.keyReused, {
       detail: 'the key is in use by another request',
     });
   }
   ctx.stats.count(request.principal, 'inProgress');
-  reply.header(HEADER.retryAfter, '1');
-  return sendProblem(reply, 409, PROBLEM.inProgress);
+  return problemAnswer(409, PROBLEM.inProgress, {}, { [HEADER.retryAfter]: '1' });
 }
 
 /**
@@ -85,27 +115,25 @@ export function answerInflight(
  */
 export function answerCompleted(
   ctx: AppContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: WriteRequest,
   stored: StoredResponse,
   fingerprint: string,
-): FastifyReply {
+): Answer {
   if (stored.fingerprint !== fingerprint) {
     ctx.stats.count(request.principal, 'keyReused');
-    return sendProblem(reply, 422, PROBLEM.keyReused, {
+    return problemAnswer(422, PROBLEM.keyReused, {
       detail: 'this key was first used with another method, path, If-Match or body',
     });
   }
   ctx.stats.count(request.principal, 'replays');
-  reply.header(HEADER.replayed, 'true');
-  return sendStored(reply, stored);
+  const answer = storedAnswer(stored);
+  answer.headers[HEADER.replayed] = 'true';
+  return answer;
 }
 
-/** Sends a stored (or just stored) response exactly as the ledger holds it. */
-export function sendStored(reply: FastifyReply, stored: StoredResponse): FastifyReply {
-  if (stored.etag !== null) reply.header(HEADER.etag, stored.etag);
-  return reply
-    .code(stored.status)
-    .header('content-type', 'application/json; charset=utf-8')
-    .send(stored.body);
+/** A stored (or just stored) response exactly as the ledger holds it. */
+export function storedAnswer(stored: StoredResponse): Answer {
+  const headers: Record<string, string> = { 'content-type': JSON_CONTENT_TYPE_HEADER };
+  if (stored.etag !== null) headers[HEADER.etag] = stored.etag;
+  return { status: stored.status, headers, body: stored.body };
 }

@@ -2,7 +2,14 @@
  * The reference server of sw-outbox (SPEC §15): an idempotency ledger with the three checks,
  * revision compare-and-set, receipt lookup and fault injection, on SQLite or PostgreSQL.
  */
-export { type AppOptions, buildApp, DEFAULT_BODY_LIMIT, DEFAULT_RETENTION_MS } from './app.ts';
+export {
+  type AppOptions,
+  type BatchConfig,
+  buildApp,
+  DEFAULT_BATCH_LIMITS,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_RETENTION_MS,
+} from './app.ts';
 export {
   DEFAULT_CLOCK_SKEW_MS,
   DEMO_AUTH_SECRET,

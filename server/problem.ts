@@ -1,6 +1,12 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import { PROBLEM, PROBLEM_CONTENT_TYPE, type ProblemBody, type ProblemType } from 'sw-outbox/wire';
+import {
+  type BatchItemAnswer,
+  PROBLEM,
+  PROBLEM_CONTENT_TYPE,
+  type ProblemBody,
+  type ProblemType,
+} from 'sw-outbox/wire';
 
 const TITLES: Record<ProblemType, string> = {
   [PROBLEM.keyMissing]: 'Idempotency-Key is required on writes',
@@ -14,6 +20,7 @@ const TITLES: Record<ProblemType, string> = {
   [PROBLEM.validationFailed]: 'The request failed validation',
   [PROBLEM.badRequest]: 'Bad request',
   [PROBLEM.malformedBody]: 'The body is not valid JSON',
+  [PROBLEM.batchMalformed]: 'The batch is not { "items": [ … ] } of well-formed items',
   [PROBLEM.bodyTooLarge]: 'The body is too large',
   [PROBLEM.requestTimeout]: 'The request did not arrive in time',
   [PROBLEM.uriTooLong]: 'The path is too long',
@@ -63,6 +70,37 @@ export function rawProblemResponse(
     'Connection: close\r\n\r\n' +
     body
   );
+}
+
+/**
+ * An answer as a value: status, the headers it carries and the exact body text. The write
+ * pipeline makes one per request; a request alone sends it ({@link sendAnswer}), a batch sends
+ * it as one item (SPEC §15.1), so both answer with the same bytes.
+ */
+export type Answer = BatchItemAnswer;
+
+/** The media type header value of every JSON answer that is not a problem. */
+export const JSON_CONTENT_TYPE_HEADER = 'application/json; charset=utf-8';
+
+/** A problem answer as a value (see {@link sendProblem}); `headers` go with it. */
+export function problemAnswer(
+  status: number,
+  type: ProblemType,
+  extras: ProblemExtras = {},
+  headers: Record<string, string> = {},
+): Answer {
+  return {
+    status,
+    headers: { ...headers, 'content-type': PROBLEM_CONTENT_TYPE_HEADER },
+    body: JSON.stringify(problemBody(status, type, extras)),
+  };
+}
+
+/** Sends an answer value on a reply. */
+export function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
+  reply.code(answer.status);
+  for (const name in answer.headers) reply.header(name, answer.headers[name]);
+  return reply.send(answer.body);
 }
 
 /**

@@ -10,6 +10,8 @@ export interface PrincipalCounters {
   conflicts: number;
   /** 422 `idempotency-key-reused` answers. */
   keyReused: number;
+  /** Batch requests whose items ran (SPEC §15.1); the items count above as requests do. */
+  batches: number;
 }
 
 /** What `GET /__stats?user=` reports for one principal: the counters and effects per key. */
@@ -34,7 +36,7 @@ export class ServerStats {
   count(principal: string, counter: Counter): void {
     let counters = this.#byPrincipal.get(principal);
     if (!counters) {
-      counters = { effects: 0, replays: 0, inProgress: 0, conflicts: 0, keyReused: 0 };
+      counters = { effects: 0, replays: 0, inProgress: 0, conflicts: 0, keyReused: 0, batches: 0 };
       this.#byPrincipal.set(principal, counters);
     }
     counters[counter]++;
@@ -60,6 +62,7 @@ export class ServerStats {
       inProgress: 0,
       conflicts: 0,
       keyReused: 0,
+      batches: 0,
     };
     return {
       ...counters,
@@ -75,6 +78,7 @@ export class ServerStats {
       inProgress: 0,
       conflicts: 0,
       keyReused: 0,
+      batches: 0,
       principals: 0,
     };
     for (const counters of this.#byPrincipal.values()) {

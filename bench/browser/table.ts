@@ -15,6 +15,8 @@ interface ServerRow {
   bestWritesPerSecond?: number;
   p99Ms?: number;
   storm?: { copies?: number; effects?: number };
+  /** The same creates in batches (SPEC §15.1), per batch size. */
+  batched?: Array<{ batchSize?: number; medianItemsPerSecond?: number; p99Ms?: number }>;
 }
 
 export function printTable(browser: BrowserResults, server: unknown): void {
@@ -139,6 +141,17 @@ export function printTable(browser: BrowserResults, server: unknown): void {
       out.push(
         `  ${String(r.adapter ?? '?').padEnd(20)}${pad(writes ?? '—', 10)}${pad(r.p99Ms === undefined ? '—' : ms(r.p99Ms), 9)}   ${r.storm ? `${r.storm.copies} → ${r.storm.effects}` : '—'}`,
       );
+    }
+    const batched = rows.flatMap((r) =>
+      (r.batched ?? []).map((b) => ({ adapter: r.adapter, ...b })),
+    );
+    if (batched.length > 0) {
+      out.push('', 'reference server, batches   items/s   p99 ms per batch');
+      for (const b of batched) {
+        out.push(
+          `  ${`${b.adapter ?? '?'}, ${b.batchSize ?? '?'} per batch`.padEnd(26)}${pad(b.medianItemsPerSecond ?? '—', 8)}${pad(b.p99Ms === undefined ? '—' : ms(b.p99Ms), 19)}`,
+        );
+      }
     }
   }
   console.log(out.join('\n'));

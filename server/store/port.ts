@@ -95,6 +95,19 @@ export interface ServerStore {
   lookup(principal: string, key: string): Promise<StoredResponse | undefined>;
   /** Check 3 and the write, in one transaction (SPEC §15). */
   write(command: WriteCommand): Promise<WriteOutcome>;
+  /**
+   * Checks 1 and 2 for the items of a batch (SPEC §15.1): the completed responses of those of
+   * `keys` that are in the ledger, by key.
+   */
+  lookupMany(principal: string, keys: readonly string[]): Promise<Map<string, StoredResponse>>;
+  /**
+   * The writes of a batch (SPEC §15.1), each exactly as {@link write} would do it and in order
+   * (a write sees the effects of those before it), grouped into as few transactions as the
+   * adapter can without letting one write's failure undo another's: one settled result per
+   * command, in order. Rejects as a whole only when storage is unavailable before anything of it
+   * could be kept.
+   */
+  writeMany(commands: readonly WriteCommand[]): Promise<Array<PromiseSettledResult<WriteOutcome>>>;
   getNote(principal: string, id: string): Promise<NoteRecord | undefined>;
   /**
    * The version of a note that a write superseded at `revision` (SPEC §10.1), or undefined when

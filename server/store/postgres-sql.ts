@@ -16,6 +16,7 @@
 export interface PostgresSql {
   schema: string[];
   lookup: string;
+  lookupMany: string;
   create: string;
   update: string;
   remove: string;
@@ -76,6 +77,7 @@ export function postgresSql(schema: string): PostgresSql {
       `CREATE INDEX IF NOT EXISTS note_history_superseded_at ON ${history} (superseded_at)`,
     ],
     lookup: `SELECT fingerprint, status, etag, body FROM ${ledger} WHERE principal = $1 AND key = $2`,
+    lookupMany: `SELECT key, fingerprint, status, etag, body FROM ${ledger} WHERE principal = $1 AND key = ANY($2::text[])`,
     // $1 principal, $2 key, $3 fingerprint, $4 now, $5 id, $6 title, $7 body, $8 response body
     create: `WITH note AS (
         INSERT INTO ${notes} (principal, id, revision, title, body, deleted, created_at, updated_at)

@@ -13,6 +13,7 @@ export const HEADER = {
   retryAfter: 'retry-after',
   authorization: 'authorization',
   wwwAuthenticate: 'www-authenticate',
+  link: 'link',
 } as const;
 
 /** `Idempotency-Key` value for a request id: an RFC 8941 string (SPEC §15). */

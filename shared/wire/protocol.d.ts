@@ -5,105 +5,110 @@
  * `model/headers.ts` and `plan/identity.ts` and are re-exported here, so a server needs this
  * module only.
  */
-export { formatIdempotencyKey, formatRevisionTag, formatSha256Digest, HEADER, } from '../model/headers.ts';
+export {
+  formatIdempotencyKey,
+  formatRevisionTag,
+  formatSha256Digest,
+  HEADER,
+} from '../model/headers.ts';
 export { ID_PATTERN } from '../model/protocol.ts';
 export { contentDigest } from '../plan/identity.ts';
 /** Media type of every error body (RFC 9457). */
-export declare const PROBLEM_CONTENT_TYPE = "application/problem+json";
+export declare const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 /**
  * Stable problem `type`s. They are relative URI references (RFC 9457 allows them); clients
  * compare the last path segment, so a server may prefix them with its own base URI.
  */
 export declare const PROBLEM: {
-    /** 400: a write without `Idempotency-Key`. */
-    readonly keyMissing: 'idempotency-key-missing';
-    /** 400: `Idempotency-Key` is not an RFC 8941 string or bare id matching {@link ID_PATTERN}. */
-    readonly keyMalformed: 'idempotency-key-malformed';
-    /** 422: the key was used before for a request with another fingerprint. A bug; never retry. */
-    readonly keyReused: 'idempotency-key-reused';
-    /** 409: the same key is being processed right now; retry after `Retry-After`. */
-    readonly inProgress: 'request-in-progress';
-    /** 412: `If-Match` names an old revision; the body carries `currentRevision`. */
-    readonly revisionConflict: 'revision-conflict';
-    /** 428: an update or delete without `If-Match`. */
-    readonly preconditionRequired: 'precondition-required';
-    /** 400: `If-Match` is not `"<revision>"`, or names a revision beyond {@link MAX_REVISION}. */
-    readonly ifMatchMalformed: 'if-match-malformed';
-    /** 400: `Content-Digest` is malformed or does not match the body bytes. */
-    readonly digestMismatch: 'content-digest-mismatch';
-    /** 422: the body or a path parameter failed validation; `issues` lists why. */
-    readonly validationFailed: 'validation-failed';
-    /**
-     * 400: the request is malformed in a way no other type names: not valid HTTP/1.1, no `Host`,
-     * a path that is not valid percent-encoding.
-     */
-    readonly badRequest: 'bad-request';
-    /** 400: the body is not JSON. */
-    readonly malformedBody: 'malformed-body';
-    /** 413: the body is larger than the server accepts. */
-    readonly bodyTooLarge: 'body-too-large';
-    /** 408: the request (headers or body) did not arrive in time; the connection is closed. Retry. */
-    readonly requestTimeout: 'request-timeout';
-    /** 414: the path, or one segment of it, is longer than the server accepts. */
-    readonly uriTooLong: 'uri-too-long';
-    /** 417: an `Expect` other than `100-continue`. */
-    readonly expectationFailed: 'expectation-failed';
-    /** 431: the request's header section is larger than the server accepts. */
-    readonly headersTooLarge: 'header-fields-too-large';
-    /** 415: the body is not `application/json`. */
-    readonly unsupportedMediaType: 'unsupported-media-type';
-    /** 401: no usable credentials. */
-    readonly authRequired: 'auth-required';
-    /** 401: the token expired or was revoked; log in again. */
-    readonly tokenExpired: 'token-expired';
-    /**
-     * 403: refused whatever the credentials: a demo login from beyond loopback while the server
-     * signs tokens with the public demo secret.
-     */
-    readonly forbidden: 'forbidden';
-    /** 404: no such resource for this principal. */
-    readonly notFound: 'not-found';
-    /** 405: the route exists for another method, or the method is CONNECT (this is no proxy). */
-    readonly methodNotAllowed: 'method-not-allowed';
-    /** 429: too many requests; retry after `Retry-After`. */
-    readonly tooManyRequests: 'too-many-requests';
-    /** 503: temporarily unavailable (also when storage retries ran out); retry after `Retry-After`. */
-    readonly unavailable: 'service-unavailable';
-    /** 500: unexpected; nothing is stored for it, so the same key may be retried. */
-    readonly internal: 'internal-error';
+  /** 400: a write without `Idempotency-Key`. */
+  readonly keyMissing: 'idempotency-key-missing';
+  /** 400: `Idempotency-Key` is not an RFC 8941 string or bare id matching {@link ID_PATTERN}. */
+  readonly keyMalformed: 'idempotency-key-malformed';
+  /** 422: the key was used before for a request with another fingerprint. A bug; never retry. */
+  readonly keyReused: 'idempotency-key-reused';
+  /** 409: the same key is being processed right now; retry after `Retry-After`. */
+  readonly inProgress: 'request-in-progress';
+  /** 412: `If-Match` names an old revision; the body carries `currentRevision`. */
+  readonly revisionConflict: 'revision-conflict';
+  /** 428: an update or delete without `If-Match`. */
+  readonly preconditionRequired: 'precondition-required';
+  /** 400: `If-Match` is not `"<revision>"`, or names a revision beyond {@link MAX_REVISION}. */
+  readonly ifMatchMalformed: 'if-match-malformed';
+  /** 400: `Content-Digest` is malformed or does not match the body bytes. */
+  readonly digestMismatch: 'content-digest-mismatch';
+  /** 422: the body or a path parameter failed validation; `issues` lists why. */
+  readonly validationFailed: 'validation-failed';
+  /**
+   * 400: the request is malformed in a way no other type names: not valid HTTP/1.1, no `Host`,
+   * a path that is not valid percent-encoding.
+   */
+  readonly badRequest: 'bad-request';
+  /** 400: the body is not JSON. */
+  readonly malformedBody: 'malformed-body';
+  /** 413: the body is larger than the server accepts. */
+  readonly bodyTooLarge: 'body-too-large';
+  /** 408: the request (headers or body) did not arrive in time; the connection is closed. Retry. */
+  readonly requestTimeout: 'request-timeout';
+  /** 414: the path, or one segment of it, is longer than the server accepts. */
+  readonly uriTooLong: 'uri-too-long';
+  /** 417: an `Expect` other than `100-continue`. */
+  readonly expectationFailed: 'expectation-failed';
+  /** 431: the request's header section is larger than the server accepts. */
+  readonly headersTooLarge: 'header-fields-too-large';
+  /** 415: the body is not `application/json`. */
+  readonly unsupportedMediaType: 'unsupported-media-type';
+  /** 401: no usable credentials. */
+  readonly authRequired: 'auth-required';
+  /** 401: the token expired or was revoked; log in again. */
+  readonly tokenExpired: 'token-expired';
+  /**
+   * 403: refused whatever the credentials: a demo login from beyond loopback while the server
+   * signs tokens with the public demo secret.
+   */
+  readonly forbidden: 'forbidden';
+  /** 404: no such resource for this principal. */
+  readonly notFound: 'not-found';
+  /** 405: the route exists for another method, or the method is CONNECT (this is no proxy). */
+  readonly methodNotAllowed: 'method-not-allowed';
+  /** 429: too many requests; retry after `Retry-After`. */
+  readonly tooManyRequests: 'too-many-requests';
+  /** 503: temporarily unavailable (also when storage retries ran out); retry after `Retry-After`. */
+  readonly unavailable: 'service-unavailable';
+  /** 500: unexpected; nothing is stored for it, so the same key may be retried. */
+  readonly internal: 'internal-error';
 };
 /** One of the {@link PROBLEM} types. */
 export type ProblemType = (typeof PROBLEM)[keyof typeof PROBLEM];
 /** An `application/problem+json` body (RFC 9457) with the extension members this protocol uses. */
 export interface ProblemBody {
-    type: string;
-    title: string;
-    status: number;
-    detail?: string;
-    /** `revision-conflict`: the revision the server holds now. */
-    currentRevision?: number;
-    /** `revision-conflict`: the server's copy, when the server sends one (SPEC §10 evidence). */
-    current?: unknown;
-    /**
-     * `revision-conflict`, from a server that keeps history (SPEC §10.1): the version a resend at
-     * `currentRevision` would overwrite, and where that version can be read once it has been (and
-     * before: the current version is served there too). Absent when the server keeps no history;
-     * a client then records no history reference.
-     */
-    history?: ConflictHistory;
-    /** `validation-failed`: what was wrong, one entry per issue. */
-    issues?: ReadonlyArray<{
-        path: string;
-        message: string;
-    }>;
-    [extension: string]: unknown;
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  /** `revision-conflict`: the revision the server holds now. */
+  currentRevision?: number;
+  /** `revision-conflict`: the server's copy, when the server sends one (SPEC §10 evidence). */
+  current?: unknown;
+  /**
+   * `revision-conflict`, from a server that keeps history (SPEC §10.1): the version a resend at
+   * `currentRevision` would overwrite, and where that version can be read once it has been (and
+   * before: the current version is served there too). Absent when the server keeps no history;
+   * a client then records no history reference.
+   */
+  history?: ConflictHistory;
+  /** `validation-failed`: what was wrong, one entry per issue. */
+  issues?: ReadonlyArray<{
+    path: string;
+    message: string;
+  }>;
+  [extension: string]: unknown;
 }
 /** The `history` member of a `revision-conflict` problem (SPEC §10.1). */
 export interface ConflictHistory {
-    /** The revision the conflicting write was refused at; a resend would supersede it. */
-    revision: number;
-    /** `GET` it (with the owner's credentials) for a {@link RecordVersionResponse}. */
-    href: string;
+  /** The revision the conflicting write was refused at; a resend would supersede it. */
+  revision: number;
+  /** `GET` it (with the owner's credentials) for a {@link RecordVersionResponse}. */
+  href: string;
 }
 /**
  * `GET <collection>/<id>/history/<revision>` (SPEC §10.1): one version of a record, to its owner
@@ -111,22 +116,22 @@ export interface ConflictHistory {
  * ledger's retention).
  */
 export interface RecordVersionResponse {
-    id: string;
-    revision: number;
-    /** The record's fields as that version held them: what an update writes to restore it. */
-    value: unknown;
-    /**
-     * The idempotency key of the write that superseded it; null for an edit outside the ledger,
-     * and for the current version.
-     */
-    supersededBy: string | null;
-    /** When it was superseded (ms since the epoch); null for the current version. */
-    supersededAt: number | null;
+  id: string;
+  revision: number;
+  /** The record's fields as that version held them: what an update writes to restore it. */
+  value: unknown;
+  /**
+   * The idempotency key of the write that superseded it; null for an edit outside the ledger,
+   * and for the current version.
+   */
+  supersededBy: string | null;
+  /** When it was superseded (ms since the epoch); null for the current version. */
+  supersededAt: number | null;
 }
 /** `GET /idempotency/<key>`: the stored response of a completed key. */
 export interface ReceiptLookupResponse {
-    status: number;
-    body: unknown;
+  status: number;
+  body: unknown;
 }
 /**
  * The largest revision the protocol carries: a 32-bit signed integer, which every reference-server
@@ -134,14 +139,17 @@ export interface ReceiptLookupResponse {
  */
 export declare const MAX_REVISION = 2147483647;
 /** How an `Idempotency-Key` header parsed. */
-export type IdempotencyKeyParse = {
-    kind: 'ok';
-    key: string;
-} | {
-    kind: 'missing';
-} | {
-    kind: 'malformed';
-};
+export type IdempotencyKeyParse =
+  | {
+      kind: 'ok';
+      key: string;
+    }
+  | {
+      kind: 'missing';
+    }
+  | {
+      kind: 'malformed';
+    };
 /**
  * Parses `Idempotency-Key`: an RFC 8941 sf-string (`"abc…"`, escapes allowed) or the bare id.
  * Either way the id must match {@link ID_PATTERN}; parameters and lists are malformed.

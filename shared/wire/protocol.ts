@@ -6,6 +6,15 @@ import { ID_PATTERN } from '../model/protocol.ts';
  * the protocol's headers. The formats the planners write (key, entity tag, digest) live in
  * `model/headers.ts` and `plan/identity.ts` and are re-exported here, so a server needs this
  * module only.
+ *
+ * Batches (SPEC §15.1, codec in `batch.ts`, re-exported here): a server that takes many rows per
+ * request advertises its endpoint with a `Link` header on its API answers,
+ * `Link: </sync/batch>; rel="urn:sw-outbox:batch"; max-items=100; max-bytes=1048576`
+ * ({@link BATCH_LINK_REL}; the target is relative to the answer's URL, the limits are what it
+ * accepts), and answers `OPTIONS <endpoint>` with 204 and the same `Link`. A client learns the
+ * endpoint from any answer it already gets, or asks with `OPTIONS`; a server without batches
+ * sends no such `Link` and answers a batch with 404 or 405, which a client takes as "no batches
+ * here": it sends one request per row and remembers that for the origin.
  */
 
 export {
@@ -16,6 +25,25 @@ export {
 } from '../model/headers.ts';
 export { ID_PATTERN } from '../model/protocol.ts';
 export { contentDigest } from '../plan/identity.ts';
+export {
+  BATCH_LINK_REL,
+  BATCH_MIN_LIMITS,
+  BATCH_PATH,
+  type BatchAnswer,
+  type BatchAnswerBody,
+  type BatchEndpoint,
+  type BatchItem,
+  type BatchItemAnswer,
+  type BatchLimits,
+  type BatchRequestBody,
+  batchPath,
+  decodeBatchAnswer,
+  encodeBatch,
+  formatBatchLink,
+  parseBatchLink,
+  readBatchRequest,
+  toBatchItem,
+} from './batch.ts';
 
 /** Media type of every error body (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -50,6 +78,12 @@ export const PROBLEM = {
   badRequest: 'bad-request',
   /** 400: the body is not JSON. */
   malformedBody: 'malformed-body',
+  /**
+   * 400: a batch (SPEC §15.1) whose envelope is not `{ "items": [ … ] }` with each item an object
+   * of `method`, `path`, `headers` and `body` of the right types. Nothing of it ran; send its
+   * rows one by one.
+   */
+  batchMalformed: 'batch-malformed',
   /** 413: the body is larger than the server accepts. */
   bodyTooLarge: 'body-too-large',
   /** 408: the request (headers or body) did not arrive in time; the connection is closed. Retry. */

@@ -70,6 +70,8 @@ describe('command line (SPEC §15 fixed points)', () => {
       {},
       { headersTimeoutMs: 2000, requestTimeoutMs: 5000 },
     ],
+    [['--no-batch'], {}, { batch: false }],
+    [['--batch-path', '/v1/batch'], {}, { batch: { path: '/v1/batch' } }],
   ])('reads %j with env %j', (argv, env, expected) => {
     expect(parseServerArgs(argv, env)).toMatchObject(expected);
   });
@@ -81,6 +83,8 @@ describe('command line (SPEC §15 fixed points)', () => {
     [['--headers-timeout', '0']],
     [['--headers-timeout', '40000']],
     [['--bogus']],
+    [['--batch-path', 'sync/batch']],
+    [['--batch-path', '/x', '--no-batch']],
   ])('rejects %j with a ConfigError', (argv) => {
     expect(() => parseServerArgs(argv, {})).toThrow(ConfigError);
   });

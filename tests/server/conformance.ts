@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer, ServerStore } from '../../server/index.ts';
+import { defineBatchConformance } from './batch-conformance.ts';
 import { Api, newKey, newUser, startTestServer } from './helpers.ts';
 import { defineHistoryConformance, type FailLedgerInsert } from './history-conformance.ts';
 import { defineInputConformance } from './input-conformance.ts';
@@ -257,6 +258,10 @@ export function defineServerConformance(name: string, factory: StoreFactory): vo
     });
 
     defineInputConformance(() => server.url);
+    defineBatchConformance(
+      () => server,
+      () => store,
+    );
     defineStoreConformance(() => store);
     defineHistoryConformance(
       () => server.url,

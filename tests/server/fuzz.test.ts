@@ -10,6 +10,7 @@ import {
 } from '../../server/index.ts';
 import { PROBLEM, PROBLEM_CONTENT_TYPE } from '../../shared/wire/protocol.ts';
 import { Api, dropSchema, newSchema, PG_SKIP_REASON, PG_URL, startTestServer } from './helpers.ts';
+import { hostileBatch } from './hostile-batches.ts';
 import {
   describeRequest,
   ECHO_PATTERN,
@@ -29,14 +30,19 @@ import { type RawAnswer, type RawChunk, sendRaw } from './raw-http.ts';
  * problem type, headers that carry meaning, and the body (note ids mapped to their order of
  * appearance, the only part that differs by design).
  *
+ * Batches (SPEC §15.1) are fuzzed the same way: every item of a batch answer is held to what an
+ * answer alone must be (no 5xx, typed problems), and the whole answer must match across adapters.
+ *
  * `FUZZ_RUNS` (default 1000) generated requests run in sequence, so both servers see the same
- * history; `FUZZ_RAW_RUNS` (default a quarter of that) raw byte streams, which change no state, run
+ * history, then `FUZZ_BATCH_RUNS` (default a quarter of that) generated batches on that history;
+ * `FUZZ_RAW_RUNS` (default a quarter) raw byte streams, which change no state, run
  * concurrently. `FUZZ_SEED` replays a run: servers, clocks and the fixture are fresh and
  * deterministic, so a seed reproduces its failures.
  */
 
 const RUNS = Number(process.env.FUZZ_RUNS || 1000);
 const RAW_RUNS = Number(process.env.FUZZ_RAW_RUNS || Math.ceil(RUNS / 4));
+const BATCH_RUNS = Number(process.env.FUZZ_BATCH_RUNS || Math.ceil(RUNS / 4));
 const SEED = Number(process.env.FUZZ_SEED || Math.floor(Math.random() * 2 ** 31));
 const TIMEOUTS = { headersTimeoutMs: 500, requestTimeoutMs: 1000 };
 const RAW_CONCURRENCY = 16;
@@ -123,15 +129,19 @@ class Target {
       head: request.method === 'HEAD',
       timeoutMs: 10_000,
     });
-    if (answer.status === 201) {
-      const id = /"id":"(note-[0-9a-f]{24})"/.exec(answer.body)?.[1];
+    this.#learn(answer.status, answer.body);
+    for (const item of batchItems(answer) ?? []) this.#learn(item.status, item.body);
+    return answer;
+  }
+
+  /** The last created note and the revisions an answer tells. */
+  #learn(status: number | undefined, body: string): void {
+    if (status === 201) {
+      const id = /"id":"(note-[0-9a-f]{24})"/.exec(body)?.[1];
       if (id) this.#notes.new = id;
     }
-    for (const [, id, revision] of answer.body.matchAll(
-      /"id":"(note-[0-9a-f]{24})","revision":(\d+)/g,
-    ))
+    for (const [, id, revision] of body.matchAll(/"id":"(note-[0-9a-f]{24})","revision":(\d+)/g))
       this.#revisions.set(id!, Number(revision));
-    return answer;
   }
 
   sendBytes(bytes: Buffer): Promise<RawAnswer> {
@@ -166,20 +176,46 @@ class Target {
   }
 }
 
+/** The item answers of a batch answer (SPEC §15.1), if it is one. */
+function batchItems(
+  answer: RawAnswer,
+): Array<{ status: number; headers: Record<string, string>; body: string }> | undefined {
+  if (answer.status !== 200 || !answer.body.startsWith('{"items":[{"status":')) return undefined;
+  try {
+    return JSON.parse(answer.body).items;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What is wrong with one answer, if anything (the properties every answer must have). */
 function faultsOf(answer: RawAnswer, head: boolean): string[] {
   if (answer.ending !== 'answered' || answer.status === undefined)
     return [`no answer: the connection ended (${answer.ending})`];
+  const faults = statusFaults(answer.status, answer.headers, head ? undefined : answer.body);
+  for (const [index, item] of (batchItems(answer) ?? []).entries()) {
+    faults.push(
+      ...statusFaults(item.status, item.headers, item.body).map((f) => `item ${index}: ${f}`),
+    );
+  }
+  return faults;
+}
+
+/** The properties of one answer, alone or an item of a batch; `body` undefined for HEAD. */
+function statusFaults(
+  status: number,
+  headers: Record<string, string>,
+  body: string | undefined,
+): string[] {
   const faults: string[] = [];
-  const { status } = answer;
   if (status >= 500) faults.push(`${status}`);
   if (status >= 400) {
-    if (!answer.headers['content-type']?.startsWith(PROBLEM_CONTENT_TYPE)) {
-      faults.push(`a ${status} that is not problem+json (${answer.headers['content-type']})`);
-    } else if (!head) {
+    if (!headers['content-type']?.startsWith(PROBLEM_CONTENT_TYPE)) {
+      faults.push(`a ${status} that is not problem+json (${headers['content-type']})`);
+    } else if (body !== undefined) {
       let problem: { type?: unknown; status?: unknown; title?: unknown } | undefined;
       try {
-        problem = JSON.parse(answer.body);
+        problem = JSON.parse(body);
       } catch {
         faults.push('a problem body that is not JSON');
       }
@@ -188,7 +224,8 @@ function faultsOf(answer: RawAnswer, head: boolean): string[] {
       if (problem && problem.status !== status) faults.push('problem status differs from HTTP');
       if (problem && typeof problem.title !== 'string') faults.push('problem without title');
     }
-    if (ECHO_PATTERN.test(answer.body)) faults.push('the error answer echoes the path');
+    if (body !== undefined && ECHO_PATTERN.test(body))
+      faults.push('the error answer echoes the path');
   }
   return faults;
 }
@@ -332,6 +369,32 @@ function defineFuzz(
       }
     },
     60_000 + RUNS * 100,
+  );
+
+  it(
+    `answers ${BATCH_RUNS} generated batches item by item, with no 5xx and only typed problems`,
+    async () => {
+      const report = new Report();
+      const items = new Map<string, number>();
+      for (const request of fc.sample(hostileBatch, { numRuns: BATCH_RUNS, seed: SEED })) {
+        const answers = await Promise.all(
+          targets.map(async (target) => ({ target, answer: await target.send(request) })),
+        );
+        report.record(describeRequest(request), answers, false);
+        for (const item of batchItems(answers[0]!.answer) ?? []) {
+          items.set(String(item.status), (items.get(String(item.status)) ?? 0) + 1);
+        }
+      }
+      const histogram = [...items]
+        .sort()
+        .map(([status, n]) => `${status}×${n}`)
+        .join(' ');
+      console.info(
+        `${report.summary('server fuzz, batches', BATCH_RUNS, targets)}; items ${histogram}`,
+      );
+      report.assert();
+    },
+    60_000 + BATCH_RUNS * 200,
   );
 
   it(

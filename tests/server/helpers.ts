@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { type RunningServer, type StartOptions, startServer } from '../../server/index.ts';
+import type { BatchItem } from '../../shared/wire/batch.ts';
 
 /**
  * Request timeouts of test servers: short, so that tests of slow clients finish quickly. Only
@@ -74,22 +75,23 @@ export class Api {
 
   /** A write with an idempotency key (fresh unless given; `null` omits it). */
   write(method: string, path: string, options: WriteOptions = {}): Promise<Answer> {
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${options.token ?? this.token}`,
-    };
-    const key = options.key === undefined ? newKey() : options.key;
-    if (key !== null) headers['idempotency-key'] = `"${key}"`;
-    const body =
-      options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
-    if (body !== undefined) {
-      headers['content-type'] = 'application/json';
-      if (options.digest !== false) {
-        headers['content-digest'] =
-          typeof options.digest === 'string' ? options.digest : digestOf(body);
-      }
-    }
-    if (options.ifMatch !== undefined) headers['if-match'] = `"${options.ifMatch}"`;
-    return send(this.url, method, path, { ...headers, ...options.headers }, body);
+    const { headers, body } = writeRequest(options);
+    headers.authorization = `Bearer ${options.token ?? this.token}`;
+    return send(this.url, method, path, { ...headers, ...options.headers }, body ?? undefined);
+  }
+
+  /** `POST /sync/batch` with these items (SPEC §15.1). */
+  batch(items: readonly BatchItem[], options: { token?: string; path?: string } = {}) {
+    return send(
+      this.url,
+      'POST',
+      options.path ?? '/sync/batch',
+      {
+        authorization: `Bearer ${options.token ?? this.token}`,
+        'content-type': 'application/json',
+      },
+      JSON.stringify({ items }),
+    );
   }
 
   create(title: string, options: WriteOptions = {}): Promise<Answer> {
@@ -116,6 +118,33 @@ export class Api {
       store: { notes: number; deleted: number; revisionSum: number; receipts: number };
     };
   }
+}
+
+/** The headers (without auth) and body of a write, as {@link Api.write} sends them. */
+function writeRequest(options: WriteOptions): {
+  headers: Record<string, string>;
+  body: string | null;
+} {
+  const headers: Record<string, string> = {};
+  const key = options.key === undefined ? newKey() : options.key;
+  if (key !== null) headers['idempotency-key'] = `"${key}"`;
+  const body =
+    options.rawBody ?? (options.body === undefined ? null : JSON.stringify(options.body));
+  if (body !== null) {
+    headers['content-type'] = 'application/json';
+    if (options.digest !== false) {
+      headers['content-digest'] =
+        typeof options.digest === 'string' ? options.digest : digestOf(body);
+    }
+  }
+  if (options.ifMatch !== undefined) headers['if-match'] = `"${options.ifMatch}"`;
+  return { headers, body };
+}
+
+/** A batch item for the write {@link Api.write} would send with the same options. */
+export function batchItem(method: string, path: string, options: WriteOptions = {}): BatchItem {
+  const { headers, body } = writeRequest(options);
+  return { method, path, headers: { ...headers, ...options.headers }, body };
 }
 
 /** One HTTP request with fetch; the body is read as text and parsed when it is JSON. */

@@ -18,6 +18,11 @@ export interface HostileRequest {
   body?: string | Uint8Array;
   /** Send the body with `Transfer-Encoding: chunked` instead of `Content-Length`. */
   chunked: boolean;
+  /**
+   * A batch envelope (SPEC §15.1) as JSON with placeholders, sent instead of `body`; in an item
+   * (an object with `headers` and a string `body`), `{digest}` is the digest of that item's body.
+   */
+  batch?: unknown;
 }
 
 /** Tokens the fixture makes for `{token:<name>}`. */
@@ -310,7 +315,8 @@ const method = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('get', 'Post', 'BREW', 'GET\t', 'CONNECT', 'P@TCH') },
 );
 
-const authorization = fc.oneof(
+/** `Authorization` values, mostly alice's token. */
+export const authorization = fc.oneof(
   { weight: 8, arbitrary: fc.constant('Bearer {token:alice}') },
   { weight: 2, arbitrary: fc.constantFrom(...TOKEN_NAMES.map((name) => `Bearer {token:${name}}`)) },
   {
@@ -391,7 +397,8 @@ const contentDigest = fc.oneof(
   },
 );
 
-const contentType = fc.oneof(
+/** `Content-Type` values, mostly `application/json`. */
+export const contentType = fc.oneof(
   { weight: 8, arbitrary: fc.constant('application/json') },
   {
     weight: 3,
@@ -414,7 +421,8 @@ const contentType = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 20 }) },
 );
 
-const extraHeader = fc.oneof(
+/** One more header, odd or oversized. */
+export const extraHeader = fc.oneof(
   fc.constantFrom<[string, string]>(
     ['expect', '100-continue'],
     ['expect', 'something-else'],
@@ -634,14 +642,14 @@ export type Fill = (text: string) => string;
  */
 export function requestBytes(request: HostileRequest, fill: Fill): Buffer {
   const body =
-    request.body === undefined
-      ? undefined
-      : typeof request.body === 'string'
-        ? Buffer.from(fill(request.body), 'utf8')
-        : Buffer.from(request.body);
-  const digest = `sha-256=:${createHash('sha256')
-    .update(body ?? Buffer.alloc(0))
-    .digest('base64')}:`;
+    request.batch !== undefined
+      ? Buffer.from(JSON.stringify(fillBatch(request.batch, fill)), 'utf8')
+      : request.body === undefined
+        ? undefined
+        : typeof request.body === 'string'
+          ? Buffer.from(fill(request.body), 'utf8')
+          : Buffer.from(request.body);
+  const digest = digestOf(body ?? Buffer.alloc(0));
   const clean = (value: string) => value.replace(/[\r\n]/g, ' ');
   const lines = [`${request.method} ${clean(fill(request.target))} HTTP/1.1`, 'Host: 127.0.0.1'];
   for (const [name, value] of request.headers) {
@@ -662,18 +670,45 @@ export function requestBytes(request: HostileRequest, fill: Fill): Buffer {
   ]);
 }
 
+function digestOf(bytes: Uint8Array): string {
+  return `sha-256=:${createHash('sha256').update(bytes).digest('base64')}:`;
+}
+
+/** Fills a batch template: every string, and in each item `{digest}` for its own body. */
+function fillBatch(value: unknown, fill: Fill): unknown {
+  if (typeof value === 'string') return fill(value);
+  if (Array.isArray(value)) return value.map((item) => fillBatch(item, fill));
+  if (typeof value !== 'object' || value === null) return value;
+  const filled = Object.fromEntries(
+    Object.entries(value).map(([name, member]) => [name, fillBatch(member, fill)]),
+  );
+  const { headers, body } = filled;
+  if (typeof headers === 'object' && headers !== null && !Array.isArray(headers)) {
+    const digest = digestOf(Buffer.from(typeof body === 'string' ? body : '', 'utf8'));
+    filled.headers = Object.fromEntries(
+      Object.entries(headers).map(([name, header]) => [
+        name,
+        typeof header === 'string' ? header.replaceAll('{digest}', digest) : header,
+      ]),
+    );
+  }
+  return filled;
+}
+
 /** A request for a failure report: the body shortened, bytes as hex. */
 export function describeRequest(request: HostileRequest): string {
   const body =
-    request.body === undefined
-      ? ''
-      : typeof request.body === 'string'
-        ? JSON.stringify(
-            request.body.length > 200
-              ? `${request.body.slice(0, 200)}…(${request.body.length})`
-              : request.body,
-          )
-        : `0x${Buffer.from(request.body).subarray(0, 100).toString('hex')}`;
+    request.batch !== undefined
+      ? `batch ${JSON.stringify(request.batch).slice(0, 600)}`
+      : request.body === undefined
+        ? ''
+        : typeof request.body === 'string'
+          ? JSON.stringify(
+              request.body.length > 200
+                ? `${request.body.slice(0, 200)}…(${request.body.length})`
+                : request.body,
+            )
+          : `0x${Buffer.from(request.body).subarray(0, 100).toString('hex')}`;
   const target = request.target.length > 200 ? `${request.target.slice(0, 200)}…` : request.target;
   const headers = request.headers.map(
     ([n, v]) => `${n}: ${v.length > 100 ? `${v.slice(0, 100)}…` : v}`,

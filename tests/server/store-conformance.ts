@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ServerStore, WriteCommand } from '../../server/index.ts';
+import type { ServerStore, WriteCommand, WriteOutcome } from '../../server/index.ts';
 import { newKey, newUser } from './helpers.ts';
 
 const NOW = 1_700_000_000_000;
@@ -142,6 +142,129 @@ export function defineStoreConformance(getStore: () => ServerStore): void {
       for (const command of old) expect(await store.lookup(principal, command.key)).toBeUndefined();
       expect(await store.lookup(principal, fresh.key)).toBeDefined();
       expect((await store.summary(principal)).notes).toBe(6);
+    });
+
+    describe('batches (SPEC §15.1)', () => {
+      const kinds = (results: Array<PromiseSettledResult<WriteOutcome>>) =>
+        results.map((result) => (result.status === 'fulfilled' ? result.value.kind : 'rejected'));
+      const update = (principal: string, id: string, ifMatch: number): WriteCommand => ({
+        op: 'update',
+        principal,
+        key: newKey(),
+        fingerprint: 'f',
+        now: NOW,
+        id,
+        ifMatch,
+        patch: { body: `after ${ifMatch}` },
+      });
+
+      it('looks up the completed keys among many, for the caller only', async () => {
+        const store = getStore();
+        const principal = newUser();
+        const written = create(principal);
+        const outcome = await store.write(written);
+        const unknown = newKey();
+        const found = await store.lookupMany(principal, [unknown, written.key]);
+        expect([...found]).toEqual([[written.key, (outcome as { response: unknown }).response]]);
+        expect((await store.lookupMany(newUser(), [written.key])).size).toBe(0);
+        expect((await store.lookupMany(principal, [])).size).toBe(0);
+      });
+
+      it('runs a batch in order: each write sees the ones before it', async () => {
+        const store = getStore();
+        const principal = newUser();
+        const id = newKey('note');
+        const results = await store.writeMany([
+          create(principal, { id }),
+          update(principal, id, 1),
+          update(principal, id, 2),
+          { op: 'delete', principal, key: newKey(), fingerprint: 'f', now: NOW, id, ifMatch: 3 },
+        ]);
+        expect(kinds(results)).toEqual(['applied', 'applied', 'applied', 'applied']);
+        expect(await store.summary(principal)).toEqual({
+          notes: 0,
+          deleted: 1,
+          revisionSum: 4,
+          receipts: 4,
+        });
+      });
+
+      it('answers misses as write does: conflict, not-found, and a key the batch already used', async () => {
+        const store = getStore();
+        const principal = newUser();
+        const id = newKey('note');
+        await store.write(create(principal, { id }));
+        const again = create(principal);
+        const results = await store.writeMany([
+          update(principal, id, 5),
+          update(principal, 'note-missing', 1),
+          again,
+          { ...again, id: newKey('note') },
+        ]);
+        expect(kinds(results)).toEqual(['conflict', 'not-found', 'applied', 'completed']);
+        expect((results[0] as PromiseFulfilledResult<WriteOutcome>).value).toEqual({
+          kind: 'conflict',
+          current: { id, revision: 1, title: 'title', body: 'body' },
+        });
+        expect((await store.summary(principal)).receipts).toBe(2);
+      });
+
+      it('explains a miss as of its place in the batch, before the writes after it', async () => {
+        const store = getStore();
+        const principal = newUser();
+        const id = newKey('note');
+        const results = await store.writeMany([
+          create(principal, { id }),
+          update(principal, id, 7),
+          update(principal, id, 1),
+          update(principal, id, 1),
+        ]);
+        expect(kinds(results)).toEqual(['applied', 'conflict', 'applied', 'conflict']);
+        const revisions = results.map((result) => {
+          const value = (result as PromiseFulfilledResult<WriteOutcome>).value;
+          return value.kind === 'conflict' ? value.current.revision : undefined;
+        });
+        expect(revisions).toEqual([undefined, 1, undefined, 2]);
+      });
+
+      it('keeps the other writes of a batch when one fails inside it, and nothing of that one', async () => {
+        const store = getStore();
+        const principal = newUser();
+        const id = newKey('note');
+        await store.write(create(principal, { id }));
+        const clash = create(principal, { id });
+        const results = await store.writeMany([create(principal), clash, update(principal, id, 1)]);
+        expect(kinds(results)).toEqual(['applied', 'rejected', 'applied']);
+        expect(await store.lookup(principal, clash.key)).toBeUndefined();
+        expect(await store.summary(principal)).toEqual({
+          notes: 2,
+          deleted: 0,
+          revisionSum: 3,
+          receipts: 3,
+        });
+      });
+
+      it('lets twenty racing copies of one batch write each key exactly once', async () => {
+        const store = getStore();
+        const principal = newUser();
+        const batch = Array.from({ length: 5 }, () => create(principal));
+        const copies = await Promise.all(
+          Array.from({ length: 20 }, () =>
+            store.writeMany(batch.map((command) => ({ ...command, id: newKey('note') }))),
+          ),
+        );
+        for (const [index, command] of batch.entries()) {
+          const outcomes = copies.map((copy) => copy[index]!);
+          expect(outcomes.every((outcome) => outcome.status === 'fulfilled')).toBe(true);
+          const values = outcomes.map(
+            (outcome) => (outcome as PromiseFulfilledResult<WriteOutcome>).value,
+          );
+          expect(values.filter((value) => value.kind === 'applied')).toHaveLength(1);
+          expect(values.filter((value) => value.kind === 'completed')).toHaveLength(19);
+          expect(await store.lookup(principal, command.key)).toBeDefined();
+        }
+        expect(await store.summary(principal)).toMatchObject({ notes: 5, receipts: 5 });
+      });
     });
   });
 }
