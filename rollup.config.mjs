@@ -131,6 +131,10 @@ const e2e = [
     plugins: [...browser().plugins, copyStatic('e2e/static')],
   },
   browser('e2e/legacy/v0.ts', 'dist/e2e/legacy/v0.js', 'iife'),
+  // The Workbox app before and after the switch to the drop-in (SPEC §22).
+  browser('e2e/workbox/sw-v1.ts', 'dist/e2e/workbox/sw-v1.js'),
+  browser('e2e/workbox/sw-v2.ts', 'dist/e2e/workbox/sw-v2.js'),
+  browser('e2e/workbox/page.ts', 'dist/e2e/workbox/page.js'),
 ];
 
 const server = {
