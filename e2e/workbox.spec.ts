@@ -56,7 +56,7 @@ test('a BackgroundSyncPlugin queue moves into the outbox on the update: 20 write
   for (let i = 1; i <= 20; i++) {
     const path = paths[i % 2]!;
     const title = `${path.endsWith('a') ? 'a' : 'b'}-${String(i).padStart(2, '0')}`;
-    expect(await page.evaluate(([p, t, k]) => wb.write(p, t, k), [path, title, token])).toBe(
+    expect(await page.evaluate(([p, t, k]) => wb.write(p!, t!, k!), [path, title, token])).toBe(
       'TypeError',
     );
   }
@@ -121,7 +121,9 @@ test('writes through OutboxPlugin: 10 % of answers lost gives no second effect, 
   const writes = 40;
   const answers: Array<number | string> = [];
   for (let i = 1; i <= writes; i++)
-    answers.push(await page.evaluate(([t, k]) => wb.write('/api/notes', t, k), [`n-${i}`, token]));
+    answers.push(
+      await page.evaluate(([t, k]) => wb.write('/api/notes', t!, k!), [`n-${i}`, token]),
+    );
   await expect
     .poll(async () => (await page.evaluate(() => wb.outboxRows())).length, { timeout: 30_000 })
     .toBe(0);
@@ -139,7 +141,7 @@ test('writes through OutboxPlugin: 10 % of answers lost gives no second effect, 
   // The API down: 10 writes become rows; back up, the worker is stopped while it drains them.
   await apiDown(context, true);
   for (let i = 1; i <= 10; i++)
-    await page.evaluate(([t, k]) => wb.write('/api/notes', t, k), [`k-${i}`, token]);
+    await page.evaluate(([t, k]) => wb.write('/api/notes', t!, k!), [`k-${i}`, token]);
   await expect.poll(async () => (await page.evaluate(() => wb.outboxRows())).length).toBe(10);
   await apiDown(context, false);
   await server.fault({ kind: 'delay', ms: 150, route: 'POST /api/notes', user });
