@@ -69,33 +69,34 @@ function withOutbox(children: ReactNode) {
   return createElement(OutboxProvider, { outbox }, children);
 }
 
-describe('React hooks', () => {
-  function Pending() {
-    const count = usePendingCount();
-    return createElement(
-      'p',
-      { 'data-testid': 'pending' },
-      count === undefined ? 'loading' : String(count),
-    );
-  }
-  function Titles() {
-    const rows = useRows({ collection: 'notes' });
-    return createElement(
-      'ul',
-      null,
-      (rows ?? []).map((view) =>
-        createElement(
-          'li',
-          { key: view.id },
-          `${(view.row.payload as { title: string }).title}: ${view.status}`,
-        ),
+/** Three components, each over one hook. */
+function Pending() {
+  const count = usePendingCount();
+  return createElement(
+    'p',
+    { 'data-testid': 'pending' },
+    count === undefined ? 'loading' : String(count),
+  );
+}
+function Titles() {
+  const rows = useRows({ collection: 'notes' });
+  return createElement(
+    'ul',
+    null,
+    (rows ?? []).map((view) =>
+      createElement(
+        'li',
+        { key: view.id },
+        `${(view.row.payload as { title: string }).title}: ${view.status}`,
       ),
-    );
-  }
-  function Status({ id }: { id: string }) {
-    return createElement('p', { 'data-testid': 'status' }, useRowStatus(id) ?? 'loading');
-  }
+    ),
+  );
+}
+function Status({ id }: { id: string }) {
+  return createElement('p', { 'data-testid': 'status' }, useRowStatus(id) ?? 'loading');
+}
 
+describe('React hooks', () => {
   it('usePendingCount and useRows follow the outbox as rows are queued and applied', async () => {
     expect(outbox.mode).toBe('page'); // the page sender: the core the worker runs, in the tab
     render(withOutbox([createElement(Pending, { key: 'p' }), createElement(Titles, { key: 't' })]));
