@@ -76,8 +76,10 @@ const nodeEnv = () =>
     values: { 'process.env.NODE_ENV': JSON.stringify('production') },
   });
 
-const dependenciesOf = (manifest) =>
-  Object.keys(JSON.parse(readFileSync(manifest, 'utf8')).dependencies ?? {});
+const dependenciesOf = (manifest) => {
+  const { dependencies, peerDependencies } = JSON.parse(readFileSync(manifest, 'utf8'));
+  return Object.keys({ ...dependencies, ...peerDependencies });
+};
 const dependencyTest = (names) => (id) =>
   names.some((dep) => id === dep || id.startsWith(`${dep}/`));
 const isDependency = dependencyTest(dependenciesOf('package.json'));
@@ -91,6 +93,10 @@ const lib = {
       .map((name) => `${name}/index.ts`),
     // `sw-outbox/wire`: the protocol constants and header codecs a server needs, nothing else.
     'shared/wire/protocol.ts',
+    // `sw-outbox/workbox` and `sw-outbox/react`: entries of their own, so neither the worker's
+    // nor the page's first load grows (SPEC §22).
+    'sw/workbox/index.ts',
+    'client/react.ts',
   ],
   external: isDependency,
   onwarn,
@@ -125,6 +131,10 @@ const e2e = [
     plugins: [...browser().plugins, copyStatic('e2e/static')],
   },
   browser('e2e/legacy/v0.ts', 'dist/e2e/legacy/v0.js', 'iife'),
+  // The Workbox app before and after the switch to the drop-in (SPEC §22).
+  browser('e2e/workbox/sw-v1.ts', 'dist/e2e/workbox/sw-v1.js'),
+  browser('e2e/workbox/sw-v2.ts', 'dist/e2e/workbox/sw-v2.js'),
+  browser('e2e/workbox/page.ts', 'dist/e2e/workbox/page.js'),
 ];
 
 const server = {

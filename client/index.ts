@@ -23,4 +23,13 @@ export type {
 export type { ConflictLedgerEntry, Receipt } from '../shared/model/store.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
 export { type ConnectOptions, connectOutbox, type OutboxClient } from './connect.ts';
+export {
+  type Observer,
+  type OutboxObservable,
+  observeRowProgress,
+  observeRows,
+  outboxObservable,
+  type RowProgress,
+  type Unsubscribe,
+} from './observable.ts';
 export type { PageSenderConfig } from './page-sender.ts';

@@ -1,11 +1,23 @@
-import { knownOwners } from '../shared/core/known-owners.ts';
-import type { FlushOptions, FlushReport, OutboxApi } from '../shared/model/protocol.ts';
+import { knownOwners, rememberOwner } from '../shared/core/known-owners.ts';
+import type { WorkerEnqueueOptions } from '../shared/core/types.ts';
+import type {
+  EnqueueInput,
+  EnqueueResult,
+  FlushOptions,
+  FlushReport,
+  OutboxApi,
+} from '../shared/model/protocol.ts';
 import { handOverCredentials } from '../shared/runtime/credentials.ts';
 import type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
 import { createSender } from '../shared/runtime/sender.ts';
 import { acceptConnections } from './connections.ts';
 import type { EngineContext, EngineEvent, OutboxEngineConfig } from './context.ts';
 import { attachTriggers } from './triggers.ts';
+
+/** The page API as code in the worker gets it, with what only worker code may ask for (§22). */
+export interface WorkerOutboxApi extends OutboxApi {
+  enqueue(input: EnqueueInput, options?: WorkerEnqueueOptions): Promise<EnqueueResult>;
+}
 
 /** The engine of one worker start. */
 export interface OutboxEngine {
@@ -15,8 +27,11 @@ export interface OutboxEngine {
   attach(scope: ServiceWorkerGlobalScope): void;
   /** Flushes the named owners, or every known owner. */
   flush(options?: FlushOptions & { owners?: string[] }): Promise<FlushRun>;
-  /** The page API for one owner, for code running in the worker itself. */
-  forOwner(owner: string): Promise<OutboxApi>;
+  /**
+   * The page API for one owner, for code running in the worker itself. The owner is remembered
+   * like a page's, so what this code enqueues is flushed with every tab closed (§12).
+   */
+  forOwner(owner: string): Promise<WorkerOutboxApi>;
   /** Hands over credentials for an owner, as a page's `setAuth` does. */
   setAuth(
     owner: string,
@@ -58,7 +73,10 @@ export function createOutboxEngine(config: OutboxEngineConfig): OutboxEngine {
       acceptConnections(scope, context);
     },
     flush: (options) => sender.scheduler.run('api', options),
-    forOwner: async (owner) => (await sender.core()).forOwner(owner),
+    async forOwner(owner) {
+      await rememberOwner(await sender.store(), owner);
+      return (await sender.core()).forOwner(owner);
+    },
     setAuth: async (owner, headers, options) => {
       const api = (await sender.core()).forOwner(owner);
       await handOverCredentials(sender.credentials, api, owner, headers, options);

@@ -6,6 +6,8 @@
  * engine.attach(self);
  * ```
  */
+
+export type { WorkerEnqueueOptions } from '../shared/core/types.ts';
 export type {
   EndpointApi,
   Hello,
@@ -26,4 +28,4 @@ export type { AuthHook } from '../shared/runtime/credentials.ts';
 export type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
 export type { EngineEvent, OutboxEngineConfig, TriggerEvent } from './context.ts';
-export { createOutboxEngine, type OutboxEngine } from './engine.ts';
+export { createOutboxEngine, type OutboxEngine, type WorkerOutboxApi } from './engine.ts';

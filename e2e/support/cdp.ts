@@ -65,10 +65,10 @@ export class WorkerControl {
     return [...this.#versions.values()].filter((version) => version.runningStatus === 'running');
   }
 
-  async sync(options: { tag?: string; lastChance?: boolean } = {}): Promise<void> {
+  async sync(options: { tag?: string; lastChance?: boolean; scope?: string } = {}): Promise<void> {
     await this.cdp.send('ServiceWorker.dispatchSyncEvent', {
       origin: this.origin,
-      registrationId: await this.registrationId(),
+      registrationId: await this.registrationId(options.scope),
       tag: options.tag ?? 'sw-outbox',
       lastChance: options.lastChance ?? false,
     });

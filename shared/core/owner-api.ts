@@ -111,9 +111,16 @@ export function createOwnerApi(
 
   /**
    * One enqueue (§6, §8, §9); `ledger` entries, when given, are written in the same transaction
-   * as the row (a restore records itself on its conflict's entry, §10.1).
+   * as the row (a restore records itself on its conflict's entry, §10.1). With `keepId` a `kept`
+   * tombstone under the row's id commits with the row, so the id stays known after its receipt
+   * is pruned: an import from another queue, whose delete there cannot share this transaction,
+   * may repeat the enqueue at any later time and gets `existing` (§22).
    */
-  async function enqueue(input: unknown, ledger?: ConflictLedgerEntry[]): Promise<EnqueueResult> {
+  async function enqueue(
+    input: unknown,
+    ledger?: ConflictLedgerEntry[],
+    keepId = false,
+  ): Promise<EnqueueResult> {
     // Cycles, depth and non-JSON values first: the schema would recurse into them (G7).
     const parsed = EnqueueInputSchema.safeParse(checkEnqueueInput(input));
     if (!parsed.success) {
@@ -194,6 +201,14 @@ export function createOwnerApi(
         ...planned.plan,
         absent: { receipts: [id], tombstones: [id] },
         ...(ledger === undefined ? {} : { ledger }),
+        ...(keepId
+          ? {
+              tombstones: [
+                ...(planned.plan.tombstones ?? []),
+                { id, owner, reason: 'kept' as const, at: deps.clock.now() },
+              ],
+            }
+          : {}),
       };
       if ((await commit(plan)) === 'committed') {
         deps.onEvent?.({
@@ -212,7 +227,7 @@ export function createOwnerApi(
   }
 
   return {
-    enqueue: (input) => enqueue(input),
+    enqueue: (input, options) => enqueue(input, undefined, options?.keepId === true),
 
     async restore(conflictId) {
       const entries = await guardStorage('api', () => store.listConflicts(owner, MAX_LEDGER_SCAN));

@@ -1,6 +1,8 @@
 import type { CollectionHandler } from '../model/handler.ts';
 import type { Clock, IdSource, Logger, Transport } from '../model/ports.ts';
 import type {
+  EnqueueInput,
+  EnqueueResult,
   FlushOptions,
   FlushReport,
   OutboxApi,
@@ -57,8 +59,19 @@ export interface OutboxCore {
   flush(owner: string, options?: FlushOptions): Promise<FlushReport>;
 }
 
+/** Options of an enqueue made by code in the worker, never by a page (§22). */
+export interface WorkerEnqueueOptions {
+  /**
+   * Keep the id known for good: a tombstone is written with the row, so enqueueing the same id
+   * again after its receipt was pruned still answers `existing`. For imports from another queue.
+   */
+  keepId?: boolean;
+}
+
 /** The owner API as the core hands it to the endpoint and the engine. */
 export interface OwnerApi extends OutboxApi {
+  /** `enqueue` of the page API (§13), plus what only worker code may ask for. */
+  enqueue(input: EnqueueInput, options?: WorkerEnqueueOptions): Promise<EnqueueResult>;
   /** Queues held rows again; with `code`, only those held for that reason (`lastErrorCode`). */
   resumeHeld(only?: { code: string }): Promise<number>;
   /** Views (status, holder) of rows already read, in the order given (live views, §13). */

@@ -26,6 +26,12 @@ export interface PreparedRequest {
   url: string;
   headers: Record<string, string>;
   body: string | null;
+  /**
+   * The header that carries the idempotency key, when not `Idempotency-Key`; null sends no key
+   * and no `Content-Digest`, for servers that cannot honour one (the request is then replayed as
+   * it is, and a lost answer may mean a second effect). Omit it for the protocol of SPEC §15.
+   */
+  idempotencyHeader?: string | null;
 }
 
 /** What a receipt tells about the record (server id and revision), read from its body. */

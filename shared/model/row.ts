@@ -13,6 +13,8 @@ export const RowRequestSchema = z.looseObject({
   url: z.string(),
   headers: stringRecord(),
   body: z.nullable(z.string()),
+  /** Where the key travels when not in `Idempotency-Key`; null: no key is sent (§22). */
+  keyHeader: z.optional(z.nullable(z.string())),
 });
 
 const count = z.number().check(z.int(), z.nonnegative());

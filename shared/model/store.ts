@@ -80,11 +80,14 @@ export interface ConflictLedgerEntry {
   restoredBy?: { rowId: string; at: number };
 }
 
-/** A removed row id (coalesced, cancelled or discarded), so `enqueue` stays idempotent (§9). */
+/**
+ * A removed row id (coalesced, cancelled or discarded), so `enqueue` stays idempotent (§9); or,
+ * as `kept`, the id of a row enqueued with `keepId`, written with the row and kept for good (§22).
+ */
 export interface Tombstone {
   id: string;
   owner: string;
-  reason: 'coalesced' | 'cancelled' | 'discarded' | 'converted' | 'superseded';
+  reason: 'coalesced' | 'cancelled' | 'discarded' | 'converted' | 'superseded' | 'kept';
   /** The row that absorbed this one, when it was coalesced. */
   into?: string;
   at: number;

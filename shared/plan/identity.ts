@@ -48,8 +48,12 @@ export function buildRowRequest(
     if (lower === 'authorization' || lower === 'cookie') continue;
     headers[lower] = value;
   }
-  headers[HEADER.idempotencyKey] = formatIdempotencyKey(requestId);
-  if (prepared.body !== null) headers[HEADER.contentDigest] = contentDigest(prepared.body);
+  const custom = prepared.idempotencyHeader;
+  const keyHeader = custom === undefined ? HEADER.idempotencyKey : (custom?.toLowerCase() ?? null);
+  if (keyHeader !== null) {
+    headers[keyHeader] = formatIdempotencyKey(requestId);
+    if (prepared.body !== null) headers[HEADER.contentDigest] = contentDigest(prepared.body);
+  }
   return {
     requestId,
     fingerprint: fingerprintOf(prepared, baseRevision),
@@ -57,5 +61,7 @@ export function buildRowRequest(
     url: prepared.url,
     headers,
     body: prepared.body,
+    // Stored only when not the default, so the transport adds no `Idempotency-Key` of its own.
+    ...(custom === undefined ? {} : { keyHeader }),
   };
 }

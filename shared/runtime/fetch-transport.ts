@@ -96,7 +96,8 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
       const prepared = await prepare(request.url, options.baseUrl, ctx.owner);
       if (!('url' in prepared)) return prepared;
       const headers = new Headers(request.headers);
-      if (!headers.has(HEADER.idempotencyKey)) {
+      // A row that names its key header (or none, §22) carries it as stored; older rows may not.
+      if (request.keyHeader === undefined && !headers.has(HEADER.idempotencyKey)) {
         headers.set(HEADER.idempotencyKey, formatIdempotencyKey(request.requestId));
       }
       for (const [name, value] of Object.entries(prepared.auth)) headers.set(name, value);

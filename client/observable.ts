@@ -1,0 +1,127 @@
+import type { WatchUpdate } from '../shared/model/connection.ts';
+import type { RowFilter, RowView } from '../shared/model/protocol.ts';
+import type { RowStatus } from '../shared/model/row.ts';
+import type { OutboxClient } from './connect.ts';
+
+/**
+ * The page API's live views as standard observables (SPEC §22), so a framework needs no glue:
+ * a Svelte store (`subscribe(run) → unsubscribe`, `run` called at once with the current value)
+ * and an interop observable for RxJS and others (`Symbol.observable` / `'@@observable'`,
+ * `subscribe(observer) → { unsubscribe }`). One outbox subscription serves every subscriber of
+ * one observable; it starts with the first and ends with the last.
+ */
+
+/** An observer as RxJS and the TC39 proposal pass it. */
+export interface Observer<T> {
+  next?(value: T): void;
+  error?(error: unknown): void;
+  complete?(): void;
+}
+
+/** What `subscribe` returns: a function (Svelte) that is also a subscription (RxJS). */
+export type Unsubscribe = (() => void) & { unsubscribe(): void };
+
+/**
+ * A live value as a Svelte store and an interop observable. Its value is `undefined` until the
+ * outbox has answered once: a function subscriber (Svelte's `run`) is called with it at once, as
+ * the store contract asks; an observer object (RxJS) first hears the first real value.
+ */
+export interface OutboxObservable<T> {
+  /** The latest value, `undefined` before the first answer or with no subscriber. */
+  readonly current: T | undefined;
+  subscribe(run: ((value: T | undefined) => void) | Observer<T>): Unsubscribe;
+  /** The interop point RxJS's `from(...)` looks for. */
+  [Symbol.observable](): OutboxObservable<T>;
+  '@@observable'(): OutboxObservable<T>;
+}
+
+declare global {
+  interface SymbolConstructor {
+    readonly observable: symbol;
+  }
+}
+
+/** `Symbol.observable` where a library has installed it, else RxJS's string fallback. */
+const OBSERVABLE_KEY: symbol | '@@observable' =
+  (typeof Symbol === 'function' && Symbol.observable) || '@@observable';
+
+/**
+ * An observable over a push source: `start(emit)` begins it and returns its stop. The source is
+ * shared by every subscriber, started by the first and stopped after the last.
+ */
+export function outboxObservable<T>(
+  start: (emit: (value: T) => void) => () => void,
+): OutboxObservable<T> {
+  const listeners = new Set<(value: T) => void>();
+  let current: T | undefined;
+  let stop: (() => void) | undefined;
+  const emit = (value: T) => {
+    current = value;
+    for (const listener of [...listeners]) listener(value);
+  };
+  const observable = {
+    get current() {
+      return current;
+    },
+    subscribe(run: ((value: T | undefined) => void) | Observer<T>): Unsubscribe {
+      const isFunction = typeof run === 'function';
+      const listener = isFunction ? (value: T) => run(value) : (value: T) => run.next?.(value);
+      listeners.add(listener);
+      if (isFunction) run(current);
+      else if (current !== undefined) run.next?.(current);
+      if (stop === undefined) stop = start(emit);
+      let done = false;
+      const unsubscribe = () => {
+        if (done) return;
+        done = true;
+        listeners.delete(listener);
+        if (listeners.size === 0 && stop !== undefined) {
+          const end = stop;
+          stop = undefined;
+          current = undefined;
+          end();
+        }
+      };
+      return Object.assign(unsubscribe, { unsubscribe });
+    },
+    [OBSERVABLE_KEY]() {
+      return observable;
+    },
+  } as unknown as OutboxObservable<T>;
+  if (OBSERVABLE_KEY !== '@@observable')
+    (observable as unknown as Record<string, unknown>)['@@observable'] = () => observable;
+  return observable;
+}
+
+/** The rows with their status (`outbox.subscribe`) as an observable: `rows$ = observeRows(outbox)`. */
+export function observeRows(
+  outbox: Pick<OutboxClient, 'subscribe'>,
+  filter?: RowFilter,
+): OutboxObservable<RowView[]> {
+  return outboxObservable((emit) => outbox.subscribe(emit, filter));
+}
+
+/** Where one row stands: its status while it waits, then how it ended. */
+export type RowProgress =
+  | RowStatus
+  /** The server applied it (its receipt exists). */
+  | 'settled'
+  /** Discarded, cancelled or superseded without a row to follow. */
+  | 'removed'
+  /** Gone with neither a receipt nor a tombstone. */
+  | 'gone';
+
+/** One row's progress (`outbox.watch`), following a row it was merged into, as an observable. */
+export function observeRowProgress(
+  outbox: Pick<OutboxClient, 'watch'>,
+  id: string,
+): OutboxObservable<RowProgress> {
+  return outboxObservable((emit) =>
+    outbox.watch(id, (update: WatchUpdate) => {
+      if (update.type === 'row') emit(update.row.status);
+      else if (update.type === 'receipt') emit('settled');
+      else if (update.type === 'gone') emit('gone');
+      else if (update.tombstone.into === undefined) emit('removed');
+    }),
+  );
+}

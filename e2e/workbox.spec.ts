@@ -1,0 +1,160 @@
+import type { BrowserContext, Page } from '@playwright/test';
+import { WorkerControl } from './support/cdp.ts';
+import { expect, test } from './support/fixtures.ts';
+
+/**
+ * SPEC §22 in Chromium: a Workbox app that queued writes with `BackgroundSyncPlugin` switches to
+ * `OutboxPlugin` with the import, and loses and repeats nothing — the worker stopped once between
+ * the two steps of an entry's move — and the same app's writes through `OutboxPlugin` survive
+ * response loss and a kill between requests with one effect each, counted by the server.
+ */
+
+interface Wb {
+  register(script: string): Promise<void>;
+  controlled(): Promise<void>;
+  login(user: string): Promise<string>;
+  write(path: string, title: string, token: string): Promise<number | string>;
+  workboxEntries(): Promise<Array<{ requestData: { url: string } }>>;
+  outboxRows(): Promise<
+    Array<{ id: string; targetId: string; payload: { body: string }; successorOf?: string }>
+  >;
+}
+
+declare const wb: Wb;
+
+async function openApp(page: Page, baseURL: string, script: string) {
+  await page.goto(`${baseURL}/workbox/`);
+  await page.evaluate((s) => wb.register(s), script);
+  await page.evaluate(() => wb.controlled());
+}
+
+/**
+ * The API unreachable, as when the network is down, while scripts still load (an update can be
+ * fetched): every request to `/api/` from page or worker fails at the network.
+ */
+async function apiDown(context: BrowserContext, down: boolean) {
+  if (down) await context.route('**/api/**', (route) => route.abort('internetdisconnected'));
+  else await context.unroute('**/api/**');
+}
+
+const titleOf = (row: { payload: { body: string } }) =>
+  (JSON.parse(row.payload.body) as { title: string }).title;
+
+test('a BackgroundSyncPlugin queue moves into the outbox on the update: 20 writes, each applied once, in order per URL, across a kill mid-import', async ({
+  context,
+  page,
+  baseURL,
+  server,
+  user,
+}) => {
+  await openApp(page, baseURL!, '/workbox/sw-v1.js');
+  const token = await page.evaluate((u) => wb.login(u), user);
+
+  // The API is down: Workbox's plugin queues every write (the page sees the network error).
+  await apiDown(context, true);
+  const paths = ['/api/notes?list=a', '/api/notes?list=b'];
+  for (let i = 1; i <= 20; i++) {
+    const path = paths[i % 2]!;
+    const title = `${path.endsWith('a') ? 'a' : 'b'}-${String(i).padStart(2, '0')}`;
+    expect(await page.evaluate(([p, t, k]) => wb.write(p!, t!, k!), [path, title, token])).toBe(
+      'TypeError',
+    );
+  }
+  await expect.poll(async () => (await page.evaluate(() => wb.workboxEntries())).length).toBe(20);
+
+  // The update, the API still down: the activation pass stalls after the 7th entry's row is durable,
+  // before that entry leaves Workbox's queue, and the worker is stopped right there.
+  const control = await WorkerControl.attach(page, new URL(baseURL!).origin);
+  await page.evaluate(
+    (owner) => wb.register(`/workbox/sw-v2.js?owner=${encodeURIComponent(owner)}&stall=7`),
+    user,
+  );
+  await expect.poll(async () => (await page.evaluate(() => wb.outboxRows())).length).toBe(7);
+  expect(await page.evaluate(() => wb.workboxEntries())).toHaveLength(14); // the 7th is in both
+  await control.stopAll();
+
+  // The next start finishes the move: the 7th entry is found in the outbox, not imported again.
+  await control.sync({ tag: 'sw-outbox', scope: '/workbox/' });
+  await expect.poll(async () => (await page.evaluate(() => wb.workboxEntries())).length).toBe(0);
+  const rows = await page.evaluate(() => wb.outboxRows());
+  expect(rows).toHaveLength(20);
+  expect(new Set(rows.map((r) => titleOf(r))).size).toBe(20);
+  expect(JSON.stringify(rows)).not.toContain(token); // credentials were never stored
+
+  // The API is back: every write is applied exactly once, in order per URL.
+  await apiDown(context, false);
+  await control.sync({ tag: 'sw-outbox', scope: '/workbox/' });
+  await expect.poll(async () => (await server.stats(user)).effects, { timeout: 30_000 }).toBe(20);
+  await expect.poll(async () => (await page.evaluate(() => wb.outboxRows())).length).toBe(0);
+  const stats = await server.stats(user);
+  expect(Object.keys(stats.effectsByKey).sort()).toEqual(rows.map((r) => r.id).sort());
+  expect(Object.values(stats.effectsByKey).every((n) => n === 1)).toBe(true);
+  const titleByKey = new Map(rows.map((r) => [r.id, titleOf(r)]));
+  const firstArrival = new Map<string, number>();
+  for (const request of await server.requests(user))
+    if (request.key !== undefined && request.status === 201 && !firstArrival.has(request.key))
+      firstArrival.set(request.key, request.seq);
+  for (const list of ['a', 'b']) {
+    const applied = [...firstArrival.entries()]
+      .filter(([key]) => titleByKey.get(key)?.startsWith(list))
+      .sort((x, y) => x[1] - y[1])
+      .map(([key]) => titleByKey.get(key));
+    expect(applied).toHaveLength(10);
+    expect(applied).toEqual([...applied].sort());
+  }
+  await control.detach();
+});
+
+test('writes through OutboxPlugin: 10 % of answers lost gives no second effect, and a kill between requests loses nothing', async ({
+  context,
+  page,
+  baseURL,
+  server,
+  user,
+}) => {
+  await openApp(page, baseURL!, `/workbox/sw-v2.js?owner=${encodeURIComponent(user)}`);
+  const token = await page.evaluate((u) => wb.login(u), user);
+  const control = await WorkerControl.attach(page, new URL(baseURL!).origin);
+
+  // Online, with the server dropping 10 % of write answers after committing them.
+  await server.fault({ kind: 'drop-after-commit', route: 'POST /api/notes', user, rate: 0.1 });
+  const writes = 40;
+  const answers: Array<number | string> = [];
+  for (let i = 1; i <= writes; i++)
+    answers.push(
+      await page.evaluate(([t, k]) => wb.write('/api/notes', t!, k!), [`n-${i}`, token]),
+    );
+  await expect
+    .poll(async () => (await page.evaluate(() => wb.outboxRows())).length, { timeout: 30_000 })
+    .toBe(0);
+  await server.clearFaults(user);
+  const lossy = await server.stats(user);
+  const lost = answers.filter((a) => a !== 201).length;
+  const duplicates = Object.values(lossy.effectsByKey).reduce((sum, n) => sum + n - 1, 0);
+  console.log(
+    `measured: OutboxPlugin, ${writes} writes at 10 % answer loss: ${lost} answers lost to the page, ` +
+      `${lossy.effects} effects, ${duplicates} duplicates, ${lossy.replays} replays`,
+  );
+  expect(lossy.effects).toBe(writes);
+  expect(duplicates).toBe(0);
+
+  // The API down: 10 writes become rows; back up, the worker is stopped while it drains them.
+  await apiDown(context, true);
+  for (let i = 1; i <= 10; i++)
+    await page.evaluate(([t, k]) => wb.write('/api/notes', t!, k!), [`k-${i}`, token]);
+  await expect.poll(async () => (await page.evaluate(() => wb.outboxRows())).length).toBe(10);
+  await apiDown(context, false);
+  await server.fault({ kind: 'delay', ms: 150, route: 'POST /api/notes', user });
+  await control.sync({ tag: 'sw-outbox', scope: '/workbox/' });
+  await expect.poll(async () => (await server.stats(user)).effects).toBeGreaterThan(writes + 2);
+  await control.stopAll();
+  await server.clearFaults(user);
+  await control.sync({ tag: 'sw-outbox', scope: '/workbox/' });
+  await expect
+    .poll(async () => (await server.stats(user)).effects, { timeout: 30_000 })
+    .toBe(writes + 10);
+  await expect.poll(async () => (await page.evaluate(() => wb.outboxRows())).length).toBe(0);
+  const after = await server.stats(user);
+  expect(Object.values(after.effectsByKey).every((n) => n === 1)).toBe(true);
+  await control.detach();
+});

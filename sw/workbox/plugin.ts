@@ -1,0 +1,211 @@
+import type {
+  FetchDidFailCallbackParam,
+  FetchDidSucceedCallbackParam,
+  HandlerDidErrorCallbackParam,
+  RequestWillFetchCallbackParam,
+  WorkboxPlugin,
+} from 'workbox-core';
+import type { EnqueueResult } from '../../shared/model/protocol.ts';
+import { classifyResult } from '../../shared/plan/classify.ts';
+import { contentDigest } from '../../shared/plan/identity.ts';
+import { newRequestId } from '../../shared/plan/request-id.ts';
+import { cryptoIds } from '../../shared/runtime/ids.ts';
+import { formatIdempotencyKey, HEADER } from '../../shared/wire/protocol.ts';
+import {
+  type CapturedRequest,
+  captureRequest,
+  REQUEST_KIND,
+  REQUESTS_COLLECTION,
+  requestTarget,
+} from '../../shared/wire/requests-handler.ts';
+import type { OutboxEngine } from '../engine.ts';
+import { bodyText } from './body.ts';
+import { askForSync } from './sync.ts';
+
+/**
+ * `OutboxPlugin`: Workbox's `BackgroundSyncPlugin` contract (a plugin on a strategy's route,
+ * SPEC §22) with the outbox behind it. Every request on the route gets its idempotency key
+ * before it first leaves (`requestWillFetch`), so the first attempt and every retry carry the
+ * same key and bytes and a lost answer is never applied twice (G2). A network error
+ * (`fetchDidFail`) or a status the classifier calls transient (`fetchDidSucceed`) turns the
+ * request into a row of the `requests` collection under that same id; a request to a URL whose
+ * earlier requests still wait in the outbox does not go ahead of them (G4): it is queued at once.
+ */
+
+/** What the page's `fetch` gets for a request the outbox took. */
+export type QueuedAnswer = 'error' | 'accepted';
+
+/** Options of {@link OutboxPlugin}. */
+export interface OutboxPluginOptions {
+  /** The worker's engine; its config needs `collections: { requests: requestsHandler() }`. */
+  engine: OutboxEngine;
+  /**
+   * Whose rows these requests become (G6): a fixed owner, or one read from the request (e.g. a
+   * cookie-less session header). Undefined leaves the request to the network, without a key.
+   */
+  owner: string | ((request: Request) => string | undefined | Promise<string | undefined>);
+  /**
+   * What the page's `fetch` gets when the outbox took the request: `'error'` (the default, as
+   * with `BackgroundSyncPlugin`) — the network error, or the server's own transient response —
+   * or `'accepted'`: `202` with `{ "queued": true, "id": "<row id>" }`.
+   */
+  answer?: QueuedAnswer;
+  /**
+   * The header that carries the key, `Idempotency-Key` by default; null sends none (for a server
+   * that cannot honour one, or a cross-origin API that does not allow the header): a lost answer
+   * is then resent without a key, and the server may apply it twice.
+   */
+  idempotencyHeader?: string | null;
+  /** More header names to keep out of storage besides Authorization, Proxy-Authorization, Cookie. */
+  dropHeaders?: readonly string[];
+}
+
+/** What one request carries between its callbacks (Workbox's per-plugin `state`). */
+interface Capture {
+  owner: string;
+  id: string;
+  captured: CapturedRequest;
+  queued?: EnqueueResult;
+}
+
+/** Raised from `requestWillFetch` to keep a request behind its URL's waiting rows. */
+const QUEUED_BEHIND = 'sw-outbox: queued behind earlier requests to this URL';
+
+/** A Workbox plugin that puts a route's failed writes into the outbox (SPEC §22). */
+export class OutboxPlugin implements WorkboxPlugin {
+  readonly #options: OutboxPluginOptions;
+
+  constructor(options: OutboxPluginOptions) {
+    this.#options = options;
+  }
+
+  /** Gives the request its key (and `Content-Digest`), or queues it behind its URL's rows. */
+  requestWillFetch = async ({
+    request,
+    event,
+    state,
+  }: RequestWillFetchCallbackParam): Promise<Request> => {
+    const capture = await this.#capture(request);
+    if (capture === undefined || state === undefined) return request;
+    state.capture = capture;
+    const api = await this.#options.engine.forOwner(capture.owner);
+    const waiting = await api.rows({
+      collection: REQUESTS_COLLECTION,
+      targetId: requestTarget(capture.captured.url),
+    });
+    if (waiting.length > 0) {
+      capture.queued = await this.#enqueue(capture, event);
+      throw new Error(QUEUED_BEHIND);
+    }
+    const headers = new Headers(request.headers);
+    const keyHeader = keyHeaderOf(this.#options.idempotencyHeader);
+    if (keyHeader !== null) {
+      headers.set(keyHeader, formatIdempotencyKey(capture.id));
+      const { body } = capture.captured;
+      if (body !== null) headers.set(HEADER.contentDigest, contentDigest(body));
+    }
+    return new Request(request, { headers });
+  };
+
+  /** A network error: the request becomes a row under the key it went out with. */
+  fetchDidFail = async ({ event, state }: FetchDidFailCallbackParam): Promise<void> => {
+    const capture = state?.capture as Capture | undefined;
+    if (capture === undefined || capture.queued !== undefined) return;
+    try {
+      capture.queued = await this.#enqueue(capture, event);
+    } catch {
+      // Not stored (quota, a row too large): the page sees the network error, as without us.
+    }
+  };
+
+  /** A transient status (§11): the request becomes a row; the page gets the configured answer. */
+  fetchDidSucceed = async ({
+    response,
+    event,
+    state,
+  }: FetchDidSucceedCallbackParam): Promise<Response> => {
+    const capture = state?.capture as Capture | undefined;
+    if (capture === undefined || response.ok) return response;
+    let transient: boolean;
+    try {
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => {
+        headers[name.toLowerCase()] = value;
+      });
+      // The body matters only for a 409's problem type (request in progress).
+      const body = response.status === 409 ? await response.clone().text() : '';
+      const outcome = classifyResult(
+        { kind: 'response', status: response.status, headers, body },
+        0,
+      );
+      transient = outcome.kind === 'transient';
+    } catch {
+      return response;
+    }
+    if (!transient) return response;
+    try {
+      capture.queued = await this.#enqueue(capture, event);
+    } catch {
+      // Not stored: the page sees the server's answer, as it would without the plugin.
+      return response;
+    }
+    return this.#options.answer === 'accepted' ? accepted(capture.queued) : response;
+  };
+
+  /** The strategy found no response: answer for a queued request as configured. */
+  handlerDidError = async ({
+    state,
+  }: HandlerDidErrorCallbackParam): Promise<Response | undefined> => {
+    const queued = (state?.capture as Capture | undefined)?.queued;
+    if (queued === undefined || this.#options.answer !== 'accepted') return undefined;
+    return accepted(queued);
+  };
+
+  async #capture(request: Request): Promise<Capture | undefined> {
+    // A no-cors request cannot carry the key header; a navigation cannot be rebuilt by script.
+    if (request.mode === 'no-cors' || request.mode === 'navigate') return undefined;
+    const { owner } = this.#options;
+    const who = typeof owner === 'function' ? await owner(request) : owner;
+    if (who === undefined || who === '') return undefined;
+    const body = bodyText(await request.clone().arrayBuffer());
+    if (body === undefined) return undefined;
+    const idempotencyHeader = this.#options.idempotencyHeader;
+    const captured = captureRequest(
+      { method: request.method, url: request.url, headers: request.headers, body },
+      {
+        ...(this.#options.dropHeaders ? { dropHeaders: this.#options.dropHeaders } : {}),
+        ...(idempotencyHeader === undefined ? {} : { idempotencyHeader }),
+      },
+    );
+    return { owner: who, id: newRequestId(cryptoIds, REQUESTS_COLLECTION), captured };
+  }
+
+  async #enqueue(capture: Capture, event: ExtendableEvent): Promise<EnqueueResult> {
+    const { engine } = this.#options;
+    const api = await engine.forOwner(capture.owner);
+    const result = await api.enqueue({
+      id: capture.id,
+      collection: REQUESTS_COLLECTION,
+      kind: REQUEST_KIND,
+      targetId: requestTarget(capture.captured.url),
+      payload: { ...capture.captured },
+    });
+    // Send soon, and have the browser wake the worker when it is back online (§12).
+    event.waitUntil(
+      Promise.all([askForSync(), engine.flush({ owners: [capture.owner] }).catch(() => undefined)]),
+    );
+    return result;
+  }
+}
+
+function keyHeaderOf(option: string | null | undefined): string | null {
+  return option === undefined ? HEADER.idempotencyKey : option;
+}
+
+/** The `'accepted'` answer: 202 with the row id. */
+function accepted(result: EnqueueResult): Response {
+  return new Response(JSON.stringify({ queued: true, id: result.id }), {
+    status: 202,
+    headers: { 'content-type': 'application/json' },
+  });
+}
