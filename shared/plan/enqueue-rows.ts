@@ -112,12 +112,14 @@ export function planRequestRow(
   );
 }
 
-/** Folds the rows not in flight and the new intent into one row (or cancels them all). */
+/** Folds the record's open rows (none in flight, §6) and the new intent into one row, or cancels them all. */
 export function planMergedRow(
   intent: NewIntent & { targetId: string },
   others: Observed[],
   chain: Observed[],
   ctx: EnqueueContext,
+  /** The row the merged rows go after, when the oldest of them names none (§6, G4). */
+  after?: string,
 ): EnqueuePlan {
   const first = others[0]!.row;
   let merged: IntentInfo = intentInfoOf(first);
@@ -157,7 +159,7 @@ export function planMergedRow(
     },
     {
       savedAt: first.savedAt,
-      successorOf: first.successorOf,
+      successorOf: first.successorOf ?? after,
       base: withoutAttempt(first),
       baseRevision: first.baseRevision ?? intent.baseRevision ?? null,
     },

@@ -181,6 +181,60 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
     expect(plan.expected.map((e) => e.id)).toEqual([earlier.id, waiting.id, NEW_ID]);
   });
 
+  it('a blocked row before a row in flight is not merged: the new row follows the one in flight (G4)', () => {
+    const rejected = {
+      ...deferred(earlier),
+      state: 'blocked',
+      blockedCode: 'http_422',
+      evidence: { attemptCount: 1, lastErrorCode: 'http_422' },
+    };
+    const sending = claimedBy(
+      updateRow({
+        id: 'notes-000000000000000000000002',
+        savedAt: NOW - 500,
+        successorOf: earlier.id,
+      }),
+      OTHER,
+      1,
+    );
+    const { row, outcome, plan } = written(
+      planEnqueue(update(), [observe(rejected), observe(sending)], undefined, ctx),
+    );
+    expect(outcome).toBe('successor');
+    expect(row).toMatchObject({ id: NEW_ID, savedAt: NOW, successorOf: sending.id });
+    expect(row.payload).toEqual({ body: 'later' });
+    expect(plan.delete).toEqual([]);
+  });
+
+  it('a queued row whose predecessor already settled merges alone: a blocked row before it stays (G4)', () => {
+    const rejected = { ...deferred(earlier), state: 'blocked', blockedCode: 'http_422' };
+    const waiting = updateRow({
+      id: 'notes-000000000000000000000003',
+      savedAt: NOW - 200,
+      successorOf: 'notes-000000000000000000000002',
+      payload: { title: 'second' },
+    });
+    const { row, outcome, plan } = written(
+      planEnqueue(update(), [observe(rejected), observe(waiting)], undefined, ctx),
+    );
+    expect(outcome).toBe('coalesced');
+    expect(row).toMatchObject({
+      savedAt: waiting.savedAt,
+      successorOf: waiting.successorOf,
+      payload: { title: 'second', body: 'later' },
+    });
+    expect(plan.delete).toEqual([waiting.id]);
+  });
+
+  it('rows merged after a row in flight go after it even when the oldest of them names no predecessor', () => {
+    const sending = claimedBy(earlier, OTHER, 1);
+    const unlinked = updateRow({ id: 'notes-000000000000000000000002', savedAt: NOW - 500 });
+    const { row } = written(
+      planEnqueue(update(), [observe(sending), observe(unlinked)], undefined, ctx),
+    );
+    expect(row).toMatchObject({ savedAt: unlinked.savedAt, successorOf: sending.id });
+  });
+
   it('a coalesced request gets a new request id and a new fingerprint (§9)', () => {
     const { row } = written(planEnqueue(update(), [observe(earlier)], undefined, ctx));
     expect(row.request?.requestId).toBe(NEW_ID);

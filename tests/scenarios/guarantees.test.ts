@@ -60,4 +60,37 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     expect(a.net.wire).toEqual([]);
     expect(world.server.records.get(record.id)?.data.title).toBe('new');
   });
+
+  it('G4: an edit made while a successor is in flight goes after it, even beside its blocked predecessor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const b = await world.holder('B');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'one' }));
+    const flushA = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { title: 'two' }));
+    expect(u2.outcome).toBe('successor');
+    // U1 is rejected; U2, no longer held by it, is claimed and waits at the door: in flight.
+    world.server.inject('reject');
+    a.transport.beforeSend = async (request) => {
+      if (request.requestId === u1.requestId) a.transport.close();
+    };
+    a.transport.open();
+    await world.until(() => world.log.includes(`claim:A:${u2.id}:1`), 'U2 in flight');
+    expect(await world.row(u1.id)).toMatchObject({ state: 'blocked', blockedCode: 'http_422' });
+    const u3 = await b.api.enqueue(updateNote(record.id, { title: 'three' }));
+    expect(u3.outcome).toBe('successor');
+    expect(await world.row(u3.id)).toMatchObject({ successorOf: u2.id });
+    // Another holder must not send U3 while U2 is on its way.
+    await b.api.flush();
+    expect(world.server.seen.map((s) => s.key)).toEqual([u1.requestId]);
+    a.transport.open();
+    await flushA;
+    await b.api.flush();
+    expect(world.server.effects.map((e) => e.key)).toEqual([u2.requestId, u3.requestId]);
+    expect(world.server.records.get(record.id)?.data.title).toBe('three');
+    // The rejected payload was not resent inside a merge.
+    expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
+    expect(await world.row(u1.id)).toMatchObject({ state: 'blocked' });
+  });
 });
