@@ -147,7 +147,7 @@ export function planMergedRow(
         'successor',
       );
     }
-    if (result.kind === 'cancel') return planCancel(intent, chain, ctx);
+    if (result.kind === 'cancel') return planCancel(intent, others, chain, ctx);
     merged = { ...merged, ...result.intent };
   }
   return planRequestRow(
@@ -170,20 +170,24 @@ export function planMergedRow(
   );
 }
 
-/** create+delete before the create was ever sent: nothing is sent, every row is tombstoned. */
+/**
+ * create+delete before the create could have been applied: nothing is sent, the open rows and
+ * the new one are tombstoned. Rows that must stay (§6) are only expected unchanged.
+ */
 export function planCancel(
   intent: NewIntent & { targetId: string },
+  cancelled: Observed[],
   chain: Observed[],
   ctx: EnqueueContext,
 ): EnqueuePlan {
-  const ids = [...chain.map(({ row }) => row.id), intent.id];
+  const ids = [...cancelled.map(({ row }) => row.id), intent.id];
   return {
     kind: 'write',
     result: { id: intent.id, targetId: intent.targetId, outcome: 'cancelled' },
     plan: {
       owner: ctx.owner,
       expected: expectAll(chain, intent.id),
-      delete: chain.map(({ row }) => row.id),
+      delete: cancelled.map(({ row }) => row.id),
       tombstones: ids.map((id) => ({
         id,
         owner: ctx.owner,

@@ -1,5 +1,6 @@
-import type { Observed } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
 import { PENDING_PREFIX, pendingCreateId } from '../model/row.ts';
+import { attemptOutcome } from './attempt-outcome.ts';
 import { planIntentRow, planMergedRow, planRequestRow } from './enqueue-rows.ts';
 import type {
   EnqueueContext,
@@ -7,7 +8,7 @@ import type {
   NewIntent,
   PendingCreateFacts,
 } from './enqueue-types.ts';
-import { isRowInFlight, wasAttempted } from './in-flight.ts';
+import { isRowInFlight } from './in-flight.ts';
 
 function byQueueOrder(a: Observed, b: Observed): number {
   return a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1);
@@ -72,8 +73,10 @@ export function planEnqueue(
       // The create vanished without a receipt we know of: an intent, recovered at flush (§8).
       return planIntentRow(fresh, pending?.id ?? createId, chain, ctx);
     }
-    const createUnsent = !wasAttempted(create.row) || create.row.state === 'blocked';
-    if (!createUnsent) return planIntentRow(fresh, create.row.id, chain, ctx);
+    // A create that may have been applied is never merged nor cancelled (§6): the edit waits
+    // on its receipt as an intent (§8). So too when a row after it must stay as it is.
+    const { open } = openRows(chain, ctx);
+    if (open[0]?.row.id !== create.row.id) return planIntentRow(fresh, create.row.id, chain, ctx);
   }
 
   // The rows the new edit may fold into (for a never-sent create, its intents fold in too);
@@ -92,11 +95,21 @@ export function planEnqueue(
 }
 
 /**
+ * Whether a row may be merged into a new edit or cancelled by it (SPEC §6): not in flight, and
+ * never sent or known to have applied nothing. A row that may have been applied stays, and the
+ * new edit becomes its successor (G2).
+ */
+function mayMerge(row: OutboxRow, ctx: EnqueueContext): boolean {
+  return !isRowInFlight(row, ctx.now, ctx.leaseMs) && attemptOutcome(row) !== 'unknown';
+}
+
+/**
  * Splits a record's rows (in queue order) into the trailing ones a new edit may merge with and
- * the ones before them (SPEC §6, G4). A merged row takes the place of the oldest row it absorbs,
- * so nothing may sit between that place and the new edit that must go first: the open rows end
- * the queue, none is in flight, and none follows an edit that already left the record (its
- * `successorOf` row is gone — settled — so what was queued before it must not come back over it).
+ * the ones before them (SPEC §6, G2, G4). A merged row takes the place of the oldest row it
+ * absorbs, so nothing may sit between that place and the new edit that must go first: the open
+ * rows end the queue, each may merge, and none follows an edit that already left the record
+ * (its `successorOf` row is gone — settled — so what was queued before it must not come back
+ * over it).
  */
 function openRows(
   chain: Observed[],
@@ -106,7 +119,7 @@ function openRows(
   let start = chain.length;
   while (start > 0) {
     const candidate = chain[start - 1]!;
-    if (isRowInFlight(candidate.row, ctx.now, ctx.leaseMs)) break;
+    if (!mayMerge(candidate.row, ctx)) break;
     const link = chain[start]?.row.successorOf;
     if (link !== undefined && !ids.has(link)) break;
     start--;

@@ -9,6 +9,7 @@ import type {
   PendingCreateFacts,
 } from '../../shared/plan/enqueue-types.ts';
 import {
+  abandoned,
   claimedBy,
   createRow,
   deferred,
@@ -21,6 +22,7 @@ import {
   OWNER,
   observe,
   receiptOf,
+  unanswered,
   updateRow,
 } from './fixtures.ts';
 
@@ -137,6 +139,46 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
       { id: earlier.id, owner: OWNER, reason: 'coalesced', into: NEW_ID, at: NOW },
     ]);
   });
+
+  it.each([
+    { name: 'deferred by a network error', state: unanswered(earlier) },
+    { name: 'deferred by a timeout', state: unanswered(earlier, 'timeout') },
+    { name: 'answered 502', state: unanswered(earlier, 'http_502') },
+    { name: 'answered 504', state: unanswered(earlier, 'http_504') },
+    { name: 'answered 409 request-in-progress', state: unanswered(earlier, 'request_in_progress') },
+    {
+      name: 'blocked because its answer could not be read',
+      state: {
+        ...unanswered(earlier, 'handler_failed'),
+        state: 'blocked',
+        blockedCode: 'handler_failed',
+      },
+    },
+    { name: 'claimed by a holder that died mid-send', state: abandoned(earlier) },
+    {
+      name: 'deferred by a 503 after an attempt with no answer',
+      state: {
+        ...unanswered(earlier),
+        evidence: { attemptCount: 2, lastErrorCode: 'http_503', mayHaveApplied: true },
+      },
+    },
+  ])(
+    'a row with an unknown outcome ($name) is never merged: the new row is its successor (G2)',
+    ({ state }) => {
+      const { row, outcome, plan } = written(
+        planEnqueue(update(), [observe(state)], undefined, ctx),
+      );
+      expect(outcome).toBe('successor');
+      expect(row).toMatchObject({
+        id: NEW_ID,
+        savedAt: NOW,
+        successorOf: earlier.id,
+        payload: { body: 'later' },
+      });
+      expect(plan.delete).toEqual([]);
+      expect(plan.tombstones).toEqual([]);
+    },
+  );
 
   it('several rows not in flight fold into one, keeping the oldest savedAt and baseRevision', () => {
     const older = updateRow({ payload: { a: 1 }, baseRevision: 2, savedAt: NOW - 3_000 });
@@ -267,7 +309,16 @@ describe('merge rules (SPEC §6)', () => {
 
   it.each([
     { name: 'never attempted', state: create },
-    { name: 'blocked', state: { ...deferred(create), state: 'blocked', blockedCode: 'http_400' } },
+    { name: 'deferred by a 503', state: deferred(create) },
+    {
+      name: 'blocked by a 4xx',
+      state: {
+        ...deferred(create),
+        state: 'blocked',
+        blockedCode: 'http_400',
+        evidence: { attemptCount: 1, lastErrorCode: 'http_400' },
+      },
+    },
   ])('create ($name) + update → one create with the merged payload', ({ state }) => {
     const { row, outcome, plan } = written(
       planEnqueue(onCreate('update', { body: 'y' }), [observe(state)], pendingFacts(state), ctx),
@@ -287,7 +338,25 @@ describe('merge rules (SPEC §6)', () => {
   });
 
   it.each([
-    { name: 'deferred (outcome unknown)', state: deferred(create) },
+    { name: 'deferred by a network error', state: unanswered(create) },
+    { name: 'answered 500', state: unanswered(create, 'http_500') },
+    {
+      name: 'blocked because its 201 could not be read',
+      state: {
+        ...unanswered(create, 'handler_failed'),
+        state: 'blocked',
+        blockedCode: 'handler_failed',
+      },
+    },
+    { name: 'claimed by a holder that died mid-send', state: abandoned(create) },
+    {
+      name: 'held by a 401 after an attempt with no answer',
+      state: {
+        ...unanswered(create),
+        state: 'held',
+        evidence: { attemptCount: 2, lastErrorCode: 'http_401', mayHaveApplied: true },
+      },
+    },
     { name: 'in flight', state: claimedBy(create, OTHER, 1) },
   ])('create ($name) + update → an intent row, the create untouched (§8)', ({ state }) => {
     const { row, outcome, plan } = written(
@@ -322,8 +391,24 @@ describe('merge rules (SPEC §6)', () => {
     ]);
   });
 
-  it('create (deferred) + delete → a delete intent row, the create untouched (§8)', () => {
+  it('create (deferred by a 503: nothing applied) + delete → both cancelled', () => {
     const state = deferred(create);
+    expect(
+      planEnqueue(onCreate('delete'), [observe(state)], pendingFacts(state), ctx),
+    ).toMatchObject({ kind: 'write', result: { outcome: 'cancelled' } });
+  });
+
+  it.each([
+    { name: 'deferred by a network error', state: unanswered(create) },
+    {
+      name: 'blocked because its 201 could not be read',
+      state: {
+        ...unanswered(create, 'handler_failed'),
+        state: 'blocked',
+        blockedCode: 'handler_failed',
+      },
+    },
+  ])('create ($name) + delete → a delete intent row, the create untouched (§8)', ({ state }) => {
     const { row, outcome } = written(
       planEnqueue(onCreate('delete'), [observe(state)], pendingFacts(state), ctx),
     );

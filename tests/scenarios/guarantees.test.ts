@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
-import { updateNote } from '../support/intents.ts';
+import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 import { modelFetch } from '../support/model-fetch.ts';
 
 /**
@@ -92,5 +92,72 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     // The rejected payload was not resent inside a merge.
     expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
     expect(await world.row(u1.id)).toMatchObject({ state: 'blocked' });
+  });
+
+  /** A holder whose `readReceipt` throws: the server applies, the answer cannot be read. */
+  async function unreadableReceipts(name: string) {
+    return world.holder(name, {
+      handlers: world.handlers({
+        readReceipt: () => {
+          throw new Error('receipt parser broke');
+        },
+      }),
+    });
+  }
+
+  it.each([
+    { edit: 'update', intent: (c: string) => updateNote(c, { title: 'edited' }), title: 'edited' },
+    { edit: 'delete', intent: (c: string) => deleteNote(c), title: undefined },
+  ])(
+    'G2: a create the server applied, whose answer could not be read, is never merged or cancelled by a later $edit',
+    async ({ edit, intent, title }) => {
+      world = await World.create(kind);
+      const broken = await unreadableReceipts('A');
+      const created = await broken.api.enqueue(createNote({ title: 'draft' }));
+      await broken.api.flush();
+      expect(await world.row(created.id)).toMatchObject({
+        state: 'blocked',
+        blockedCode: 'handler_failed',
+      });
+      expect(world.server.effects).toHaveLength(1);
+      const next = await broken.api.enqueue(intent(created.targetId));
+      expect(next.outcome).toBe('intent');
+      expect(await world.row(created.id)).toMatchObject({ state: 'blocked' });
+      await broken.api.flush();
+      expect(world.server.effects).toHaveLength(1);
+      // The handler is fixed (a new worker): retrying the create replays its key, then the edit goes.
+      const fixed = await world.holder('B');
+      await fixed.api.retry(created.id);
+      await fixed.api.flush();
+      await fixed.api.flush();
+      const posts = world.server.effects.filter((e) => e.method === 'POST');
+      expect(posts.map((e) => e.key)).toEqual([created.requestId]);
+      expect(world.server.records.size).toBe(1);
+      const stored = world.server.records.get(posts[0]!.id)!;
+      expect(edit === 'delete' ? stored.deleted : stored.data.title).toBe(
+        edit === 'delete' ? true : title,
+      );
+      expect(await world.rows()).toEqual([]);
+    },
+  );
+
+  it('G2: an update whose answer was lost is never merged into the next edit: that edit is its successor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a', count: 0 });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'one' }, 1));
+    world.server.inject('drop');
+    await a.api.flush();
+    expect(world.server.effectsFor(u1.requestId!)).toBe(1);
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'two' }, 1));
+    expect(u2.outcome).toBe('successor');
+    await a.api.flush({ force: true });
+    // U1 is resent with its own key (a replay); U2 goes on the revision U1 produced: no conflict.
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+    expect(await a.api.conflicts()).toEqual([]);
+    expect(world.server.records.get(record.id)).toMatchObject({
+      revision: 3,
+      data: { title: 'one', body: 'two' },
+    });
   });
 });
