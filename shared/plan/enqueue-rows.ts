@@ -13,7 +13,10 @@ import { mergeIntents } from './merge.ts';
  * intent row. Each expects every observed row of the record unchanged and the new id absent.
  */
 
-/** Fields that belong to one attempt of a row and never carry over to a new request. */
+/**
+ * Fields that belong to one attempt of a row and never carry over to a new request. `conflict`
+ * is not one of them: a merge keeps the evidence of what the row overwrites (§6, §10).
+ */
 const ATTEMPT_FIELDS = [
   'claim',
   'sentAt',
@@ -25,7 +28,6 @@ const ATTEMPT_FIELDS = [
   'blockedDetail',
   'evidence',
   'writer',
-  'conflict',
   'request',
   'successorOf',
 ] as const;
@@ -160,7 +162,7 @@ export function planMergedRow(
     {
       savedAt: first.savedAt,
       successorOf: first.successorOf ?? after,
-      base: withoutAttempt(first),
+      base: { ...withoutAttempt(first), ...conflictOf(others) },
       baseRevision: first.baseRevision ?? intent.baseRevision ?? null,
     },
     chain,
@@ -168,6 +170,15 @@ export function planMergedRow(
     ctx,
     'coalesced',
   );
+}
+
+/**
+ * The conflict evidence a merged row carries on (§6, G5): the oldest one among the rows it
+ * absorbs, so the ledger entry is still written when the merged row settles.
+ */
+function conflictOf(absorbed: Observed[]): Pick<OutboxRow, 'conflict'> {
+  const conflict = absorbed.find(({ row }) => row.conflict !== undefined)?.row.conflict;
+  return conflict === undefined ? {} : { conflict };
 }
 
 /**

@@ -277,6 +277,19 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
     expect(row).toMatchObject({ savedAt: unlinked.savedAt, successorOf: sending.id });
   });
 
+  it('a merge keeps the conflict evidence of the successor it absorbs, so its ledger entry is still written (§6, G5)', () => {
+    const evidence = { version: 1, predecessor: { requestId: 'notes-000000000000000000000009' } };
+    const successor = updateRow({
+      successorOf: 'notes-000000000000000000000009',
+      conflict: evidence,
+      evidence: { attemptCount: 1, lastErrorCode: 'revision_conflict' },
+    });
+    const { row, outcome } = written(planEnqueue(update(), [observe(successor)], undefined, ctx));
+    expect(outcome).toBe('coalesced');
+    expect(row).toMatchObject({ conflict: evidence, successorOf: successor.successorOf });
+    expect(row).not.toHaveProperty('evidence');
+  });
+
   it('a coalesced request gets a new request id and a new fingerprint (§9)', () => {
     const { row } = written(planEnqueue(update(), [observe(earlier)], undefined, ctx));
     expect(row.request?.requestId).toBe(NEW_ID);

@@ -160,4 +160,43 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
       data: { title: 'one', body: 'two' },
     });
   });
+
+  it.each([
+    { failure: 'fail503', outcome: 'coalesced' },
+    { failure: 'network', outcome: 'successor' },
+  ] as const)(
+    'G5: a conflict successor whose send met $failure keeps its evidence when the next edit comes ($outcome)',
+    async ({ failure, outcome }) => {
+      world = await World.create(kind);
+      const record = world.server.seed(OWNER, { title: 'a' });
+      world.server.editElsewhere(record.id, { title: 'theirs' });
+      const a = await world.holder('A');
+      const u1 = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+      a.transport.beforeSend = async (request) => {
+        if (request.requestId !== u1.requestId) {
+          world.server.inject(failure);
+          a.transport.beforeSend = undefined;
+        }
+      };
+      await a.api.flush();
+      const [successor] = await world.rows();
+      expect(successor).toMatchObject({
+        successorOf: u1.id,
+        state: 'queued',
+        conflict: { version: 1 },
+      });
+      const u2 = await a.api.enqueue(updateNote(record.id, { body: 'more' }, 3));
+      expect(u2.outcome).toBe(outcome);
+      await a.api.flush({ force: true });
+      await a.api.flush({ force: true });
+      expect(await world.rows()).toEqual([]);
+      const ledger = await a.api.conflicts();
+      expect(ledger).toHaveLength(1);
+      expect(ledger[0]).toMatchObject({ originalId: u1.requestId, overwrittenRevision: 2 });
+      expect(world.server.records.get(record.id)?.data).toMatchObject({
+        title: 'mine',
+        body: 'more',
+      });
+    },
+  );
 });
