@@ -7,6 +7,7 @@ import type { ReplacePlan } from '../model/store.ts';
 import type { EnqueueContext, EnqueuePlan, NewIntent } from './enqueue-types.ts';
 import { buildRowRequest } from './identity.ts';
 import { mergeIntents } from './merge.ts';
+import { isQuarantined } from './quarantine.ts';
 
 /**
  * The row writes an enqueue plans (SPEC §6, §8): a request row, one merged row, a cancel, or an
@@ -218,7 +219,8 @@ export function planIntentRow(
   chain: Observed[],
   ctx: EnqueueContext,
 ): EnqueuePlan {
-  const intents = chain.filter(({ row }) => isIntentRow(row));
+  // A quarantined value shaped like an intent is not one: never merged, never linked (G7).
+  const intents = chain.filter(({ row }) => isIntentRow(row) && !isQuarantined(row));
   let kind = intent.kind;
   let payload = intent.payload;
   let savedAt = ctx.now;

@@ -9,6 +9,7 @@ import type {
   PendingCreateFacts,
 } from './enqueue-types.ts';
 import { isRowInFlight } from './in-flight.ts';
+import { isQuarantined } from './quarantine.ts';
 
 function byQueueOrder(a: Observed, b: Observed): number {
   return a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1);
@@ -95,12 +96,17 @@ export function planEnqueue(
 }
 
 /**
- * Whether a row may be merged into a new edit or cancelled by it (SPEC §6): not in flight, and
- * never sent or known to have applied nothing. A row that may have been applied stays, and the
- * new edit becomes its successor (G2).
+ * Whether a row may be merged into a new edit or cancelled by it (SPEC §6): not in flight, never
+ * sent or known to have applied nothing, and not a quarantined value. A row that may have been
+ * applied stays, and the new edit becomes its successor (G2); so does a quarantined one, whose
+ * raw value must outlive every edit after it (G7).
  */
 function mayMerge(row: OutboxRow, ctx: EnqueueContext): boolean {
-  return !isRowInFlight(row, ctx.now, ctx.leaseMs) && attemptOutcome(row) !== 'unknown';
+  return (
+    !isQuarantined(row) &&
+    !isRowInFlight(row, ctx.now, ctx.leaseMs) &&
+    attemptOutcome(row) !== 'unknown'
+  );
 }
 
 /**

@@ -290,6 +290,32 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
     expect(row).not.toHaveProperty('evidence');
   });
 
+  it('a quarantined row is never merged: the new row is its successor, its raw value kept (G7)', () => {
+    const quarantined = {
+      v: 1,
+      id: 'notes-0000000000000000000bad01',
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      targetId: 'n_1',
+      savedAt: NOW - 700,
+      state: 'blocked',
+      blockedCode: 'row_corrupt',
+      raw: { id: 'notes-0000000000000000000bad01', baseRevision: 'three' },
+    } as OutboxRow;
+    const { row, outcome, plan } = written(
+      planEnqueue(update(), [observe(quarantined)], undefined, ctx),
+    );
+    expect(outcome).toBe('successor');
+    expect(row).toMatchObject({
+      savedAt: NOW,
+      successorOf: quarantined.id,
+      payload: { body: 'later' },
+    });
+    expect(plan.delete).toEqual([]);
+    expect(plan.expected).toContainEqual({ id: quarantined.id, row: quarantined });
+  });
+
   it('a coalesced request gets a new request id and a new fingerprint (§9)', () => {
     const { row } = written(planEnqueue(update(), [observe(earlier)], undefined, ctx));
     expect(row.request?.requestId).toBe(NEW_ID);
@@ -492,6 +518,28 @@ describe('an edit of pending:<C> (SPEC §8)', () => {
     const { row, outcome } = written(planEnqueue(edit, [], { id: create.id }, ctx));
     expect(outcome).toBe('intent');
     expect(row).toMatchObject({ successorOf: create.id, targetId: create.targetId });
+  });
+
+  it('a quarantined value shaped like an intent is neither merged nor waited on: the edit waits on C (G7)', () => {
+    const sending = claimedBy(create, OTHER, 1);
+    const quarantined = {
+      ...intentRow(create.id, { id: 'notes-0000000000000000000bad01', payload: undefined }),
+      successorOf: undefined,
+      state: 'blocked',
+      blockedCode: 'row_corrupt',
+      raw: { id: 'notes-0000000000000000000bad01' },
+    } as OutboxRow;
+    const { row, outcome, plan } = written(
+      planEnqueue(
+        edit,
+        [observe(sending), observe(quarantined)],
+        { id: create.id, row: observe(sending) },
+        ctx,
+      ),
+    );
+    expect(outcome).toBe('intent');
+    expect(row).toMatchObject({ savedAt: NOW, successorOf: create.id });
+    expect(plan.delete).toEqual([]);
   });
 
   it('a second edit merges into the earlier intent, keeping its place and link', () => {

@@ -199,4 +199,70 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
       });
     },
   );
+
+  /** A value of the owner's written straight into the store that fails to parse. */
+  async function plantCorrupt(id: string, fields: Record<string, unknown>) {
+    const raw = {
+      v: 1,
+      id,
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      savedAt: world.clock.now() - 10,
+      state: 'queued',
+      payload: { title: 'lost?' },
+      baseRevision: 'three',
+      ...fields,
+    };
+    const store = world.holders[0]!.store;
+    await store.replace({
+      owner: OWNER,
+      expected: [{ id, row: null }],
+      put: [raw],
+      reason: 'test',
+    });
+    return raw;
+  }
+
+  it.each([
+    { of: 'a record', pending: false },
+    { of: 'a pending create', pending: true },
+  ])(
+    'G7: an edit of $of never absorbs a quarantined corrupt row: it keeps its raw value',
+    async ({ pending }) => {
+      world = await World.create(kind);
+      const a = await world.holder('A');
+      let targetId = world.server.seed(OWNER, { title: 'a' }).id;
+      let createId: string | undefined;
+      if (pending) {
+        // A create whose answer was lost: edits of it wait as intents.
+        const created = await a.api.enqueue(createNote({ title: 'draft' }));
+        world.server.inject('network');
+        await a.api.flush();
+        targetId = created.targetId;
+        createId = created.id;
+      }
+      const raw = await plantCorrupt('notes-0000000000000000000bad01', { targetId });
+      await a.api.flush();
+      expect(await world.row('notes-0000000000000000000bad01')).toMatchObject({
+        state: 'blocked',
+        blockedCode: 'row_corrupt',
+        raw,
+      });
+      const edit = await a.api.enqueue(updateNote(targetId, { body: 'new' }));
+      expect(edit.outcome).toBe(pending ? 'intent' : 'successor');
+      // An intent waits on its create (§8); an edit of a record goes after the quarantined row.
+      expect(await world.row(edit.id)).toMatchObject({
+        successorOf: createId ?? 'notes-0000000000000000000bad01',
+      });
+      await a.api.flush({ force: true });
+      await a.api.flush({ force: true });
+      expect(await world.row('notes-0000000000000000000bad01')).toMatchObject({
+        blockedCode: 'row_corrupt',
+        raw,
+      });
+      expect((await world.rows()).map((row) => row.id)).toEqual(['notes-0000000000000000000bad01']);
+      expect([...world.server.records.values()].some((r) => r.data.body === 'new')).toBe(true);
+    },
+  );
 });
