@@ -31,6 +31,8 @@ export const EvidenceSchema = z.looseObject({
   attemptCount: count,
   lastAttemptAt: z.optional(z.number()),
   lastErrorCode: z.optional(z.string()),
+  /** Set once an attempt ended without an answer that rules out its effect (§6); kept for good. */
+  mayHaveApplied: z.optional(z.boolean()),
 });
 
 /** Which bundle last wrote the row, and when: marks a v1 writer (§4). */

@@ -1,6 +1,18 @@
 import type { OutboxRow } from '../model/row.ts';
 import { isUnreadable, type ReplacePlan } from '../model/store.ts';
 
+/** The `blockedCode` of a quarantined stored value (§2). */
+export const ROW_CORRUPT = 'row_corrupt';
+
+/**
+ * Whether a row is a quarantined stored value: it carries no intent this bundle can send, only
+ * the raw value kept for inspection. It is never merged, cancelled or rewritten but by `retry`
+ * and `discard` (SPEC §6, G7).
+ */
+export function isQuarantined(row: OutboxRow): boolean {
+  return row.state === 'blocked' && row.blockedCode === ROW_CORRUPT;
+}
+
 /**
  * Plans quarantining a stored value that failed to parse (SPEC §2, G7): the row becomes
  * `blocked` / `row_corrupt` with its raw value kept under `raw`. Nothing is dropped and the
@@ -27,7 +39,7 @@ export function planQuarantine(
     savedAt: typeof record.savedAt === 'number' ? record.savedAt : ctx.now,
     state: 'blocked',
     blockedAt: ctx.now,
-    blockedCode: 'row_corrupt',
+    blockedCode: ROW_CORRUPT,
     blockedDetail: bad.issues,
     ...kept,
   };
