@@ -1,6 +1,6 @@
 import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
-import { outboxError } from '../model/outbox-error.ts';
 import type { Json } from '../model/json.ts';
+import { outboxError } from '../model/outbox-error.ts';
 import { type OutboxStore, type ReplacePlan, unreadableValue } from '../model/store.ts';
 import {
   ChangeListeners,
@@ -9,6 +9,7 @@ import {
   isChangeNotice,
   matchesObservation,
   mergedNotice,
+  visibleTo,
 } from './commit.ts';
 import {
   changeChannelName,
@@ -86,14 +87,14 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
   }
 
   return {
-    async get(id) {
-      return readable((await database()).get(STORE.rows, id), id);
+    async get(id, owner) {
+      return visibleTo(await readable((await database()).get(STORE.rows, id), id), owner);
     },
 
-    async getMany(ids) {
+    async getMany(ids, owner) {
       if (ids.length === 0) return [];
       const rows = (await database()).transaction(STORE.rows).store;
-      return Promise.all(ids.map((id) => readable(rows.get(id), id)));
+      return Promise.all(ids.map(async (id) => visibleTo(await readable(rows.get(id), id), owner)));
     },
 
     async scan(owner, { after, limit }) {
@@ -152,8 +153,8 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       return results;
     },
 
-    async getReceipt(requestId) {
-      return (await database()).get(STORE.receipts, requestId);
+    async getReceipt(requestId, owner) {
+      return visibleTo(await (await database()).get(STORE.receipts, requestId), owner);
     },
 
     async listReceipts(owner, limit) {
@@ -164,8 +165,8 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       return newestFirst(await database(), STORE.conflicts, owner, limit);
     },
 
-    async getTombstone(id) {
-      return (await database()).get(STORE.tombstones, id);
+    async getTombstone(id, owner) {
+      return visibleTo(await (await database()).get(STORE.tombstones, id), owner);
     },
 
     async prune(owner, { maxReceipts, olderThan, maxLedger }) {

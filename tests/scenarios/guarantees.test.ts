@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { OutboxStore } from '../../shared/model/store.ts';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
@@ -10,6 +11,40 @@ import { modelFetch } from '../support/model-fetch.ts';
  */
 
 const ORIGIN = 'https://app.test';
+
+/**
+ * The store as one owner's holder sees it, watched (G6): every value a point read hands back
+ * that belongs to another owner is noted in `foreign`.
+ */
+function watchedFor(owner: string, foreign: string[]) {
+  return (store: OutboxStore): OutboxStore => {
+    const note = (what: string, value: unknown) => {
+      const of = (value as { owner?: unknown } | undefined)?.owner;
+      if (typeof of === 'string' && of !== owner) foreign.push(`${what} of ${of}`);
+    };
+    const reads: Record<string, (values: unknown) => void> = {
+      get: (value) => note('a row', value),
+      getMany: (values) => {
+        for (const value of values as unknown[]) note('a row', value);
+      },
+      getReceipt: (value) => note('a receipt', value),
+      getTombstone: (value) => note('a tombstone', value),
+    };
+    return new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        const watch = typeof name === 'string' ? reads[name] : undefined;
+        if (watch === undefined) return value.bind(target);
+        return async (...args: unknown[]) => {
+          const result = await value.apply(target, args);
+          watch(result);
+          return result;
+        };
+      },
+    });
+  };
+}
 
 /** A holder that sends through the real fetch transport, its `auth` hook under the test's hand. */
 async function fetchHolder(world: World, name: string) {
@@ -263,6 +298,37 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
       });
       expect((await world.rows()).map((row) => row.id)).toEqual(['notes-0000000000000000000bad01']);
       expect([...world.server.records.values()].some((r) => r.data.body === 'new')).toBe(true);
+    },
+  );
+
+  it.each([
+    { create: 'settled with a receipt' },
+    { create: 'still queued' },
+    { create: 'cancelled' },
+  ])(
+    "G6: an edit of another owner's pending create ($create) reads nothing of that owner and is not retargeted",
+    async ({ create }) => {
+      world = await World.create(kind);
+      const a = await world.holder('A');
+      const foreign: string[] = [];
+      const b = await world.holder('B', {
+        owner: 'user-2',
+        wrapStore: watchedFor('user-2', foreign),
+      });
+      const created = await a.api.enqueue(createNote({ title: 'theirs' }));
+      if (create === 'settled with a receipt') await a.api.flush();
+      if (create === 'cancelled') await a.api.enqueue(deleteNote(created.targetId));
+      const edit = await b.api.enqueue(updateNote(created.targetId, { title: 'mine' }));
+      expect(edit).toMatchObject({ outcome: 'intent', targetId: created.targetId });
+      expect(await world.row(edit.id)).toMatchObject({
+        owner: 'user-2',
+        targetId: created.targetId,
+        successorOf: created.id,
+      });
+      expect(await world.row(edit.id)).not.toHaveProperty('request');
+      await b.api.flush();
+      expect(world.server.seen.filter((s) => s.owner === 'user-2')).toEqual([]);
+      expect(foreign).toEqual([]);
     },
   );
 });
