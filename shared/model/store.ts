@@ -95,9 +95,16 @@ export interface Tombstone {
 
 /** One observed row: its raw stored value, or null when it was observed absent. */
 export interface Expectation {
-  id: string;
+  id: RowKey;
   row: unknown;
 }
+
+/**
+ * The key a row is stored under. Rows written by this library have string ids; a corrupt value
+ * written by someone else may sit under any key IndexedDB accepts, and its quarantine has to name
+ * that key to replace it (§2, G7).
+ */
+export type RowKey = string | number | Date | readonly RowKey[];
 
 /** One compare-and-swap write over every store involved (SPEC §3). */
 export interface ReplacePlan {
@@ -115,7 +122,7 @@ export interface ReplacePlan {
    */
   records?: Array<{ collection: string; targetId: string; ids: string[] }>;
   put?: unknown[];
-  delete?: string[];
+  delete?: RowKey[];
   receipts?: Receipt[];
   ledger?: ConflictLedgerEntry[];
   tombstones?: Tombstone[];

@@ -42,7 +42,7 @@ export function changeNoticeFor(plan: ReplacePlan): ChangeNotice {
     const id = (row as { id?: unknown } | null)?.id;
     if (typeof id === 'string') ids.add(id);
   }
-  for (const id of plan.delete ?? []) ids.add(id);
+  for (const id of plan.delete ?? []) if (typeof id === 'string') ids.add(id);
   return { ids: [...ids], reason: plan.reason, owner: plan.owner };
 }
 

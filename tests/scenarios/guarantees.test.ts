@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OutboxStore } from '../../shared/model/store.ts';
+import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
@@ -331,4 +331,45 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
       expect(foreign).toEqual([]);
     },
   );
+
+  it('G7: a corrupt value stored under a number key is quarantined once, raw value kept, and shows in rows() and stats()', async () => {
+    world = await World.create(kind);
+    const attempts: string[] = [];
+    const a = await world.holder('A', {
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name, target);
+            if (typeof value !== 'function') return value;
+            if (name !== 'replace') return value.bind(target);
+            return (plan: ReplacePlan) => {
+              if (plan.reason === 'quarantine') attempts.push(plan.reason);
+              return target.replace(plan);
+            };
+          },
+        }),
+    });
+    const raw = {
+      id: 5,
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      targetId: 'n_1',
+      savedAt: world.clock.now(),
+      state: 'queued',
+    };
+    await a.store.replace({ owner: OWNER, expected: [], put: [raw], reason: 'test' });
+    const other = await a.api.enqueue(createNote({ title: 'fine' }));
+    await a.api.flush();
+    await a.api.flush();
+    expect(attempts).toHaveLength(1);
+    const views = await a.api.rows();
+    expect(views.map((v) => [v.id, v.status])).toEqual([['5', 'blocked']]);
+    expect(views[0]!.row).toMatchObject({ blockedCode: 'row_corrupt', raw });
+    expect((await a.api.stats()).counts.blocked).toBe(1);
+    expect(world.server.effectsFor(other.requestId!)).toBe(1);
+    // It can be discarded like any quarantined row.
+    await a.api.discard('5');
+    expect(await a.api.rows()).toEqual([]);
+  });
 });
