@@ -372,4 +372,23 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     await a.api.discard('5');
     expect(await a.api.rows()).toEqual([]);
   });
+
+  it('G1: a holder whose clock is behind merges the edit that fixes a rejected create instead of waiting on a claim that ended', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const behind = { now: () => world.clock.now() - 5_000 };
+    const b = await world.holder('B', { clock: behind });
+    const created = await a.api.enqueue(createNote({ title: '' }));
+    world.server.inject('reject');
+    await a.api.flush();
+    expect(await world.row(created.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'http_422',
+    });
+    const fix = await b.api.enqueue(updateNote(created.targetId, { title: 'named' }));
+    expect(fix.outcome).toBe('coalesced');
+    await b.api.flush();
+    expect([...world.server.records.values()].map((r) => r.data.title)).toEqual(['named']);
+    expect(await world.rows()).toEqual([]);
+  });
 });
