@@ -1,5 +1,5 @@
 import type { OutboxRow } from '../model/row.ts';
-import { isUnreadable, type ReplacePlan } from '../model/store.ts';
+import { isUnreadable, type ReplacePlan, type RowKey } from '../model/store.ts';
 
 /** The `blockedCode` of a quarantined stored value (§2). */
 export const ROW_CORRUPT = 'row_corrupt';
@@ -16,10 +16,12 @@ export function isQuarantined(row: OutboxRow): boolean {
 /**
  * Plans quarantining a stored value that failed to parse (SPEC §2, G7): the row becomes
  * `blocked` / `row_corrupt` with its raw value kept under `raw`. Nothing is dropped and the
- * flush loop goes on.
+ * flush loop goes on. A value stored under a key that is not a string (a number id, say) moves
+ * to the string form of that key: a row's id is a string, and a quarantine row left under the
+ * old key would fail to parse in its turn.
  */
 export function planQuarantine(
-  bad: { id: string; owner: string | undefined; raw: unknown; issues: string },
+  bad: { id: string; key?: unknown; owner: string | undefined; raw: unknown; issues: string },
   ctx: { owner: string; now: number },
 ): ReplacePlan {
   const record =
@@ -43,9 +45,23 @@ export function planQuarantine(
     blockedDetail: bad.issues,
     ...kept,
   };
+  const key = (bad.key ?? bad.id) as RowKey;
+  if (typeof key === 'string') {
+    return {
+      owner: ctx.owner,
+      expected: [{ id: key, row: bad.raw }],
+      put: [row],
+      reason: 'quarantine',
+    };
+  }
   return {
     owner: ctx.owner,
-    expected: [{ id: bad.id, row: bad.raw }],
+    // The string id must be free: another value under it is not this one's to replace.
+    expected: [
+      { id: key, row: bad.raw },
+      { id: bad.id, row: null },
+    ],
+    delete: [key],
     put: [row],
     reason: 'quarantine',
   };

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
@@ -10,6 +11,40 @@ import { modelFetch } from '../support/model-fetch.ts';
  */
 
 const ORIGIN = 'https://app.test';
+
+/**
+ * The store as one owner's holder sees it, watched (G6): every value a point read hands back
+ * that belongs to another owner is noted in `foreign`.
+ */
+function watchedFor(owner: string, foreign: string[]) {
+  return (store: OutboxStore): OutboxStore => {
+    const note = (what: string, value: unknown) => {
+      const of = (value as { owner?: unknown } | undefined)?.owner;
+      if (typeof of === 'string' && of !== owner) foreign.push(`${what} of ${of}`);
+    };
+    const reads: Record<string, (values: unknown) => void> = {
+      get: (value) => note('a row', value),
+      getMany: (values) => {
+        for (const value of values as unknown[]) note('a row', value);
+      },
+      getReceipt: (value) => note('a receipt', value),
+      getTombstone: (value) => note('a tombstone', value),
+    };
+    return new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        const watch = typeof name === 'string' ? reads[name] : undefined;
+        if (watch === undefined) return value.bind(target);
+        return async (...args: unknown[]) => {
+          const result = await value.apply(target, args);
+          watch(result);
+          return result;
+        };
+      },
+    });
+  };
+}
 
 /** A holder that sends through the real fetch transport, its `auth` hook under the test's hand. */
 async function fetchHolder(world: World, name: string) {
@@ -265,4 +300,95 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
       expect([...world.server.records.values()].some((r) => r.data.body === 'new')).toBe(true);
     },
   );
+
+  it.each([
+    { create: 'settled with a receipt' },
+    { create: 'still queued' },
+    { create: 'cancelled' },
+  ])(
+    "G6: an edit of another owner's pending create ($create) reads nothing of that owner and is not retargeted",
+    async ({ create }) => {
+      world = await World.create(kind);
+      const a = await world.holder('A');
+      const foreign: string[] = [];
+      const b = await world.holder('B', {
+        owner: 'user-2',
+        wrapStore: watchedFor('user-2', foreign),
+      });
+      const created = await a.api.enqueue(createNote({ title: 'theirs' }));
+      if (create === 'settled with a receipt') await a.api.flush();
+      if (create === 'cancelled') await a.api.enqueue(deleteNote(created.targetId));
+      const edit = await b.api.enqueue(updateNote(created.targetId, { title: 'mine' }));
+      expect(edit).toMatchObject({ outcome: 'intent', targetId: created.targetId });
+      expect(await world.row(edit.id)).toMatchObject({
+        owner: 'user-2',
+        targetId: created.targetId,
+        successorOf: created.id,
+      });
+      expect(await world.row(edit.id)).not.toHaveProperty('request');
+      await b.api.flush();
+      expect(world.server.seen.filter((s) => s.owner === 'user-2')).toEqual([]);
+      expect(foreign).toEqual([]);
+    },
+  );
+
+  it('G7: a corrupt value stored under a number key is quarantined once, raw value kept, and shows in rows() and stats()', async () => {
+    world = await World.create(kind);
+    const attempts: string[] = [];
+    const a = await world.holder('A', {
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name, target);
+            if (typeof value !== 'function') return value;
+            if (name !== 'replace') return value.bind(target);
+            return (plan: ReplacePlan) => {
+              if (plan.reason === 'quarantine') attempts.push(plan.reason);
+              return target.replace(plan);
+            };
+          },
+        }),
+    });
+    const raw = {
+      id: 5,
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      targetId: 'n_1',
+      savedAt: world.clock.now(),
+      state: 'queued',
+    };
+    await a.store.replace({ owner: OWNER, expected: [], put: [raw], reason: 'test' });
+    const other = await a.api.enqueue(createNote({ title: 'fine' }));
+    await a.api.flush();
+    await a.api.flush();
+    expect(attempts).toHaveLength(1);
+    const views = await a.api.rows();
+    expect(views.map((v) => [v.id, v.status])).toEqual([['5', 'blocked']]);
+    expect(views[0]!.row).toMatchObject({ blockedCode: 'row_corrupt', raw });
+    expect((await a.api.stats()).counts.blocked).toBe(1);
+    expect(world.server.effectsFor(other.requestId!)).toBe(1);
+    // It can be discarded like any quarantined row.
+    await a.api.discard('5');
+    expect(await a.api.rows()).toEqual([]);
+  });
+
+  it('G1: a holder whose clock is behind merges the edit that fixes a rejected create instead of waiting on a claim that ended', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const behind = { now: () => world.clock.now() - 5_000 };
+    const b = await world.holder('B', { clock: behind });
+    const created = await a.api.enqueue(createNote({ title: '' }));
+    world.server.inject('reject');
+    await a.api.flush();
+    expect(await world.row(created.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'http_422',
+    });
+    const fix = await b.api.enqueue(updateNote(created.targetId, { title: 'named' }));
+    expect(fix.outcome).toBe('coalesced');
+    await b.api.flush();
+    expect([...world.server.records.values()].map((r) => r.data.title)).toEqual(['named']);
+    expect(await world.rows()).toEqual([]);
+  });
 });
