@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
+import { lookupPredecessors } from '../../shared/core/predecessors.ts';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
@@ -390,5 +391,64 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     await b.api.flush();
     expect([...world.server.records.values()].map((r) => r.data.title)).toEqual(['named']);
     expect(await world.rows()).toEqual([]);
+  });
+
+  it('G4: an edit waiting on an edit that conflicted many times keeps waiting on its latest resend', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+    const flush = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'later' }, 1));
+    expect(u2.outcome).toBe('successor');
+    // Another device edits the note before each of our writes: every resend conflicts.
+    let busy = true;
+    world.server.beforeApply = () => {
+      if (busy) world.server.editElsewhere(record.id);
+    };
+    a.transport.open();
+    await flush;
+    while (world.log.filter((l) => l.startsWith('conflict:')).length < 10)
+      await a.api.flush({ force: true });
+    busy = false;
+    const views = await a.api.rows();
+    expect(views.map((v) => v.status).sort()).toEqual(['deferred', 'waiting']);
+    expect(views.find((v) => v.id === u2.id)?.status).toBe('waiting');
+    await a.api.flush({ force: true });
+    await a.api.flush({ force: true });
+    // U1's last resend lands first, then U2's (its own resend: it was made from revision 1).
+    expect(world.server.effects).toHaveLength(2);
+    const ledger = await a.api.conflicts();
+    expect(ledger.map((e) => e.originalId)).toEqual([u2.requestId, u1.requestId]);
+    expect(ledger.map((e) => e.successorId)).toEqual(
+      world.server.effects.map((e) => e.key).reverse(),
+    );
+    expect(world.server.records.get(record.id)?.data).toMatchObject({
+      title: 'mine',
+      body: 'later',
+    });
+  });
+
+  it('G7: a cycle of superseded tombstones ends the predecessor walk instead of looping', async () => {
+    world = await World.create(kind);
+    const { store } = await world.holder('A');
+    const tomb = (id: string, into: string) => ({
+      id,
+      owner: OWNER,
+      reason: 'superseded' as const,
+      into,
+      at: 1,
+    });
+    await store.replace({
+      owner: OWNER,
+      expected: [],
+      tombstones: [
+        tomb('notes-cycle-00000001', 'notes-cycle-00000002'),
+        tomb('notes-cycle-00000002', 'notes-cycle-00000001'),
+      ],
+      reason: 'test',
+    });
+    const lookup = await lookupPredecessors(store, OWNER, ['notes-cycle-00000001'], new Map());
+    expect(lookup('notes-cycle-00000001')).toBe('absent');
   });
 });
