@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
 import { lookupPredecessors } from '../../shared/core/predecessors.ts';
+import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
