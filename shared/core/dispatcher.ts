@@ -11,7 +11,7 @@ import { planQuarantine } from '../plan/quarantine.ts';
 import {
   type PredecessorLookup,
   type PredecessorState,
-  selectSendableRows,
+  selectBatch,
   targetKey,
 } from '../plan/select.ts';
 import { type FlushState, FlushStop, Semaphore } from './flush-state.ts';
@@ -75,6 +75,8 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
   let converted = 0;
   const active = new Set<Promise<void>>();
   let after: RowCursor | undefined;
+  // Records a row of this pass already holds: later batches send none of their rows (§7, G4).
+  let closed = new Set<string>();
   for (;;) {
     const raws = await guardStorage('flush', () =>
       deps.store.scan(state.owner, { after, limit: deps.batchSize }),
@@ -84,14 +86,21 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     after = { savedAt: last.savedAt, id: last.id };
     const rows = await decodeBatch(deps, state, raws);
     const predecessor = await predecessorLookup(deps, state, rows);
-    converted += await recoverOrphanIntents(deps, state.owner, rows, predecessor);
+    // Converted rows keep their queue place, which this scan may have passed: their records wait.
+    for (const row of await recoverOrphanIntents(deps, state.owner, rows, predecessor)) {
+      converted++;
+      closed.add(targetKey(row));
+    }
     const now = deps.clock.now();
-    const candidates = selectSendableRows(
-      rows.map(({ row }) => row).filter((row) => !state.attempted.has(row.id)),
+    // A row this flush already attempted still holds the later rows of its record.
+    const batch = selectBatch(
+      rows.map(({ row }) => row),
       { now, leaseMs: deps.leaseMs, force: state.force, recovered: state.recovered },
       predecessor,
-      state.busyTargets,
+      new Set([...closed, ...state.busyTargets]),
     );
+    closed = batch.closed;
+    const candidates = batch.sendable.filter((row) => !state.attempted.has(row.id));
     noteWaiting(deps, state, rows, now);
     const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
     for (const row of candidates) {

@@ -62,8 +62,24 @@ export function selectSendableRows(
   predecessor: PredecessorLookup,
   busyTargets: ReadonlySet<string> = new Set(),
 ): OutboxRow[] {
+  return selectBatch(rows, ctx, predecessor, busyTargets).sendable;
+}
+
+/**
+ * One selection batch of a pass over the queue (SPEC §7): the sendable rows, and the records
+ * closed for the rest of the pass — those `closed` already, those whose row was chosen, and those
+ * whose earlier row holds its later ones. A later batch given them never sends a row of such a
+ * record, so rows of one record go in queue order and one at a time even when they fall in
+ * different batches and no `successorOf` link ties them (G4).
+ */
+export function selectBatch(
+  rows: OutboxRow[],
+  ctx: SelectContext,
+  predecessor: PredecessorLookup,
+  closed: ReadonlySet<string>,
+): { sendable: OutboxRow[]; closed: Set<string> } {
   const chosen: OutboxRow[] = [];
-  const targets = new Set(busyTargets);
+  const targets = new Set(closed);
   for (const row of rows) {
     const key = targetKey(row);
     if (targets.has(key)) continue;
@@ -79,7 +95,7 @@ export function selectSendableRows(
     targets.add(key);
     chosen.push(row);
   }
-  return chosen;
+  return { sendable: chosen, closed: targets };
 }
 
 /** The record a row is about: `collection` + `targetId`. */

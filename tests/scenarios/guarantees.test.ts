@@ -451,4 +451,37 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     const lookup = await lookupPredecessors(store, OWNER, ['notes-cycle-00000001'], new Map());
     expect(lookup('notes-cycle-00000001')).toBe('absent');
   });
+
+  it('G4: an edit converted late by orphan recovery still goes before a later edit of the record in another batch', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A', { batchSize: 1 });
+    const created = await a.api.enqueue(createNote({ title: 'draft' }));
+    world.server.inject('drop');
+    await a.api.flush();
+    world.clock.advance(1);
+    // An edit of the pending create waits as an intent; its id sorts after any the engine makes.
+    const intent = await a.api.enqueue({
+      ...updateNote(created.targetId, { title: 'old' }),
+      id: 'notes-zzzzzzzzzzzzzzzzzzzzzzzz',
+    });
+    expect(intent.outcome).toBe('intent');
+    // A legacy tab resends the create, gets its answer and removes the row, converting nothing.
+    const createRow = await a.store.get(created.id);
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: created.id, row: createRow }],
+      delete: [created.id],
+      reason: 'test',
+    });
+    const [record] = [...world.server.records.values()];
+    world.clock.advance(1);
+    // The app learned the server id elsewhere and edits the record by it: no link to the intent.
+    const later = await a.api.enqueue(updateNote(record!.id, { title: 'new' }));
+    expect(later.outcome).toBe('queued');
+    await a.api.flush();
+    await a.api.flush();
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.at(-1)?.key).toBe(later.requestId);
+    expect(world.server.records.get(record!.id)?.data.title).toBe('new');
+  });
 });
