@@ -484,4 +484,86 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     expect(world.server.effects.at(-1)?.key).toBe(later.requestId);
     expect(world.server.records.get(record!.id)?.data.title).toBe('new');
   });
+
+  it('G5: an edit made while an ACK is planned is rebased with it, not sent into a conflict with its own predecessor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const broken = await unreadableReceipts('A');
+    const u0 = await broken.api.enqueue(updateNote(record.id, { title: 'zero' }, 1));
+    await broken.api.flush();
+    expect(await world.row(u0.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'handler_failed',
+    });
+    let u2: Awaited<ReturnType<typeof broken.api.enqueue>> | undefined;
+    let acks = 0;
+    const b = await world.holder('B', {
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name, target);
+            if (typeof value !== 'function') return value;
+            if (name !== 'replaceEach') return value.bind(target);
+            return async (plans: ReplacePlan[]) => {
+              // The user edits again between the ACK's reads and its commit.
+              if (plans.some((p) => p.receipts?.[0]?.requestId === u1.requestId) && ++acks === 2)
+                u2 = await broken.api.enqueue(updateNote(record.id, { body: 'two' }, 2));
+              return target.replaceEach(plans);
+            };
+          },
+        }),
+    });
+    const u1 = await b.api.enqueue(updateNote(record.id, { title: 'one' }, 2));
+    expect(u1.outcome).toBe('successor');
+    await b.api.flush();
+    await b.api.flush();
+    expect(u2?.outcome).toBe('successor');
+    expect(await b.api.conflicts()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([
+      u0.requestId,
+      u1.requestId,
+      u2?.requestId,
+    ]);
+    expect(world.server.records.get(record.id)).toMatchObject({
+      revision: 4,
+      data: { title: 'one', body: 'two' },
+    });
+  });
+
+  it('G1: an intent written while a create’s ACK is planned is converted with it, never left behind', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    let created: Awaited<ReturnType<typeof a.api.enqueue>> | undefined;
+    let acks = 0;
+    const leftBehind: unknown[][] = [];
+    const b = await world.holder('B', {
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name, target);
+            if (typeof value !== 'function') return value;
+            if (name !== 'replaceEach') return value.bind(target);
+            return async (plans: ReplacePlan[]) => {
+              const ack = plans.find((p) => p.receipts?.[0]?.requestId === created?.requestId);
+              if (ack !== undefined && ++acks === 2)
+                await a.api.enqueue({ ...updateNote(created!.targetId, {}), kind: 'archive' });
+              const results = await target.replaceEach(plans);
+              if (ack !== undefined && results[plans.indexOf(ack)] === 'committed')
+                leftBehind.push(await target.byTarget(OWNER, 'notes', created!.targetId));
+              return results;
+            };
+          },
+        }),
+    });
+    created = await b.api.enqueue(createNote({ title: 'new' }));
+    const flush = (await world.holdInFlight(b, created.id)).done;
+    const first = await a.api.enqueue(updateNote(created.targetId, { title: 'renamed' }));
+    expect(first.outcome).toBe('intent');
+    b.transport.open();
+    await flush;
+    expect(acks).toBeGreaterThanOrEqual(2);
+    expect(leftBehind).toEqual([[]]);
+    await b.api.flush();
+    expect(world.server.effects.map((e) => e.method)).toEqual(['POST', 'PATCH', 'PATCH']);
+  });
 });
