@@ -14,6 +14,7 @@ import {
   selectBatch,
   targetKey,
 } from '../plan/select.ts';
+import { observeStored } from '../plan/unknown-version.ts';
 import { type FlushState, FlushStop, Semaphore } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { recoverOrphanIntents } from './orphan-intents.ts';
@@ -131,7 +132,10 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
   return state.report.claimed - claimedBefore + converted;
 }
 
-/** Parses a batch; values that fail to parse are quarantined on the spot (G7). */
+/**
+ * Parses a batch; values that fail to parse are quarantined on the spot (G7). Rows of a format
+ * version this bundle does not know are kept as they are, for selection to hold their record (§17).
+ */
 async function decodeBatch(
   deps: CoreDeps,
   state: FlushState,
@@ -140,10 +144,12 @@ async function decodeBatch(
   const rows: Observed[] = [];
   for (const raw of raws) {
     const decoded = decodeRow(raw);
-    if (decoded.ok) {
-      rows.push({ row: decoded.row, raw });
+    const observed = observeStored(decoded);
+    if (observed !== undefined) {
+      rows.push(observed);
       continue;
     }
+    if (decoded.ok) continue;
     const plan = planQuarantine(decoded, { owner: state.owner, now: deps.clock.now() });
     if ((await guardStorage('flush', () => deps.store.replace(plan))) === 'committed') {
       deps.onEvent?.({ type: 'quarantined', id: decoded.id, issues: decoded.issues });

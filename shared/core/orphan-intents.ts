@@ -4,6 +4,7 @@ import { newRequestId } from '../plan/identity.ts';
 import { planIntentConversion } from '../plan/intent-conversion.ts';
 import { receiptFor } from '../plan/receipt.ts';
 import type { PredecessorLookup } from '../plan/select.ts';
+import { isUnknownVersion } from '../plan/unknown-version.ts';
 import { intentRowsOf, resolvePendingCreate } from './pending-create.ts';
 import { guardStorage } from './storage-guard.ts';
 import type { CoreDeps } from './types.ts';
@@ -22,6 +23,7 @@ export async function recoverOrphanIntents(
   const converted: OutboxRow[] = [];
   const orphans = rows.filter(
     ({ row }) =>
+      !isUnknownVersion(row) &&
       row.request === undefined &&
       row.state === 'queued' &&
       row.successorOf !== undefined &&

@@ -1,6 +1,7 @@
 import type { ErrorCode } from '../model/errors.ts';
 import type { Observed } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
+import { isUnknownVersion } from './unknown-version.ts';
 
 /**
  * The state changes an app makes by hand (SPEC §13): `resumeHeld` after it refreshed its
@@ -22,7 +23,7 @@ export function planResumeHeld(
   { row, raw }: Observed,
   ctx: { owner: string; only?: { code: string } },
 ): ReplacePlan | undefined {
-  if (row.state !== 'held') return undefined;
+  if (row.state !== 'held' || isUnknownVersion(row)) return undefined;
   if (ctx.only !== undefined && row.evidence?.lastErrorCode !== ctx.only.code) return undefined;
   const { heldAt: _h, nextAttemptAt: _n, ...rest } = row;
   return {

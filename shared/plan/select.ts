@@ -1,6 +1,7 @@
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
 import { isRowInFlight } from './in-flight.ts';
 import { isPulledForward } from './recovery.ts';
+import { isUnknownVersion } from './unknown-version.ts';
 
 /** When and how a selection runs (SPEC §7). */
 export interface SelectContext {
@@ -35,6 +36,8 @@ export function sendability(
   ctx: SelectContext,
   predecessor: PredecessorLookup,
 ): Sendability {
+  // Not this bundle's to send, and its record waits on it (§17).
+  if (isUnknownVersion(row)) return 'unknown_state';
   if (row.state === 'blocked') return 'blocked';
   if (row.state === 'held') return 'held';
   if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'in_flight';

@@ -566,4 +566,37 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     await b.api.flush();
     expect(world.server.effects.map((e) => e.method)).toEqual(['POST', 'PATCH', 'PATCH']);
   });
+
+  it('G7: a row of a format version this bundle does not know is left alone, shown as unknown, and a new edit waits on it', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const newer = {
+      v: 2,
+      id: 'notes-0000000000000000000000v2',
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      targetId: record.id,
+      savedAt: world.clock.now() - 10,
+      state: 'queued',
+      payload: { title: 'from a newer bundle' },
+      request: { requestId: 'notes-0000000000000000000000v2', format: 'v2 request' },
+    };
+    await a.store.replace({ owner: OWNER, expected: [], put: [newer], reason: 'test' });
+    await a.api.flush({ force: true });
+    expect(await a.store.get(newer.id)).toEqual(newer);
+    expect(world.server.seen).toEqual([]);
+    const views = await a.api.rows();
+    expect(views.map((v) => [v.id, v.status])).toEqual([[newer.id, 'unknown']]);
+    expect(views[0]!.row).toMatchObject({ v: 2, state: 'queued' });
+    expect((await a.api.stats()).counts.unknown).toBe(1);
+    const edit = await a.api.enqueue(updateNote(record.id, { body: 'mine' }));
+    expect(edit.outcome).toBe('successor');
+    expect(await world.row(edit.id)).toMatchObject({ successorOf: newer.id });
+    await a.api.flush({ force: true });
+    expect(world.server.seen).toEqual([]);
+    expect(await a.store.get(newer.id)).toEqual(newer);
+    expect((await a.api.row(edit.id))?.status).toBe('waiting');
+  });
 });
