@@ -13,6 +13,7 @@ import { newRequestId } from '../plan/identity.ts';
 import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan/manual-actions.ts';
 import { planRestore, planRestoreSource, type RestoreRefusal } from '../plan/restore.ts';
 import { observeStored } from '../plan/unknown-version.ts';
+import { newerEditOf } from './newer-edit.ts';
 import { resolvePendingCreate } from './pending-create.ts';
 import { createRowReader } from './row-reader.ts';
 import { guardStorage } from './storage-guard.ts';
@@ -283,7 +284,17 @@ export function createOwnerApi(
     },
 
     async retry(id) {
-      await apply(id, planRetry(await ownRow(id), { owner }));
+      const observed = await ownRow(id);
+      const newer = await guardStorage('api', () => newerEditOf(deps, owner, observed.row));
+      let planned: ManualPlan;
+      try {
+        planned = planRetry(observed, { owner, ...(newer === undefined ? {} : { newer }) });
+      } catch (error) {
+        // The planner is pure; what throws in it is the handler (its request, a conflict policy).
+        const message = error instanceof Error ? error.message : String(error);
+        throw outboxError('handler_failed', message, { id });
+      }
+      await apply(id, planned);
     },
 
     async discard(id) {

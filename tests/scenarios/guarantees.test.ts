@@ -599,4 +599,46 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     expect(await a.store.get(newer.id)).toEqual(newer);
     expect((await a.api.row(edit.id))?.status).toBe('waiting');
   });
+
+  it.each([{ policy: 'rebase' as const }, { policy: 'block' as const }])(
+    'G4: retrying a rejected edit after its successor was applied goes through the conflict rule ($policy), never silently over it',
+    async ({ policy }) => {
+      world = await World.create(kind);
+      const record = world.server.seed(OWNER, { title: 'a' });
+      const a = await world.holder('A', { handlers: world.handlers({ conflict: policy }) });
+      // Edits made with no revision: nothing on the wire would stop an old one overwriting.
+      const u1 = await a.api.enqueue(updateNote(record.id, { title: 'one' }));
+      const flush = (await world.holdInFlight(a, u1.id)).done;
+      const u2 = await a.api.enqueue(updateNote(record.id, { title: 'two' }));
+      world.server.inject('reject');
+      a.transport.open();
+      await flush;
+      expect(world.server.records.get(record.id)).toMatchObject({
+        revision: 2,
+        data: { title: 'two' },
+      });
+      expect(await world.row(u1.id)).toMatchObject({ state: 'blocked', blockedCode: 'http_422' });
+      await a.api.retry(u1.id);
+      await a.api.flush();
+      // U1's old bytes never went out again over U2's value.
+      expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
+      expect(world.server.effects.map((e) => e.key)).not.toContain(u1.requestId);
+      expect(world.server.effectsFor(u2.requestId!)).toBe(1);
+      if (policy === 'rebase') {
+        const [entry] = await a.api.conflicts();
+        expect(entry).toMatchObject({
+          originalId: u1.requestId,
+          overwrittenRevision: 2,
+          finalRevision: 3,
+        });
+        expect(world.server.records.get(record.id)?.data.title).toBe('one');
+      } else {
+        expect(await world.row(u1.id)).toMatchObject({
+          state: 'blocked',
+          blockedCode: 'revision_conflict',
+        });
+        expect(world.server.records.get(record.id)?.data.title).toBe('two');
+      }
+    },
+  );
 });
