@@ -83,6 +83,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
         baseUrl: globalThis.location?.href ?? origin,
         timeoutMs: config.requestTimeoutMs ?? config.leaseMs ?? DEFAULT_LEASE_MS,
         clock,
+        ...(config.batch ? { batch: config.batch } : {}),
         ...(config.fetch ? { fetch: config.fetch } : {}),
       }),
       clock,
@@ -116,6 +117,7 @@ const TUNING_KEYS = [
   'receipts',
   'conflictLedgerMax',
   'maxConflictSuccessors',
+  'batch',
 ] as const;
 
 function tuning(config: SenderConfig): Partial<OutboxTuning> {
