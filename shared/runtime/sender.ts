@@ -53,6 +53,8 @@ export interface Sender {
 }
 
 const DEFAULT_LEASE_MS = 10_000;
+/** How long an enqueue's flush waits to fill a batch (SPEC §15.1). */
+const DEFAULT_LINGER_MS = 5;
 
 /** What differs between the worker's sender and the page sender. */
 export interface SenderWiring {
@@ -102,6 +104,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
     retryDelayMs: config.backoff?.baseMs ?? 1000,
     maxWakeDelayMs: config.backoff?.maxMs ?? 300_000,
     online: () => globalThis.navigator?.onLine !== false,
+    lingerMs: config.batch === false ? 0 : (config.batch?.lingerMs ?? DEFAULT_LINGER_MS),
     ...(wiring.onRun ? { onRun: wiring.onRun } : {}),
   });
   return { holderId, clock, store, core, scheduler, credentials };
