@@ -43,7 +43,7 @@ export async function settleOutcome(
   let observed: Observation | undefined = reread ? undefined : { raw: sent, row: sent };
   for (let attempt = reread ? 1 : 0; attempt < MAX_SETTLE_PLANS; attempt++) {
     if (observed === undefined) {
-      const raw = await guardStorage('flush', () => deps.store.get(sent.id));
+      const raw = await guardStorage('flush', () => deps.store.get(sent.id, state.owner));
       const decoded = decodeRow(raw);
       observed = { raw, row: decoded.ok ? decoded.row : undefined };
     }

@@ -2,7 +2,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { createOutboxCore } from '../../shared/core/outbox-core.ts';
 import type { OutboxCore } from '../../shared/core/types.ts';
 import type { CollectionHandler } from '../../shared/model/handler.ts';
-import type { Transport } from '../../shared/model/ports.ts';
+import type { Clock, Transport } from '../../shared/model/ports.ts';
 import type { FlushReport, OutboxApi, OutboxEvent } from '../../shared/model/protocol.ts';
 import { decodeRow, type OutboxRow } from '../../shared/model/row.ts';
 import type { OutboxStore } from '../../shared/model/store.ts';
@@ -66,6 +66,8 @@ export class World {
       wrapStore?: (store: OutboxStore) => OutboxStore;
       /** Sends through this instead of the gate (e.g. the real fetch transport). */
       transport?: Transport;
+      /** This holder's own clock (skew between holders); the world's by default. */
+      clock?: Clock;
     } = {},
   ): Promise<Holder> {
     const opened = await this.open();
@@ -74,7 +76,7 @@ export class World {
     const core = createOutboxCore({
       store,
       transport: options.transport ?? transport,
-      clock: this.clock,
+      clock: options.clock ?? this.clock,
       ids: countingIds(`${name}${this.counter++}`),
       handlers: options.handlers ?? this.handlers(),
       holderId: name,
