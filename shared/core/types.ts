@@ -47,7 +47,8 @@ export interface BatchTuning {
   maxBytes?: number;
   /**
    * How long a flush that an enqueue triggered waits for more rows to fill a batch (the
-   * scheduler's, §15.1); an explicit flush never waits. Default 5 ms.
+   * scheduler's, §15.1); an explicit flush never waits. Default 5 ms in the worker, 0 in a page
+   * sender.
    */
   lingerMs?: number;
 }
