@@ -35,6 +35,22 @@ export interface OutboxTuning {
   conflictLedgerMax: number;
   /** Conflict successors for one record in one flush before `conflict_storm` (§10). Default 3. */
   maxConflictSuccessors: number;
+  /** Many rows per request where the server takes batches (§15.1); `false` sends each alone. */
+  batch: BatchTuning | false;
+}
+
+/** How rows travel in batches (SPEC §15.1). */
+export interface BatchTuning {
+  /** Most rows in one batch. Default 50. */
+  maxRows?: number;
+  /** Most bytes of items in one batch. Default 256 KiB. */
+  maxBytes?: number;
+  /**
+   * How long a flush that an enqueue triggered waits for more rows to fill a batch (the
+   * scheduler's, §15.1); an explicit flush never waits. Default 5 ms in the worker, 0 in a page
+   * sender.
+   */
+  lingerMs?: number;
 }
 
 /** Everything a core needs: ports, handlers and identity. One core = one holder (§4). */
