@@ -21,14 +21,17 @@ const measured = (name: string): Measured =>
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 
 /**
- * The worker is over SPEC §22's 20 KB (29.8 KB at this ceiling's last change): its own code is
- * about 21 KB of it and zod about 6 KB. The ceiling was 27.5 KB; the checks that keep hostile
+ * The worker is over SPEC §22's 20 KB (31.2 KB at this ceiling's last change): its own code is
+ * about 22 KB of it and zod about 6 KB. The ceiling was 27.5 KB; the checks that keep hostile
  * values from stopping the outbox (cycle- and depth-safe reads, the argument checks that
  * replaced the endpoint's zod schemas), recovery pulling the queue forward, and restoring what
- * a conflict overwrote added 2.3 KB. It keeps the worker from growing unnoticed while the
- * engine's code is cut down to the budget; lower it with every cut.
+ * a conflict overwrote added 2.3 KB, and the rules that close the known ways to break the
+ * guarantees (claim deadlines in the transport, what is known of a row's effect, owner-scoped
+ * reads, rows of unknown versions, selection across batches, retry through the conflict rule)
+ * 1.4 KB. It keeps the worker from growing unnoticed while the engine's code is cut down to the
+ * budget; lower it with every cut.
  */
-const WORKER_CEILING = 30 * 1024;
+const WORKER_CEILING = 31.5 * 1024;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {
