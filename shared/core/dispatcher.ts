@@ -43,6 +43,7 @@ export async function runFlush(
     conflictsPerTarget: new Map(),
     deferred: new Map(),
     recovered: new Set(),
+    lost: new Set(),
     released: new Set(),
     waiting: new Map(),
   };
@@ -70,9 +71,13 @@ export async function runFlush(
   return state.report;
 }
 
-/** One scan over the owner's rows in queue order; returns how many rows it claimed or converted. */
+/**
+ * One scan over the owner's rows in queue order; returns how many rows it claimed, converted,
+ * released or lost to another holder's claim (those the next pass looks at again).
+ */
 async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
   const claimedBefore = state.report.claimed;
+  const lostBefore = state.lost.size;
   let converted = 0;
   const active = new Set<Promise<void>>();
   let after: RowCursor | undefined;
@@ -156,7 +161,7 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     if (state.stop !== undefined || raws.length < limit) break;
   }
   await Promise.all(active);
-  return state.report.claimed - claimedBefore + converted;
+  return state.report.claimed - claimedBefore + converted + state.lost.size - lostBefore;
 }
 
 /**

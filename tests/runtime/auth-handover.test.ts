@@ -1,6 +1,7 @@
 import { IDBFactory } from 'fake-indexeddb';
 import { describe, expect, it, vi } from 'vitest';
 import { createRowFeed } from '../../shared/core/row-feed.ts';
+import type { OutboxStore } from '../../shared/model/store.ts';
 import type { AuthHook } from '../../shared/runtime/credentials.ts';
 import { createEndpoint } from '../../shared/runtime/endpoint.ts';
 import { createSender, type Sender } from '../../shared/runtime/sender.ts';
@@ -38,13 +39,16 @@ function world(kind: 'memory' | 'idb' = 'memory') {
         })
       : new Response(null, { status, headers: { 'www-authenticate': 'Bearer' } });
   }) as typeof globalThis.fetch;
-  const start = (sender: 'sw' | 'tab' = 'sw', config: { auth?: AuthHook } = {}): Sender =>
+  const start = (
+    sender: 'sw' | 'tab' = 'sw',
+    config: { auth?: AuthHook; wrapStore?: (store: OutboxStore) => OutboxStore } = {},
+  ): Sender =>
     createSender(
       {
         collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
-        store: open,
+        store: async () => (config.wrapStore ?? ((store) => store))(await open()),
         fetch,
-        ...config,
+        ...(config.auth ? { auth: config.auth } : {}),
       },
       { kind: sender, owners: async () => [OWNER] },
     );
@@ -60,6 +64,17 @@ function world(kind: 'memory' | 'idb' = 'memory') {
     }).api;
   };
   return { seen, start, connect };
+}
+
+/** The store with its own `replaceEach`; every other method is the store's. */
+function withReplaceEach(store: OutboxStore, replaceEach: OutboxStore['replaceEach']): OutboxStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'replaceEach') return replaceEach;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 const statusOf = async (sender: Sender, id: string) =>
@@ -127,13 +142,19 @@ describe.each(['memory', 'idb'] as const)(
   'a row held for want of credentials (SPEC §13, %s)',
   (kind) => {
     /** A page sender with the user's token enqueues; a worker starting meanwhile has none. */
-    async function heldByWorker(pageToken: string) {
+    async function heldByWorker(
+      pageToken: string,
+      wrapStore?: (store: OutboxStore, worker: () => Sender) => OutboxStore,
+    ) {
       const w = world(kind);
-      const page = w.start('tab');
+      const worker = w.start('sw');
+      const page = w.start(
+        'tab',
+        wrapStore ? { wrapStore: (store) => wrapStore(store, () => worker) } : {},
+      );
       await page.credentials.set(OWNER, { authorization: pageToken });
       const api = (await page.core()).forOwner(OWNER);
       const { id } = await api.enqueue({ collection: 'notes', kind: 'create', payload: { t: 3 } });
-      const worker = w.start('sw');
       return { w, page, worker, id };
     }
 
@@ -150,6 +171,26 @@ describe.each(['memory', 'idb'] as const)(
       expect(report).toMatchObject({ claimed: 1, succeeded: 1, held: 0 });
       expect(await statusOf(page, id)).toBeUndefined();
       expect((await (await page.core()).flush(OWNER)).claimed).toBe(0);
+      expect(w.seen).toEqual([{ key: `"${id}"`, auth: 'Bearer good' }]);
+    });
+
+    it('is sent by the page sender whose claim the worker beat, in the same flush', async () => {
+      // The page's scan finds the row queued; before its claim lands, the worker (no credentials)
+      // claims the row and holds it.
+      let raced = false;
+      const { w, page, id } = await heldByWorker('Bearer good', (store, worker) =>
+        withReplaceEach(store, async (plans) => {
+          if (!raced && plans.some((plan) => plan.reason === 'claim')) {
+            raced = true;
+            expect((await (await worker().core()).flush(OWNER)).held).toBe(1);
+          }
+          return store.replaceEach(plans);
+        }),
+      );
+      const report = await (await page.core()).flush(OWNER);
+      expect(raced).toBe(true);
+      expect(report).toMatchObject({ stale: 1, claimed: 1, succeeded: 1 });
+      expect(await statusOf(page, id)).toBeUndefined();
       expect(w.seen).toEqual([{ key: `"${id}"`, auth: 'Bearer good' }]);
     });
 
