@@ -1,8 +1,10 @@
 import { emptyFlushReport, type FlushReport } from '../model/protocol.ts';
-import type { Observed } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
+import { NO_CREDENTIALS } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
+import { planResumeHeld } from '../plan/manual-actions.ts';
 import { planQuarantine } from '../plan/quarantine.ts';
 import {
   type PredecessorLookup,
@@ -41,6 +43,8 @@ export async function runFlush(
     conflictsPerTarget: new Map(),
     deferred: new Map(),
     recovered: new Set(),
+    lost: new Set(),
+    released: new Set(),
     waiting: new Map(),
   };
   try {
@@ -67,9 +71,13 @@ export async function runFlush(
   return state.report;
 }
 
-/** One scan over the owner's rows in queue order; returns how many rows it claimed or converted. */
+/**
+ * One scan over the owner's rows in queue order; returns how many rows it claimed, converted,
+ * released or lost to another holder's claim (those the next pass looks at again).
+ */
 async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
   const claimedBefore = state.report.claimed;
+  const lostBefore = state.lost.size;
   let converted = 0;
   const active = new Set<Promise<void>>();
   let after: RowCursor | undefined;
@@ -111,6 +119,11 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
       converted++;
       closed.add(targetKey(row));
     }
+    // Released rows are queued again behind this scan: the next pass sends them.
+    for (const row of await releaseUncredentialed(deps, state, rows)) {
+      converted++;
+      closed.add(targetKey(row));
+    }
     const now = deps.clock.now();
     // A row this flush already attempted still holds the later rows of its record.
     const batch = selectBatch(
@@ -148,7 +161,7 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     if (state.stop !== undefined || raws.length < limit) break;
   }
   await Promise.all(active);
-  return state.report.claimed - claimedBefore + converted;
+  return state.report.claimed - claimedBefore + converted + state.lost.size - lostBefore;
 }
 
 /**
@@ -175,6 +188,33 @@ async function decodeBatch(
     }
   }
   return rows;
+}
+
+/**
+ * Rows held only for want of credentials (`auth_required`, never sent) are nobody's: a holder
+ * that has credentials for the owner queues them again (§13) — a worker that started without the
+ * page's token may have claimed them first. At most once per row and flush, so a row held again
+ * at send time (the credentials went meanwhile) waits. Rows a server answered 401 stay held.
+ */
+async function releaseUncredentialed(
+  deps: CoreDeps,
+  state: FlushState,
+  rows: Observed[],
+): Promise<OutboxRow[]> {
+  const { hasCredentials } = deps;
+  if (hasCredentials === undefined) return [];
+  const released: OutboxRow[] = [];
+  for (const observed of rows) {
+    if (state.released.has(observed.row.id)) continue;
+    const plan = planResumeHeld(observed, { owner: state.owner, only: { code: NO_CREDENTIALS } });
+    if (plan === undefined) continue;
+    state.credentialed ??= hasCredentials(state.owner).catch(() => false);
+    if (!(await state.credentialed)) break;
+    state.released.add(observed.row.id);
+    if ((await guardStorage('flush', () => deps.store.replace(plan))) === 'committed')
+      released.push(observed.row);
+  }
+  return released;
 }
 
 /** Looks up every `successorOf` row: from this batch, else from the store. */

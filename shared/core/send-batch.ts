@@ -8,6 +8,7 @@ import {
   classifyFor,
   deadlineOf,
   noteClaimed,
+  noteLost,
   noteSent,
   sendClaimed,
   sendOne,
@@ -139,7 +140,10 @@ export async function sendGroup(
     state.writes.submitMany(planned.map((claim) => claim.plan)),
   );
   const claimed = planned.filter((_, i) => results[i] === 'committed');
-  state.report.stale += planned.length - claimed.length;
+  noteLost(
+    state,
+    planned.filter((_, i) => results[i] !== 'committed').map((claim) => claim.row),
+  );
   for (const { row, fence } of claimed) noteClaimed(deps, state, row, fence);
   if (claimed.length === 0) return;
   if (claimed.length === 1) {

@@ -18,11 +18,25 @@ export async function sendOne(
   const claim = planClaim(observed, raw, claimContext(deps, state));
   if (claim.kind === 'skip') return;
   if ((await guardStorage('flush', () => state.writes.submit(claim.plan))) === 'stale') {
-    state.report.stale++;
+    noteLost(state, [observed]);
     return;
   }
   noteClaimed(deps, state, claim.row, claim.fence);
   await sendClaimed(deps, state, claim.row, claim.fence);
+}
+
+/**
+ * Counts claims another holder's write beat (`stale`). Such a row changed since the scan —
+ * another holder may be sending it, or have held it for want of credentials this one has — so
+ * the next pass looks at it again, once per flush: it waits out that holder's lease or goes.
+ */
+export function noteLost(state: FlushState, rows: readonly OutboxRow[]): void {
+  state.report.stale += rows.length;
+  for (const row of rows) {
+    if (state.lost.has(row.id)) continue;
+    state.lost.add(row.id);
+    state.attempted.delete(row.id);
+  }
 }
 
 /** What a claim of this holder writes (SPEC §4). */

@@ -66,6 +66,11 @@ export interface OutboxCoreConfig extends Partial<OutboxTuning> {
   /** Library version written to `writer.bundle` (§4). */
   bundle: string;
   onEvent?: (event: OutboxEvent) => void;
+  /**
+   * Whether this holder has credentials for an owner now (§13). A holder that has them sends the
+   * rows any holder held for want of them (`auth_required`, never sent). Absent: it has none.
+   */
+  hasCredentials?: (owner: string) => Promise<boolean>;
 }
 
 /** One holder's outbox: per-owner APIs over one store, and the flush loop. */

@@ -103,6 +103,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
       handlers: withConflictDefault(config.collections, config.conflict),
       holderId,
       bundle: BUNDLE_VERSION,
+      hasCredentials: async (owner) => (await credentials.source(owner)) !== null,
       ...(config.onEvent ? { onEvent: config.onEvent } : {}),
       ...(config.logger ? { logger: config.logger } : {}),
     }),
