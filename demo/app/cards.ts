@@ -1,4 +1,4 @@
-import type { RowView } from '../../client/index.ts';
+import type { Receipt, RowView } from '../../client/index.ts';
 import { fieldsOf, type RowFields, STATUS_ORDER } from './rows.ts';
 import type { ServerNote } from './server-api.ts';
 
@@ -23,7 +23,17 @@ export interface Card {
   deleting: boolean;
 }
 
-export function buildCards(notes: readonly ServerNote[], views: readonly RowView[]): Card[] {
+export function buildCards(
+  notes: readonly ServerNote[],
+  views: readonly RowView[],
+  receipts: readonly Receipt[] = [],
+): Card[] {
+  // A create's receipt names the server id its `pending:` rows stand for: while the outbox still
+  // shows the settled create (its removal not delivered yet), it joins the note it became
+  // instead of showing as a second card.
+  const created = new Map(
+    receipts.flatMap((r) => (r.serverId === undefined ? [] : [[`pending:${r.rowId}`, r.serverId]])),
+  );
   const rows = views
     .map((view) => ({ view, fields: fieldsOf(view) }))
     .filter(({ fields }) => fields.collection === 'notes')
@@ -43,7 +53,7 @@ export function buildCards(notes: readonly ServerNote[], views: readonly RowView
   const pending: Card[] = [];
   for (const row of rows) {
     const { fields } = row;
-    let card = cards.get(fields.targetId);
+    let card = cards.get(created.get(fields.targetId) ?? fields.targetId);
     if (card === undefined) {
       card = { key: fields.targetId, title: '', body: '', rows: [], deleting: false };
       cards.set(fields.targetId, card);

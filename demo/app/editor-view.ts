@@ -47,7 +47,7 @@ function openEditor(card: Card): void {
 }
 
 export function renderEditor(state: AppState, actions: Actions): void {
-  const cards = buildCards(state.notes, [...state.rows, ...state.settling]);
+  const cards = buildCards(state.notes, [...state.rows, ...state.settling], state.receipts);
   mount(
     byId('notes-source'),
     state.notesFrom === 'server'

@@ -36,8 +36,9 @@ form.addEventListener('submit', async (event) => {
   event.preventDefault();
   const title = new FormData(form).get('title');
   if (typeof title !== 'string' || title === '') return;
-  await outbox.enqueue({ collection: 'notes', kind: 'create', payload: { title } });
+  // Cleared before the enqueue is awaited: what is typed meanwhile is the next note.
   form.reset();
+  await outbox.enqueue({ collection: 'notes', kind: 'create', payload: { title } });
 });
 
 outbox.subscribe((rows: RowView[]) => {
