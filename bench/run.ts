@@ -5,6 +5,7 @@
  * table. Loopback only; bounded: about 10 minutes on 2 cores, `--quick` about 2.
  *
  *   npm run bench [-- --quick] [-- --only enqueue,drain,live-view,loss,first-batch,first-call,outage,server]
+ *   npm run bench -- --only enqueue-trace    # not in the default run: where the enqueue tail comes from
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import {
   measureLiveViewDrain,
 } from './browser/drain.ts';
 import { type EnqueueResult, measureEnqueue } from './browser/enqueue.ts';
+import { type EnqueueTraceResult, measureEnqueueTrace } from './browser/enqueue-trace.ts';
 import { type FirstBatchResult, measureFirstBatch } from './browser/first-batch.ts';
 import { type FirstCallResult, measureFirstCall } from './browser/first-call.ts';
 import { type LossResult, measureLoss } from './browser/loss.ts';
@@ -29,6 +31,7 @@ import { BenchServer } from './browser/server.ts';
 import { printTable } from './browser/table.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS = join(ROOT, 'bench', 'results');
 const PARTS = [
   'enqueue',
   'drain',
@@ -39,7 +42,10 @@ const PARTS = [
   'outage',
   'server',
 ] as const;
-type Part = (typeof PARTS)[number];
+/** Parts run only when `--only` names them. */
+const EXTRA_PARTS = ['enqueue-trace'] as const;
+type Part = (typeof PARTS)[number] | (typeof EXTRA_PARTS)[number];
+const ALL_PARTS: readonly Part[] = [...PARTS, ...EXTRA_PARTS];
 
 const { values } = parseArgs({
   options: {
@@ -50,13 +56,15 @@ const { values } = parseArgs({
 const quick = values.quick === true;
 const only = new Set((values.only?.split(',') ?? PARTS) as Part[]);
 for (const part of only) {
-  if (!PARTS.includes(part)) throw new Error(`--only takes ${PARTS.join(',')}; got ${part}`);
+  if (!ALL_PARTS.includes(part))
+    throw new Error(`--only takes ${ALL_PARTS.join(',')}; got ${part}`);
 }
 
 /** What each mode measures; the full run is what bench/README.md reports. */
 const PLAN = quick
   ? {
       enqueue: { calls: 200, concurrentCalls: 400 },
+      enqueueTrace: { calls: 200 },
       drains: [
         { rows: 1_000, latencyMs: 0, capSeconds: 60 },
         { rows: 1_000, latencyMs: 50, capSeconds: 15 },
@@ -70,6 +78,7 @@ const PLAN = quick
     }
   : {
       enqueue: { calls: 500, concurrentCalls: 1_000 },
+      enqueueTrace: { calls: 500 },
       drains: [
         { rows: 1_000, latencyMs: 0, capSeconds: 120 },
         { rows: 10_000, latencyMs: 0, capSeconds: 180 },
@@ -91,6 +100,8 @@ export interface BrowserResults {
   mode: 'full' | 'quick';
   machine: { cpus: number; node: string; chromium: string; loadavgBefore: number[] };
   enqueue?: EnqueueResult[];
+  /** Online enqueue traced: where each call's time went (the raw timeline in its own file). */
+  enqueueTrace?: Omit<EnqueueTraceResult, 'raw'>;
   drains?: Array<{
     options: DrainOptions;
     outbox: DrainResult;
@@ -144,6 +155,12 @@ async function runBrowser(): Promise<BrowserResults> {
     if (only.has('enqueue')) {
       log('enqueue latency');
       results.enqueue = await measureEnqueue(server, PLAN.enqueue);
+    }
+    if (only.has('enqueue-trace')) {
+      log('online enqueue, traced');
+      const { raw, ...traced } = await measureEnqueueTrace(server, PLAN.enqueueTrace);
+      results.enqueueTrace = traced;
+      writeFileSync(join(RESULTS, 'enqueue-trace.json'), `${JSON.stringify(raw)}\n`);
     }
     if (only.has('drain')) {
       results.drains = [];
@@ -210,7 +227,7 @@ function runServerBench(): unknown {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const resultsDir = join(ROOT, 'bench', 'results');
+  const resultsDir = RESULTS;
   mkdirSync(resultsDir, { recursive: true });
   log('building dist/bench');
   build();

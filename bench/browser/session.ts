@@ -1,4 +1,5 @@
 import type { Worker } from 'playwright-core';
+import type { OutboxWorkerOptions } from './app/protocol.ts';
 import { type Profile, serviceWorker } from './chromium.ts';
 import type { BenchServer } from './server.ts';
 
@@ -15,13 +16,17 @@ const RUN = Date.now().toString(36);
 /** A user no other measurement writes as. */
 export const freshUser = (label: string) => `bench-${RUN}-${++userSeq}-${label}`;
 
-/** Registers our worker for `user` and hands it that user's token. */
+/** Registers our worker (the variant `options` names) for `user` and hands it that user's token. */
 export async function connectOutbox(
   server: BenchServer,
   profile: Profile,
   user: string,
+  options: OutboxWorkerOptions = {},
 ): Promise<Worker> {
-  await profile.call((bench, owner: string) => bench.connectOutbox(owner), user);
+  await profile.call(
+    (bench, [owner, o]: [string, OutboxWorkerOptions]) => bench.connectOutbox(owner, o),
+    [user, options],
+  );
   const token = await server.token(user);
   await profile.call((bench, t: string) => bench.setAuth(t), token);
   return serviceWorker(profile.context);

@@ -1,4 +1,5 @@
 import type { BrowserResults } from '../run.ts';
+import { PART_LABELS, PARTS } from './trace-analysis.ts';
 
 /** The small table `npm run bench` prints at the end. */
 
@@ -36,6 +37,40 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     for (const r of browser.enqueue) {
       out.push(
         `  ${`${r.system} (${r.network})`.padEnd(36)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad(r.sequentialPerSecond, 8)}${pad(r.concurrent.perSecond, 17)}`,
+      );
+    }
+  }
+
+  if (browser.enqueueTrace) {
+    const { untraced, traced } = browser.enqueueTrace;
+    const { slow } = traced;
+    const row = (label: string, r: { p50Ms: number; p99Ms: number; maxMs: number }) =>
+      `  ${label.padEnd(40)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad('', 4)}`;
+    out.push(
+      '',
+      `online enqueue, traced (${traced.calls} calls)         p50 ms   p99 ms   max ms   mean of the ${slow.calls} over ${slow.thresholdMs} ms`,
+      row('untraced worker, whole call', untraced),
+      `${row('traced worker, whole call', traced.totals)}`,
+    );
+    for (const part of PARTS) {
+      out.push(
+        `${row(`  ${PART_LABELS[part]}`, traced.parts[part])}${pad(ms(slow.meanParts[part]), 8)}`,
+      );
+    }
+    const counts = (record: Record<string, number>) =>
+      Object.entries(record)
+        .map(([key, n]) => `${key} ${n}`)
+        .join(', ') || 'none';
+    out.push(
+      `  slow calls: largest part ${counts(slow.largestPart)}`,
+      `  transactions that ran first while a slow call's waited, per call: ${counts(slow.ranAheadPerCall)}`,
+      `  per slow call: ${slow.stallsPerCall} worker stalls > 10 ms, ${slow.noticesPerCall} change notices`,
+      `  worker stalls > 10 ms in the window: ${traced.stalls.count}, longest ${ms(traced.stalls.maxMs)} ms, ${ms(traced.stalls.totalMs)} ms in all`,
+      '  transactions in the window        count   p50 ms   p99 ms   max ms (opened → completed)',
+    );
+    for (const [kind, t] of Object.entries(traced.transactions)) {
+      out.push(
+        `    ${kind.padEnd(30)}${pad(t.count, 7)}${pad(ms(t.p50Ms), 9)}${pad(ms(t.p99Ms), 9)}${pad(ms(t.maxMs), 9)}`,
       );
     }
   }

@@ -7,15 +7,20 @@ import {
   notePayload,
   type OutboxWorkerHooks,
 } from './protocol.ts';
+import { installTrace } from './trace.ts';
 
 /**
  * The bench's outbox worker: the engine as an app would configure it (the `notes` collection of
  * the reference server through `restHandler`, concurrency 4, default lease and batch size), plus
  * hooks on `self.bench` that the runner calls through Playwright to fill, seed and time it.
+ * The worker URL's query picks a variant (`outboxWorkerUrl`): `trace=1` records a timeline of
+ * the worker (`trace.ts`) before the engine exists, so every transaction is seen.
  */
 
 const CONCURRENCY = 4;
 const scope = globalThis as unknown as ServiceWorkerGlobalScope & { bench?: OutboxWorkerHooks };
+const query = new URL(scope.location.href).searchParams;
+const tracer = query.get('trace') === '1' ? installTrace(scope) : undefined;
 
 let onClaimed: (() => void) | undefined;
 const engine = createOutboxEngine({
@@ -23,6 +28,10 @@ const engine = createOutboxEngine({
   concurrency: CONCURRENCY,
   onEvent(event) {
     if (event.type === 'claimed') onClaimed?.();
+    if (tracer !== undefined) {
+      const id = 'id' in event ? event.id : 'trigger' in event ? event.trigger : undefined;
+      tracer.note(`engine:${event.type}`, id);
+    }
   },
 });
 engine.attach(scope);
@@ -141,6 +150,8 @@ scope.bench = {
     }
     return { ms: performance.now() - started, total: await countRows(owner) };
   },
+
+  trace: () => tracer?.take() ?? [],
 
   async firstBatch(owner, reps) {
     const samples: FirstBatchSample[] = [];
