@@ -1,4 +1,4 @@
-import type { PageCallTrace, TraceEvent } from './app/protocol.ts';
+import type { OutboxWorkerOptions, PageCallTrace, TraceEvent } from './app/protocol.ts';
 import { outboxHooks, withProfile } from './chromium.ts';
 import type { BenchServer } from './server.ts';
 import { connectOutbox, freshUser } from './session.ts';
@@ -7,20 +7,48 @@ import { summarizeTrace, type TraceSummary } from './trace-analysis.ts';
 
 /**
  * Online enqueue with its drain running, traced (`--only enqueue-trace`): where the tail of the
- * page's latency comes from. One profile runs the worker untraced (the latencies the enqueue
- * table reports), another with `?trace=1` (`app/trace.ts`), whose timeline splits each call into
- * its parts (`trace-analysis.ts`); comparing the two shows what the tracer itself costs.
+ * page's latency comes from. First the same sequential loop on worker variants, each in its own
+ * profile: as shipped, with every request answered inside the worker (the drain without network
+ * or server), and with no drain at all. Then a profile with `?trace=1` (`app/trace.ts`), whose
+ * timeline splits each call into its parts (`trace-analysis.ts`); the shipped variant's numbers
+ * beside it show what the tracer itself costs.
  */
+
+export interface LatencySummary {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** p99 of each successive block of 100 calls: whether the tail grows as the run goes on. */
+  p99ByHundred: number[];
+}
 
 export interface EnqueueTraceResult {
   calls: number;
-  untraced: { p50Ms: number; p99Ms: number; maxMs: number };
+  variants: Array<{ label: string; options: OutboxWorkerOptions } & LatencySummary>;
   traced: TraceSummary;
   /** The raw timeline and page times, for reading one slow call by hand. */
   raw: { calls: PageCallTrace[]; events: TraceEvent[] };
 }
 
 const WARMUP = 20;
+
+const VARIANTS: Array<{ label: string; worker: OutboxWorkerOptions }> = [
+  { label: 'as shipped', worker: {} },
+  { label: 'requests answered in the worker', worker: { stubFetch: true } },
+  { label: 'no drain (flush and sync kept out)', worker: { flush: false } },
+];
+
+function latencySummary(latencies: number[]): LatencySummary {
+  const p99ByHundred: number[] = [];
+  for (let at = 0; at < latencies.length; at += 100)
+    p99ByHundred.push(percentile(latencies.slice(at, at + 100), 99));
+  return {
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: Math.round(Math.max(...latencies) * 100) / 100,
+    p99ByHundred,
+  };
+}
 /** The enqueue target's p99 (issue 16): calls above it are the tail examined. */
 const SLOW_MS = 8;
 
@@ -28,20 +56,19 @@ export async function measureEnqueueTrace(
   server: BenchServer,
   options: { calls: number },
 ): Promise<EnqueueTraceResult> {
-  const untraced = await withProfile(server.url, async (profile) => {
-    await connectOutbox(server, profile, freshUser('enqueue-untraced'));
-    await profile.call((bench, n: number) => bench.outboxEnqueueTraced(n, 0), WARMUP);
-    const calls = await profile.call(
-      (bench, [n, from]: [number, number]) => bench.outboxEnqueueTraced(n, from),
-      [options.calls, WARMUP],
-    );
-    const latencies = calls.map((call) => call.end - call.start);
-    return {
-      p50Ms: percentile(latencies, 50),
-      p99Ms: percentile(latencies, 99),
-      maxMs: Math.round(Math.max(...latencies) * 100) / 100,
-    };
-  });
+  const variants: EnqueueTraceResult['variants'] = [];
+  for (const { label, worker } of VARIANTS) {
+    const latencies = await withProfile(server.url, async (profile) => {
+      await connectOutbox(server, profile, freshUser('enqueue-variant'), worker);
+      await profile.call((bench, n: number) => bench.outboxEnqueueTraced(n, 0), WARMUP);
+      const calls = await profile.call(
+        (bench, [n, from]: [number, number]) => bench.outboxEnqueueTraced(n, from),
+        [options.calls, WARMUP],
+      );
+      return calls.map((call) => call.end - call.start);
+    });
+    variants.push({ label, options: worker, ...latencySummary(latencies) });
+  }
   return withProfile(server.url, async (profile) => {
     const worker = await connectOutbox(server, profile, freshUser('enqueue-traced'), {
       trace: true,
@@ -55,7 +82,7 @@ export async function measureEnqueueTrace(
     const events = await outboxHooks(worker, async (hooks) => hooks.trace());
     return {
       calls: calls.length,
-      untraced,
+      variants,
       traced: summarizeTrace(calls, events, SLOW_MS),
       raw: { calls, events },
     };

@@ -42,14 +42,16 @@ export function printTable(browser: BrowserResults, server: unknown): void {
   }
 
   if (browser.enqueueTrace) {
-    const { untraced, traced } = browser.enqueueTrace;
+    const { variants, traced } = browser.enqueueTrace;
     const { slow } = traced;
     const row = (label: string, r: { p50Ms: number; p99Ms: number; maxMs: number }) =>
       `  ${label.padEnd(40)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad('', 4)}`;
     out.push(
       '',
       `online enqueue, traced (${traced.calls} calls)         p50 ms   p99 ms   max ms   mean of the ${slow.calls} over ${slow.thresholdMs} ms`,
-      row('untraced worker, whole call', untraced),
+      ...variants.map(
+        (v) => `${row(`${v.label}`, v)}   p99 per 100: ${v.p99ByHundred.map(ms).join(' ')}`,
+      ),
       `${row('traced worker, whole call', traced.totals)}`,
     );
     for (const part of PARTS) {

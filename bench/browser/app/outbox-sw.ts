@@ -1,3 +1,4 @@
+import { FLUSH_MESSAGE } from '../../../shared/model/connection.ts';
 import type { OutboxStore, RowCursor } from '../../../shared/model/store.ts';
 import { openIdbStore } from '../../../shared/store/index.ts';
 import { createOutboxEngine, restHandler } from '../../../sw/index.ts';
@@ -14,7 +15,8 @@ import { installTrace } from './trace.ts';
  * the reference server through `restHandler`, concurrency 4, default lease and batch size), plus
  * hooks on `self.bench` that the runner calls through Playwright to fill, seed and time it.
  * The worker URL's query picks a variant (`outboxWorkerUrl`): `trace=1` records a timeline of
- * the worker (`trace.ts`) before the engine exists, so every transaction is seen.
+ * the worker (`trace.ts`) before the engine exists, so every transaction is seen; `flush=0`
+ * keeps page flush messages and `sync` from the engine; `fetch=stub` answers in the worker.
  */
 
 const CONCURRENCY = 4;
@@ -22,10 +24,28 @@ const scope = globalThis as unknown as ServiceWorkerGlobalScope & { bench?: Outb
 const query = new URL(scope.location.href).searchParams;
 const tracer = query.get('trace') === '1' ? installTrace(scope) : undefined;
 
+if (query.get('flush') === '0') {
+  // Registered before the engine's listeners: they never see these events.
+  const swallow = (event: Event) => event.stopImmediatePropagation();
+  scope.addEventListener('sync', swallow);
+  scope.addEventListener('message', (event) => {
+    if ((event.data as { type?: unknown } | null)?.type === FLUSH_MESSAGE) swallow(event);
+  });
+}
+
+let stubbed = 0;
+/** The reference server's answer to a create, made here: no request leaves the worker. */
+const stubFetch: typeof fetch = async () =>
+  new Response(JSON.stringify({ id: `stub-${++stubbed}`, revision: 1 }), {
+    status: 201,
+    headers: { 'content-type': 'application/json', etag: '"1"' },
+  });
+
 let onClaimed: (() => void) | undefined;
 const engine = createOutboxEngine({
   collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
   concurrency: CONCURRENCY,
+  ...(query.get('fetch') === 'stub' ? { fetch: stubFetch } : {}),
   onEvent(event) {
     if (event.type === 'claimed') onClaimed?.();
     if (tracer !== undefined) {

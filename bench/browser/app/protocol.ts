@@ -105,12 +105,24 @@ export interface WorkboxReply {
 export interface OutboxWorkerOptions {
   /** Record a timeline of the worker (`app/trace.ts`). */
   trace?: boolean;
+  /**
+   * `false`: the page's flush messages and `sync` events never reach the engine, so nothing is
+   * sent while the page enqueues (what the enqueue costs without a drain beside it).
+   */
+  flush?: boolean;
+  /**
+   * Answer every request in the worker itself (201, as the reference server would) instead of
+   * fetching: the drain keeps its claims, settles and notices but makes no request.
+   */
+  stubFetch?: boolean;
 }
 
 /** The outbox worker's URL for `options`: the default worker has no query. */
 export function outboxWorkerUrl(options: OutboxWorkerOptions = {}): string {
   const query = new URLSearchParams();
   if (options.trace) query.set('trace', '1');
+  if (options.flush === false) query.set('flush', '0');
+  if (options.stubFetch) query.set('fetch', 'stub');
   const search = query.toString();
   return search === '' ? '/outbox-sw.js' : `/outbox-sw.js?${search}`;
 }
