@@ -1,7 +1,8 @@
 import type { OutboxWorkerOptions, PageCallTrace, TraceEvent } from './app/protocol.ts';
 import { outboxHooks, withProfile } from './chromium.ts';
+import { threadTimesSince } from './cpu.ts';
 import type { BenchServer } from './server.ts';
-import { connectOutbox, freshUser } from './session.ts';
+import { connectOutbox, freshUser, round } from './session.ts';
 import { percentile } from './stats.ts';
 import { summarizeTrace, type TraceSummary } from './trace-analysis.ts';
 
@@ -14,12 +15,23 @@ import { summarizeTrace, type TraceSummary } from './trace-analysis.ts';
  * beside it show what the tracer itself costs.
  */
 
+/** Run and run-queue wait time per call of one group of threads (`cpu.ts`), ms. */
+export interface ThreadCost {
+  group: string;
+  runMs: number;
+  waitMs: number;
+}
+
 export interface LatencySummary {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
   /** p99 of each successive block of 100 calls: whether the tail grows as the run goes on. */
   p99ByHundred: number[];
+  /** Per call, the threads of the browser and the server that ran most, and their waits. */
+  threads: ThreadCost[];
+  /** Per call, all of the browser's and the server's threads together. */
+  threadTotal: { runMs: number; waitMs: number };
 }
 
 export interface EnqueueTraceResult {
@@ -38,7 +50,7 @@ const VARIANTS: Array<{ label: string; worker: OutboxWorkerOptions }> = [
   { label: 'no drain (flush and sync kept out)', worker: { flush: false } },
 ];
 
-function latencySummary(latencies: number[]): LatencySummary {
+function latencySummary(latencies: number[]): Omit<LatencySummary, 'threads' | 'threadTotal'> {
   const p99ByHundred: number[] = [];
   for (let at = 0; at < latencies.length; at += 100)
     p99ByHundred.push(percentile(latencies.slice(at, at + 100), 99));
@@ -58,16 +70,31 @@ export async function measureEnqueueTrace(
 ): Promise<EnqueueTraceResult> {
   const variants: EnqueueTraceResult['variants'] = [];
   for (const { label, worker } of VARIANTS) {
-    const latencies = await withProfile(server.url, async (profile) => {
+    const measured = await withProfile(server.url, async (profile) => {
       await connectOutbox(server, profile, freshUser('enqueue-variant'), worker);
       await profile.call((bench, n: number) => bench.outboxEnqueueTraced(n, 0), WARMUP);
+      const before = [...profile.threads(), ...server.threads()];
       const calls = await profile.call(
         (bench, [n, from]: [number, number]) => bench.outboxEnqueueTraced(n, from),
         [options.calls, WARMUP],
       );
-      return calls.map((call) => call.end - call.start);
+      const spent = threadTimesSince(before, [...profile.threads(), ...server.threads()]);
+      return { latencies: calls.map((call) => call.end - call.start), spent };
     });
-    variants.push({ label, options: worker, ...latencySummary(latencies) });
+    const { latencies, spent } = measured;
+    const perCall = (ms: number) => round(ms / latencies.length, 3);
+    variants.push({
+      label,
+      options: worker,
+      ...latencySummary(latencies),
+      threads: spent
+        .filter((t) => t.runMs / latencies.length >= 0.05)
+        .map((t) => ({ group: t.group, runMs: perCall(t.runMs), waitMs: perCall(t.waitMs) })),
+      threadTotal: {
+        runMs: perCall(spent.reduce((sum, t) => sum + t.runMs, 0)),
+        waitMs: perCall(spent.reduce((sum, t) => sum + t.waitMs, 0)),
+      },
+    });
   }
   return withProfile(server.url, async (profile) => {
     const worker = await connectOutbox(server, profile, freshUser('enqueue-traced'), {

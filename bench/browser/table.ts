@@ -54,6 +54,16 @@ export function printTable(browser: BrowserResults, server: unknown): void {
       ),
       `${row('traced worker, whole call', traced.totals)}`,
     );
+    out.push('  threads per call (run + waiting for a CPU, ms; /proc schedstat):');
+    for (const v of variants) {
+      const top = v.threads
+        .slice(0, 6)
+        .map((t) => `${t.group} ${t.runMs.toFixed(2)}+${t.waitMs.toFixed(2)}`)
+        .join(', ');
+      out.push(
+        `    ${v.label}: all ${v.threadTotal.runMs.toFixed(2)}+${v.threadTotal.waitMs.toFixed(2)}; ${top}`,
+      );
+    }
     for (const part of PARTS) {
       out.push(
         `${row(`  ${PART_LABELS[part]}`, traced.parts[part])}${pad(ms(slow.meanParts[part]), 8)}`,
