@@ -11,6 +11,15 @@ import type { BenchServer } from './server.ts';
 
 export type System = 'outbox' | 'workbox';
 
+/** How our outbox sends: batches through the advertised endpoint, or one request per row. */
+export type SendMode = 'batches' | 'single';
+
+/** The worker variant of each send mode (`outboxWorkerUrl`). */
+export const SEND_MODE_WORKER: Record<SendMode, OutboxWorkerOptions> = {
+  batches: {},
+  single: { batch: false },
+};
+
 let userSeq = 0;
 const RUN = Date.now().toString(36);
 /** A user no other measurement writes as. */

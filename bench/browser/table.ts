@@ -5,6 +5,8 @@ import { PART_LABELS, PARTS } from './trace-analysis.ts';
 
 const pad = (value: unknown, width: number) => String(value).padStart(width);
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : '—');
+/** `batches`, `single` (ours) or `workbox`. */
+const systemLabel = (r: { system: string; mode?: string }) => r.mode ?? r.system;
 const drainLabel = (o: { rows: number; latencyMs: number }) =>
   `${o.rows.toLocaleString('en')} rows, +${o.latencyMs} ms`;
 
@@ -36,7 +38,7 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     );
     for (const r of browser.enqueue) {
       out.push(
-        `  ${`${r.system} (${r.network})`.padEnd(36)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad(r.sequentialPerSecond, 8)}${pad(r.concurrent.perSecond, 17)}`,
+        `  ${`${r.system} (${[r.network, r.variant].filter(Boolean).join(', ')})`.padEnd(36)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad(r.sequentialPerSecond, 8)}${pad(r.concurrent.perSecond, 17)}`,
       );
     }
   }
@@ -90,25 +92,24 @@ export function printTable(browser: BrowserResults, server: unknown): void {
   if (browser.drains) {
     out.push(
       '',
-      'flush throughput, rows/s        outbox   workbox   ratio   drained in (outbox | workbox)',
+      'flush throughput, rows/s      batches   single   workbox   batches/workbox   single/workbox',
     );
-    for (const { options, outbox, workbox, ratio } of browser.drains) {
-      const detail = (r: typeof outbox) =>
-        `${r.drained}${r.complete ? '' : ` of ${r.rows}`} in ${r.seconds} s`;
+    for (const { options, batches, single, workbox, ratios } of browser.drains) {
       out.push(
-        `  ${drainLabel(options).padEnd(28)}${pad(outbox.rowsPerSecond, 9)}${pad(workbox.rowsPerSecond, 10)}${pad(`${ratio}×`, 8)}   ${detail(outbox)} | ${detail(workbox)}`,
+        `  ${drainLabel(options).padEnd(26)}${pad(batches.rowsPerSecond, 10)}${pad(single.rowsPerSecond, 9)}${pad(workbox.rowsPerSecond, 10)}${pad(`${ratios.batches}×`, 18)}${pad(`${ratios.single}×`, 17)}`,
       );
     }
     out.push(
       '',
-      'cost per drained row             CPU ms browser   CPU ms server   IDB transactions (read+write)',
+      'cost per drained row                     CPU ms browser   CPU ms server   IDB transactions (read+write)   rows per batch   drained in',
     );
-    for (const { options, outbox, workbox } of browser.drains) {
-      for (const r of [outbox, workbox]) {
+    for (const { options, batches, single, workbox } of browser.drains) {
+      for (const r of [batches, single, workbox]) {
         const cpu = r.cpuMsPerRow;
         const tx = r.transactionsPerRow;
+        const perBatch = r.batches > 0 ? (r.drained / r.batches).toFixed(1) : '—';
         out.push(
-          `  ${`${drainLabel(options)}, ${r.system}`.padEnd(32)}${pad(cpu ? ms(cpu.browser) : '—', 14)}${pad(cpu ? ms(cpu.server) : '—', 16)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 16)}`,
+          `  ${`${drainLabel(options)}, ${systemLabel(r)}`.padEnd(40)}${pad(cpu ? ms(cpu.browser) : '—', 14)}${pad(cpu ? ms(cpu.server) : '—', 16)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 16)}${pad(perBatch, 31)}   ${r.drained}${r.complete ? '' : ` of ${r.rows}`} in ${r.seconds} s`,
         );
       }
     }
@@ -135,11 +136,12 @@ export function printTable(browser: BrowserResults, server: unknown): void {
   if (browser.loss) {
     out.push(
       '',
-      'response loss           rows   drop   effects   duplicate   missing   replays   queue retries   seconds',
+      'response loss           rows   drop   effects   duplicate   missing   replays   queue retries   batch requests   seconds',
     );
-    for (const r of [browser.loss.outbox, browser.loss.workbox]) {
+    const { batches, single, workbox } = browser.loss;
+    for (const r of [batches, single, workbox]) {
       out.push(
-        `  ${r.system.padEnd(20)}${pad(r.rows, 7)}${pad(`${r.dropRate * 100}%`, 7)}${pad(r.effects, 10)}${pad(r.duplicateEffects, 12)}${pad(r.missing, 10)}${pad(r.replays, 10)}${pad(r.queueRetries, 16)}${pad(r.seconds, 10)}`,
+        `  ${systemLabel(r).padEnd(20)}${pad(r.rows, 7)}${pad(`${r.dropRate * 100}%`, 7)}${pad(r.effects, 10)}${pad(r.duplicateEffects, 12)}${pad(r.missing, 10)}${pad(r.replays, 10)}${pad(r.queueRetries, 16)}${pad(r.batches, 17)}${pad(r.seconds, 10)}`,
       );
     }
   }

@@ -12,11 +12,15 @@ import { installTrace } from './trace.ts';
 
 /**
  * The bench's outbox worker: the engine as an app would configure it (the `notes` collection of
- * the reference server through `restHandler`, concurrency 4, default lease and batch size), plus
- * hooks on `self.bench` that the runner calls through Playwright to fill, seed and time it.
- * The worker URL's query picks a variant (`outboxWorkerUrl`): `trace=1` records a timeline of
- * the worker (`trace.ts`) before the engine exists, so every transaction is seen; `flush=0`
- * keeps page flush messages and `sync` from the engine; `fetch=stub` answers in the worker.
+ * the reference server through `restHandler`, concurrency 4, default lease, scan and batch
+ * sizes, batches through the endpoint the server advertises), plus hooks on `self.bench` that
+ * the runner calls through Playwright to fill, seed and time it.
+ *
+ * The worker URL's query picks a variant (`outboxWorkerUrl`): `batch=0` sends one request per
+ * row, `linger=<ms>` sets the batch linger; `trace=1` records a timeline of the worker
+ * (`trace.ts`), installed before the engine exists so that every transaction is seen; `flush=0`
+ * keeps the page's flush messages and `sync` from the engine; `fetch=stub` answers every
+ * request in the worker.
  */
 
 const CONCURRENCY = 4;
@@ -41,9 +45,20 @@ const stubFetch: typeof fetch = async () =>
     headers: { 'content-type': 'application/json', etag: '"1"' },
   });
 
+/** `batch=0`: one request per row; `linger=<ms>`: the batch linger; neither: the defaults. */
+const batch =
+  query.get('batch') === '0'
+    ? (false as const)
+    : query.has('linger')
+      ? { lingerMs: Number(query.get('linger')) }
+      : undefined;
+
 let onClaimed: (() => void) | undefined;
 const engine = createOutboxEngine({
-  collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
+  collections: {
+    notes: restHandler({ baseUrl: '/api/notes', ...(batch === false ? { batch } : {}) }),
+  },
+  ...(batch === undefined ? {} : { batch }),
   concurrency: CONCURRENCY,
   ...(query.get('fetch') === 'stub' ? { fetch: stubFetch } : {}),
   onEvent(event) {

@@ -103,6 +103,13 @@ export interface WorkboxReply {
 
 /** Which variant of the outbox worker a page registers: the worker URL's query. */
 export interface OutboxWorkerOptions {
+  /**
+   * `false`: one request per row (`batch: false`, the engine before batches); otherwise the
+   * engine's default, batches through the endpoint the server advertises (SPEC §15.1).
+   */
+  batch?: boolean;
+  /** The batch linger (`batch.lingerMs`) instead of the engine's default. */
+  lingerMs?: number;
   /** Record a timeline of the worker (`app/trace.ts`). */
   trace?: boolean;
   /**
@@ -120,6 +127,8 @@ export interface OutboxWorkerOptions {
 /** The outbox worker's URL for `options`: the default worker has no query. */
 export function outboxWorkerUrl(options: OutboxWorkerOptions = {}): string {
   const query = new URLSearchParams();
+  if (options.batch === false) query.set('batch', '0');
+  if (options.lingerMs !== undefined) query.set('linger', String(options.lingerMs));
   if (options.trace) query.set('trace', '1');
   if (options.flush === false) query.set('flush', '0');
   if (options.stubFetch) query.set('fetch', 'stub');
