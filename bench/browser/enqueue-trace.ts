@@ -1,5 +1,6 @@
 import type { OutboxWorkerOptions, PageCallTrace, TraceEvent } from './app/protocol.ts';
 import { outboxHooks, withProfile } from './chromium.ts';
+import { startChromiumTrace } from './chromium-trace.ts';
 import { threadTimesSince } from './cpu.ts';
 import type { BenchServer } from './server.ts';
 import { connectOutbox, freshUser, round } from './session.ts';
@@ -101,16 +102,18 @@ export async function measureEnqueueTrace(
       trace: true,
     });
     await profile.call((bench, n: number) => bench.outboxEnqueueTraced(n, 0), WARMUP);
+    const stopTrace = await startChromiumTrace(profile.page);
     await outboxHooks(worker, async (hooks) => hooks.trace());
     const calls = await profile.call(
       (bench, [n, from]: [number, number]) => bench.outboxEnqueueTraced(n, from),
       [options.calls, WARMUP],
     );
     const events = await outboxHooks(worker, async (hooks) => hooks.trace());
+    const chromium = await stopTrace();
     return {
       calls: calls.length,
       variants,
-      traced: summarizeTrace(calls, events, SLOW_MS),
+      traced: summarizeTrace(calls, events, SLOW_MS, chromium),
       raw: { calls, events },
     };
   });

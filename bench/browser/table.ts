@@ -71,6 +71,24 @@ export function printTable(browser: BrowserResults, server: unknown): void {
         `${row(`  ${PART_LABELS[part]}`, traced.parts[part])}${pad(ms(slow.meanParts[part]), 8)}`,
       );
     }
+    if (traced.backend) {
+      const { all, slow: slowBackend, gc, slowWithGc, matched } = traced.backend;
+      const labels = {
+        toBackendMs: 'transaction() → registered in the backend',
+        queuedMs: 'registered → first operation (queued)',
+        commitMs: 'backend commit (write + sync), wall',
+        commitCpuMs: 'backend commit, CPU',
+      } as const;
+      out.push(
+        `  the enqueue transaction in the IndexedDB backend (Chromium trace, ${matched} matched):`,
+      );
+      for (const [key, label] of Object.entries(labels) as [keyof typeof labels, string][]) {
+        out.push(`${row(`  ${label}`, all[key])}${pad(ms(slowBackend[key].meanMs), 8)}`);
+      }
+      out.push(
+        `  GC pauses on the worker's and the page's threads: ${gc.count}, longest ${ms(gc.maxMs)} ms, ${ms(gc.totalMs)} ms in all; slow calls with one: ${slowWithGc} of ${slow.calls}`,
+      );
+    }
     const counts = (record: Record<string, number>) =>
       Object.entries(record)
         .map(([key, n]) => `${key} ${n}`)

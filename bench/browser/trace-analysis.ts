@@ -1,4 +1,5 @@
 import type { PageCallTrace, TraceEvent, TraceTx } from './app/protocol.ts';
+import type { BackendTx, ChromiumTrace } from './chromium-trace.ts';
 import { percentile } from './stats.ts';
 
 /**
@@ -47,6 +48,18 @@ export interface TracedCall {
   notices: number;
   /** Other messages and events the worker handled during the call (ping, flush, sync). */
   workerEvents: Record<string, number>;
+  /** From the Chromium trace: the enqueue's transaction in the IndexedDB backend, GC pauses. */
+  backend?: {
+    /** `transaction()` called → the backend registered it (IPC, the backend's thread). */
+    toBackendMs: number;
+    /** Registered → its first operation ran: the wait behind other transactions. */
+    queuedMs: number;
+    /** The backend's commit (LevelDB write and sync), wall and CPU. */
+    commitMs: number;
+    commitCpuMs: number;
+  };
+  /** GC pauses on the worker's and the page's threads during the call, ms. */
+  gcMs?: number;
 }
 
 export interface TraceSummary {
@@ -67,19 +80,63 @@ export interface TraceSummary {
   /** Every transaction of the window, by kind: count and duration (open → complete). */
   transactions: Record<string, { count: number; p50Ms: number; p99Ms: number; maxMs: number }>;
   stalls: { count: number; maxMs: number; totalMs: number };
+  /** From the Chromium trace, when one was recorded: the enqueue transactions in the backend. */
+  backend?: {
+    matched: number;
+    all: BackendParts;
+    slow: BackendParts;
+    /** GC pauses on the worker's and the page's threads in the whole window. */
+    gc: { count: number; maxMs: number; totalMs: number };
+    /** Slow calls that a GC pause overlapped. */
+    slowWithGc: number;
+  };
   /** The slowest calls, each with its parts (for the README's reading of a tail). */
   slowest: TracedCall[];
 }
 
+/** p50/p99/max of each backend part of the enqueue transactions of a set of calls, ms. */
+export type BackendParts = Record<
+  'toBackendMs' | 'queuedMs' | 'commitMs' | 'commitCpuMs',
+  { p50Ms: number; p99Ms: number; maxMs: number; meanMs: number }
+>;
+
 const round2 = (value: number) => Math.round(value * 100) / 100;
+
+function backendParts(calls: TracedCall[]): BackendParts {
+  const keys = ['toBackendMs', 'queuedMs', 'commitMs', 'commitCpuMs'] as const;
+  const parts = {} as BackendParts;
+  for (const key of keys) {
+    const values = calls.flatMap((call) => (call.backend ? [call.backend[key]] : []));
+    parts[key] = {
+      ...summary(values),
+      meanMs: round2(values.reduce((a, b) => a + b, 0) / Math.max(1, values.length)),
+    };
+  }
+  return parts;
+}
 const summary = (values: number[]) => ({
   p50Ms: percentile(values, 50),
   p99Ms: percentile(values, 99),
   maxMs: round2(Math.max(...values)),
 });
 
+/** The backend transaction whose `complete` dispatch contains the worker's `complete` time. */
+function backendOf(tx: TraceTx, backend: BackendTx[]): BackendTx | undefined {
+  return backend.find(
+    (b) =>
+      b.completeStart !== undefined &&
+      b.completeEnd !== undefined &&
+      tx.end >= b.completeStart - 0.05 &&
+      tx.end <= b.completeEnd + 0.05,
+  );
+}
+
 /** Matches each page call with its worker events and splits its time into {@link PARTS}. */
-export function traceCalls(calls: PageCallTrace[], events: TraceEvent[]): TracedCall[] {
+export function traceCalls(
+  calls: PageCallTrace[],
+  events: TraceEvent[],
+  chromium?: ChromiumTrace,
+): TracedCall[] {
   const callIn = new Map<string, Extract<TraceEvent, { kind: 'call-in' }>>();
   const callOut = new Map<string, number>();
   const enqueueTx = new Map<string, TraceTx>();
@@ -130,6 +187,10 @@ export function traceCalls(calls: PageCallTrace[], events: TraceEvent[]): Traced
           workerEvents[event.type] = (workerEvents[event.type] ?? 0) + 1;
       }
     }
+    const backend = chromium && backendOf(tx, chromium.transactions);
+    const gcMs = chromium?.gc
+      .filter((pause) => pause.at < call.end && pause.at + pause.ms > call.start)
+      .reduce((sum, pause) => sum + pause.ms, 0);
     traced.push({
       id: call.id,
       total: call.end - call.start,
@@ -140,6 +201,17 @@ export function traceCalls(calls: PageCallTrace[], events: TraceEvent[]): Traced
       fetchesInFlight,
       notices,
       workerEvents,
+      ...(backend?.firstOperation !== undefined && backend.commitMs !== undefined
+        ? {
+            backend: {
+              toBackendMs: backend.registered - tx.open,
+              queuedMs: backend.firstOperation - backend.registered,
+              commitMs: backend.commitMs,
+              commitCpuMs: backend.commitCpuMs ?? 0,
+            },
+          }
+        : {}),
+      ...(gcMs === undefined ? {} : { gcMs }),
     });
   }
   return traced;
@@ -150,8 +222,9 @@ export function summarizeTrace(
   calls: PageCallTrace[],
   events: TraceEvent[],
   slowMs: number,
+  chromium?: ChromiumTrace,
 ): TraceSummary {
-  const traced = traceCalls(calls, events);
+  const traced = traceCalls(calls, events, chromium);
   const parts = Object.fromEntries(
     PARTS.map((part) => [part, summary(traced.map((call) => call.parts[part]))]),
   ) as TraceSummary['parts'];
@@ -175,7 +248,25 @@ export function summarizeTrace(
     byKind.set(kind, [...(byKind.get(kind) ?? []), event.end - event.open]);
   }
   const stalls = events.filter((event) => event.kind === 'stall');
+  const first = calls[0]?.start ?? 0;
+  const last = calls[calls.length - 1]?.end ?? 0;
+  const gc = chromium?.gc.filter((pause) => pause.at >= first && pause.at <= last) ?? [];
+  const backend: TraceSummary['backend'] =
+    chromium === undefined
+      ? undefined
+      : {
+          matched: traced.filter((call) => call.backend !== undefined).length,
+          all: backendParts(traced),
+          slow: backendParts(slowCalls),
+          gc: {
+            count: gc.length,
+            maxMs: round2(Math.max(0, ...gc.map((pause) => pause.ms))),
+            totalMs: round2(gc.reduce((sum, pause) => sum + pause.ms, 0)),
+          },
+          slowWithGc: slowCalls.filter((call) => (call.gcMs ?? 0) > 0).length,
+        };
   return {
+    ...(backend === undefined ? {} : { backend }),
     calls: traced.length,
     totals: summary(traced.map((call) => call.total)),
     parts,
