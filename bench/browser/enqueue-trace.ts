@@ -2,6 +2,7 @@ import type { OutboxWorkerOptions, PageCallTrace, TraceEvent } from './app/proto
 import { outboxHooks, withProfile } from './chromium.ts';
 import { startChromiumTrace } from './chromium-trace.ts';
 import { threadTimesSince } from './cpu.ts';
+import { type FsyncSummary, startFsyncProbe } from './fsync-probe.ts';
 import type { BenchServer } from './server.ts';
 import { connectOutbox, freshUser, round } from './session.ts';
 import { percentile } from './stats.ts';
@@ -11,7 +12,8 @@ import { summarizeTrace, type TraceSummary } from './trace-analysis.ts';
  * Online enqueue with its drain running, traced (`--only enqueue-trace`): where the tail of the
  * page's latency comes from. First the same sequential loop on worker variants, each in its own
  * profile: as shipped, with every request answered inside the worker (the drain without network
- * or server), and with no drain at all. Then a profile with `?trace=1` (`app/trace.ts`), whose
+ * or server), with strict commits made relaxed (without the sync to disk), and with no drain at
+ * all; a probe times the disk's own sync meanwhile. Then a profile with `?trace=1` (`app/trace.ts`), whose
  * timeline splits each call into its parts (`trace-analysis.ts`); the shipped variant's numbers
  * beside it show what the tracer itself costs.
  */
@@ -33,6 +35,8 @@ export interface LatencySummary {
   threads: ThreadCost[];
   /** Per call, all of the browser's and the server's threads together. */
   threadTotal: { runMs: number; waitMs: number };
+  /** The disk meanwhile (`fsync-probe.ts`). */
+  fsync: FsyncSummary;
 }
 
 export interface EnqueueTraceResult {
@@ -48,10 +52,13 @@ const WARMUP = 20;
 const VARIANTS: Array<{ label: string; worker: OutboxWorkerOptions }> = [
   { label: 'as shipped', worker: {} },
   { label: 'requests answered in the worker', worker: { stubFetch: true } },
+  { label: 'strict commits relaxed (not durable)', worker: { relaxed: true } },
   { label: 'no drain (flush and sync kept out)', worker: { flush: false } },
 ];
 
-function latencySummary(latencies: number[]): Omit<LatencySummary, 'threads' | 'threadTotal'> {
+function latencySummary(
+  latencies: number[],
+): Omit<LatencySummary, 'threads' | 'threadTotal' | 'fsync'> {
   const p99ByHundred: number[] = [];
   for (let at = 0; at < latencies.length; at += 100)
     p99ByHundred.push(percentile(latencies.slice(at, at + 100), 99));
@@ -75,14 +82,16 @@ export async function measureEnqueueTrace(
       await connectOutbox(server, profile, freshUser('enqueue-variant'), worker);
       await profile.call((bench, n: number) => bench.outboxEnqueueTraced(n, 0), WARMUP);
       const before = [...profile.threads(), ...server.threads()];
+      const stopProbe = await startFsyncProbe();
       const calls = await profile.call(
         (bench, [n, from]: [number, number]) => bench.outboxEnqueueTraced(n, from),
         [options.calls, WARMUP],
       );
+      const fsync = await stopProbe();
       const spent = threadTimesSince(before, [...profile.threads(), ...server.threads()]);
-      return { latencies: calls.map((call) => call.end - call.start), spent };
+      return { latencies: calls.map((call) => call.end - call.start), spent, fsync };
     });
-    const { latencies, spent } = measured;
+    const { latencies, spent, fsync } = measured;
     const perCall = (ms: number) => round(ms / latencies.length, 3);
     variants.push({
       label,
@@ -95,6 +104,7 @@ export async function measureEnqueueTrace(
         runMs: perCall(spent.reduce((sum, t) => sum + t.runMs, 0)),
         waitMs: perCall(spent.reduce((sum, t) => sum + t.waitMs, 0)),
       },
+      fsync,
     });
   }
   return withProfile(server.url, async (profile) => {

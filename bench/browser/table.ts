@@ -52,7 +52,8 @@ export function printTable(browser: BrowserResults, server: unknown): void {
       '',
       `online enqueue, traced (${traced.calls} calls)         p50 ms   p99 ms   max ms   mean of the ${slow.calls} over ${slow.thresholdMs} ms`,
       ...variants.map(
-        (v) => `${row(`${v.label}`, v)}   p99 per 100: ${v.p99ByHundred.map(ms).join(' ')}`,
+        (v) =>
+          `${row(`${v.label}`, v)}   p99 per 100: ${v.p99ByHundred.map(ms).join(' ')}; disk sync p50/p99/max ${ms(v.fsync.p50Ms)}/${ms(v.fsync.p99Ms)}/${ms(v.fsync.maxMs)}`,
       ),
       `${row('traced worker, whole call', traced.totals)}`,
     );

@@ -20,7 +20,7 @@ import { installTrace } from './trace.ts';
  * row, `linger=<ms>` sets the batch linger; `trace=1` records a timeline of the worker
  * (`trace.ts`), installed before the engine exists so that every transaction is seen; `flush=0`
  * keeps the page's flush messages and `sync` from the engine; `fetch=stub` answers every
- * request in the worker.
+ * request in the worker; `durability=relaxed` commits strict transactions relaxed.
  */
 
 const CONCURRENCY = 4;
@@ -35,6 +35,15 @@ if (query.get('flush') === '0') {
   scope.addEventListener('message', (event) => {
     if ((event.data as { type?: unknown } | null)?.type === FLUSH_MESSAGE) swallow(event);
   });
+}
+
+if (query.get('durability') === 'relaxed') {
+  const transaction = IDBDatabase.prototype.transaction;
+  IDBDatabase.prototype.transaction = function (this: IDBDatabase, stores, mode, options) {
+    const relaxed =
+      options?.durability === 'strict' ? { ...options, durability: 'relaxed' as const } : options;
+    return transaction.call(this, stores, mode, relaxed);
+  } as typeof transaction;
 }
 
 let stubbed = 0;

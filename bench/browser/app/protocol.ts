@@ -122,6 +122,11 @@ export interface OutboxWorkerOptions {
    * fetching: the drain keeps its claims, settles and notices but makes no request.
    */
   stubFetch?: boolean;
+  /**
+   * Commit `strict` transactions with `relaxed` durability (an ablation: what the sync to disk
+   * costs an enqueue; such an enqueue is not durable when it resolves).
+   */
+  relaxed?: boolean;
 }
 
 /** The outbox worker's URL for `options`: the default worker has no query. */
@@ -132,6 +137,7 @@ export function outboxWorkerUrl(options: OutboxWorkerOptions = {}): string {
   if (options.trace) query.set('trace', '1');
   if (options.flush === false) query.set('flush', '0');
   if (options.stubFetch) query.set('fetch', 'stub');
+  if (options.relaxed) query.set('durability', 'relaxed');
   const search = query.toString();
   return search === '' ? '/outbox-sw.js' : `/outbox-sw.js?${search}`;
 }
