@@ -94,6 +94,15 @@ export function printTable(browser: BrowserResults, server: unknown): void {
       Object.entries(record)
         .map(([key, n]) => `${key} ${n}`)
         .join(', ') || 'none';
+    for (const call of traced.slowest.slice(0, 3)) {
+      const parts = PARTS.map((part) => `${part} ${call.parts[part].toFixed(1)}`).join(' + ');
+      const backend = call.backend
+        ? `; backend queued ${call.backend.queuedMs.toFixed(1)}, commit ${call.backend.commitMs.toFixed(1)}`
+        : '';
+      out.push(
+        `  slowest: ${call.total.toFixed(1)} ms = ${parts}${backend}; gc ${(call.gcMs ?? 0).toFixed(1)}`,
+      );
+    }
     out.push(
       `  slow calls: largest part ${counts(slow.largestPart)}`,
       `  transactions that ran first while a slow call's waited, per call: ${counts(slow.ranAheadPerCall)}`,

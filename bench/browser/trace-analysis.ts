@@ -298,6 +298,17 @@ export function summarizeTrace(
       .map((call) => ({
         ...call,
         total: round2(call.total),
+        ...(call.backend
+          ? {
+              backend: {
+                toBackendMs: round2(call.backend.toBackendMs),
+                queuedMs: round2(call.backend.queuedMs),
+                commitMs: round2(call.backend.commitMs),
+                commitCpuMs: round2(call.backend.commitCpuMs),
+              },
+            }
+          : {}),
+        ...(call.gcMs === undefined ? {} : { gcMs: round2(call.gcMs) }),
         parts: Object.fromEntries(PARTS.map((part) => [part, round2(call.parts[part])])) as Record<
           Part,
           number
