@@ -16,6 +16,11 @@ import type { OutboxStore } from '../model/store.ts';
 export interface OutboxTuning {
   /** Claim lease (§4). Default 10 s. */
   leaseMs: number;
+  /**
+   * How long before its claim ends a request may still leave (§4); default 20 % of the lease.
+   * Whatever is awaited before the wire (the `auth` hook) counts against the claim.
+   */
+  sendMarginMs?: number;
   /** Records sent at once; rows of one record never overlap (§7, G4). Default 4. */
   concurrency: number;
   /** Rows read and claimed per selection batch (§7). Default 50. */
@@ -30,6 +35,21 @@ export interface OutboxTuning {
   conflictLedgerMax: number;
   /** Conflict successors for one record in one flush before `conflict_storm` (§10). Default 3. */
   maxConflictSuccessors: number;
+  /** Many rows per request where the server takes batches (§15.1); `false` sends each alone. */
+  batch: BatchTuning | false;
+}
+
+/** How rows travel in batches (SPEC §15.1). */
+export interface BatchTuning {
+  /** Most rows in one batch. Default 50. */
+  maxRows?: number;
+  /** Most bytes of items in one batch. Default 256 KiB. */
+  maxBytes?: number;
+  /**
+   * How long a flush that an enqueue triggered waits for more rows to fill a batch (the
+   * scheduler's, §15.1); an explicit flush never waits. Default 5 ms.
+   */
+  lingerMs?: number;
 }
 
 /** Everything a core needs: ports, handlers and identity. One core = one holder (§4). */

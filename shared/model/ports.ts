@@ -33,7 +33,20 @@ export type TransportResult =
   | { kind: 'network_error'; message: string }
   | { kind: 'timeout' }
   | { kind: 'auth_unavailable' }
-  | { kind: 'refused'; code: 'origin_not_allowed'; message: string };
+  | { kind: 'refused'; code: 'origin_not_allowed'; message: string }
+  /** Nothing left: the claim's deadline passed before the request could go (SPEC §4). */
+  | { kind: 'not_sent'; code: 'lease_lapsed'; message: string };
+
+/**
+ * When a claimed request must be on the wire by, and when it is aborted, in the holder's clock
+ * (SPEC §4): everything awaited before it leaves (credentials, encoding) counts against the claim.
+ */
+export interface SendDeadline {
+  /** The request is put on the wire only while this is still ahead: `expiresAt` − margin. */
+  leaveBy: number;
+  /** The claim's `expiresAt`: a request still running then is aborted. */
+  abortAt: number;
+}
 
 /** The outcome of a receipt lookup by request id (§8, §15 `GET /idempotency/<key>`). */
 export type ReceiptLookup =
@@ -56,7 +69,11 @@ export type HistoryLookup =
 
 /** Sends stored request bytes, adding credentials at send time (auth is never stored, §2). */
 export interface Transport {
-  send(request: RowRequest, ctx: { owner: string; collection: string }): Promise<TransportResult>;
+  /** `deadline`, when given, bounds the attempt by its claim (SPEC §4); past it, `not_sent`. */
+  send(
+    request: RowRequest,
+    ctx: { owner: string; collection: string; deadline?: SendDeadline },
+  ): Promise<TransportResult>;
   lookupReceipt(
     requestId: string,
     ctx: { owner: string; collection: string; url: string },
@@ -66,4 +83,34 @@ export interface Transport {
    * credentials (SPEC §10.1). A transport without it cannot restore (`history_unavailable`).
    */
   lookupHistory?(url: string, ctx: { owner: string; collection: string }): Promise<HistoryLookup>;
+  /**
+   * The batch endpoint a request may travel through (SPEC §15.1) and its limits: `url`, the
+   * handler's configured endpoint, when given; else the one the request's origin advertised.
+   * Undefined sends the request alone: no endpoint is known, the origin takes no batches, or
+   * the endpoint is on another origin. A transport without it sends every request alone.
+   */
+  batchRoute?(request: RowRequest, ctx: { owner: string; url?: string }): BatchRoute | undefined;
+  /**
+   * Sends claimed requests through one batch route: one result per request, in order, each what
+   * the request alone would have got (a batch-level 401, 429, 503 or lost answer repeated for
+   * every request). Requests that the route cannot carry together still go, alone or in smaller
+   * batches, under the same deadline. `'unsupported'` when the endpoint took none of them (it
+   * takes no batches, or refused this envelope) and nothing ran: the caller sends each request
+   * alone under its claim.
+   */
+  sendBatch?(
+    route: BatchRoute,
+    requests: readonly RowRequest[],
+    ctx: { owner: string; deadline: SendDeadline },
+  ): Promise<TransportResult[] | 'unsupported'>;
+}
+
+/** Where a batch of requests goes and how much it may carry (SPEC §15.1). */
+export interface BatchRoute {
+  /** Absolute URL of the batch endpoint. */
+  url: string;
+  /** Most requests in one batch. */
+  maxRows: number;
+  /** Most bytes of items in one batch. */
+  maxBytes: number;
 }

@@ -1,13 +1,31 @@
 import type { RecordVersion } from '../model/history.ts';
 import type { Json } from '../model/json.ts';
-import type { HistoryLookup, ReceiptLookup, Transport, TransportResult } from '../model/ports.ts';
+import type {
+  Clock,
+  HistoryLookup,
+  ReceiptLookup,
+  SendDeadline,
+  Transport,
+  TransportResult,
+} from '../model/ports.ts';
 import type { RowRequest } from '../model/row.ts';
+import { BATCH_MIN_LIMITS } from '../wire/batch.ts';
 import { formatIdempotencyKey, HEADER } from '../wire/protocol.ts';
+import { createBatchBook } from './batch-book.ts';
+import { sendBatches } from './batch-send.ts';
 
 /**
  * The `fetch` transport (SPEC §14), shared by the service worker and the page sender. It sends
  * the stored request bytes as they are, adds credentials at send time (they are never stored,
- * §2), refuses URLs outside `allowedOrigins`, and bounds every attempt with a timeout.
+ * §2), refuses URLs outside `allowedOrigins`, and bounds every attempt with a timeout. A send
+ * made under a claim's deadline (SPEC §4) is bounded by it as a whole: the `auth` hook and the
+ * request's assembly count against it, nothing leaves once `leaveBy` has passed by the holder's
+ * clock, and a request still running at `abortAt` is aborted.
+ *
+ * Batches (SPEC §15.1): the transport keeps a book of batch endpoints per origin
+ * (`batch-book.ts`) — learned from the `Link` its answers carry, same origin only, or configured
+ * by a handler — and sends many rows as one request through one (`batch-send.ts`), under the
+ * earliest deadline of their claims.
  */
 
 /** Credentials for an owner: headers to add, `{}` for cookie sessions, null when none exist. */
@@ -26,6 +44,10 @@ export interface FetchTransportOptions {
   /** `same-origin` by default, so cookie sessions need nothing (§13). */
   credentials?: RequestCredentials;
   fetch?: typeof fetch;
+  /** The holder's clock, which claim deadlines are in (§4). Default: the system clock. */
+  clock?: Clock;
+  /** The largest batch to send, whatever a server takes (§15.1). Default 50 rows, 256 KiB. */
+  batch?: { maxRows?: number; maxBytes?: number };
 }
 
 type Fetched =
@@ -36,10 +58,19 @@ type Fetched =
 export function createFetchTransport(options: FetchTransportOptions): Transport {
   const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const allowed = new Set(options.allowedOrigins.map((origin) => new URL(origin).origin));
+  const now = () => (options.clock ?? Date).now();
+  const book = createBatchBook({
+    maxItems: options.batch?.maxRows ?? BATCH_MIN_LIMITS.maxItems,
+    maxBytes: options.batch?.maxBytes ?? BATCH_MIN_LIMITS.maxBytes,
+  });
 
-  async function attempt(url: URL, init: RequestInit): Promise<Fetched> {
+  async function attempt(
+    url: URL,
+    init: RequestInit,
+    timeoutMs = options.timeoutMs,
+  ): Promise<Fetched> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
       const response = await doFetch(url.href, {
         ...init,
@@ -91,29 +122,80 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
     return { url, auth };
   }
 
-  return {
-    async send(request: RowRequest, ctx): Promise<TransportResult> {
-      const prepared = await prepare(request.url, options.baseUrl, ctx.owner);
-      if (!('url' in prepared)) return prepared;
+  /**
+   * One request under a claim's deadline (SPEC §4): `init` gets the credentials and builds the
+   * request; the answer's `Link` teaches the batch book its origin's endpoint (§15.1).
+   */
+  async function deliver(
+    rawUrl: string,
+    owner: string,
+    deadline: SendDeadline | undefined,
+    init: (auth: Record<string, string>) => RequestInit,
+  ): Promise<TransportResult> {
+    if (deadline !== undefined && now() >= deadline.leaveBy) return lapsed('before it started');
+    const prepared = await withinDeadline(prepare(rawUrl, options.baseUrl, owner), deadline, now);
+    if (prepared === LAPSED) return lapsed(`while auth(${owner}) was awaited`);
+    if (!('url' in prepared)) return prepared;
+    const request = init(prepared.auth);
+    // The last look before the wire: whatever the hook or the assembly took counts (§4).
+    if (deadline !== undefined && now() >= deadline.leaveBy) return lapsed('before it could leave');
+    const fetched = await attempt(
+      prepared.url,
+      { ...request, credentials: options.credentials ?? 'same-origin' },
+      deadline === undefined
+        ? options.timeoutMs
+        : Math.min(options.timeoutMs, deadline.abortAt - now()),
+    );
+    if (fetched.kind !== 'ok') return fetched;
+    const headers = lowerCaseHeaders(fetched.response.headers);
+    book.noteLink(prepared.url, headers[HEADER.link]);
+    return { kind: 'response', status: fetched.response.status, headers, body: fetched.body };
+  }
+
+  const send: Transport['send'] = (request, ctx) =>
+    deliver(request.url, ctx.owner, ctx.deadline, (auth) => {
       const headers = new Headers(request.headers);
       // A row that names its key header (or none, §22) carries it as stored; older rows may not.
       if (request.keyHeader === undefined && !headers.has(HEADER.idempotencyKey)) {
         headers.set(HEADER.idempotencyKey, formatIdempotencyKey(request.requestId));
       }
-      for (const [name, value] of Object.entries(prepared.auth)) headers.set(name, value);
-      const fetched = await attempt(prepared.url, {
-        method: request.method,
-        headers,
-        body: request.body,
-        credentials: options.credentials ?? 'same-origin',
-      });
-      if (fetched.kind !== 'ok') return fetched;
-      return {
-        kind: 'response',
-        status: fetched.response.status,
-        headers: lowerCaseHeaders(fetched.response.headers),
-        body: fetched.body,
-      };
+      for (const [name, value] of Object.entries(auth)) headers.set(name, value);
+      return { method: request.method, headers, body: request.body };
+    });
+
+  /** Resolves a URL as request URLs are; undefined when it is none or not an allowed origin. */
+  const resolve = (rawUrl: string): URL | undefined => {
+    try {
+      const url = new URL(rawUrl, options.baseUrl);
+      return allowed.has(url.origin) ? url : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  return {
+    send,
+
+    batchRoute(request, ctx) {
+      // The batch protocol carries the key as Idempotency-Key: rows with their own go alone.
+      if (request.keyHeader !== undefined) return undefined;
+      const target = resolve(request.url);
+      const configured = ctx.url === undefined ? undefined : resolve(ctx.url);
+      if (target === undefined || (ctx.url !== undefined && configured === undefined))
+        return undefined;
+      return book.route(target, configured);
+    },
+
+    sendBatch(route, requests, ctx) {
+      const single = (request: RowRequest) =>
+        send(request, { owner: ctx.owner, collection: '', deadline: ctx.deadline });
+      const post = (url: string, body: string) =>
+        deliver(url, ctx.owner, ctx.deadline, (auth) => ({
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body,
+        }));
+      return sendBatches({ book, baseUrl: options.baseUrl, post, single }, route, requests);
     },
 
     async lookupReceipt(requestId, ctx): Promise<ReceiptLookup> {
@@ -168,6 +250,34 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
         : { kind: 'found', version };
     },
   };
+}
+
+const LAPSED = Symbol('lapsed');
+
+/** A send refused because its claim's deadline passed before anything left (SPEC §4). */
+function lapsed(when: string): TransportResult {
+  return { kind: 'not_sent', code: 'lease_lapsed', message: `the claim's deadline passed ${when}` };
+}
+
+/**
+ * `work`, or {@link LAPSED} once the deadline's `leaveBy` passes first (by `now`). Whatever the
+ * app's hook does after that is ignored: its result is never used for this send.
+ */
+async function withinDeadline<T>(
+  work: Promise<T>,
+  deadline: SendDeadline | undefined,
+  now: () => number,
+): Promise<T | typeof LAPSED> {
+  if (deadline === undefined) return work;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expiry = new Promise<typeof LAPSED>((resolve) => {
+    timer = setTimeout(() => resolve(LAPSED), Math.max(0, deadline.leaveBy - now()));
+  });
+  try {
+    return await Promise.race([work, expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A `RecordVersionResponse` body (wire/protocol.ts) as a {@link RecordVersion}, or undefined. */

@@ -53,6 +53,8 @@ export interface Sender {
 }
 
 const DEFAULT_LEASE_MS = 10_000;
+/** How long an enqueue's flush waits to fill a batch (SPEC §15.1). */
+const DEFAULT_LINGER_MS = 5;
 
 /** What differs between the worker's sender and the page sender. */
 export interface SenderWiring {
@@ -82,6 +84,8 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
         allowedOrigins: config.allowedOrigins ?? [origin],
         baseUrl: globalThis.location?.href ?? origin,
         timeoutMs: config.requestTimeoutMs ?? config.leaseMs ?? DEFAULT_LEASE_MS,
+        clock,
+        ...(config.batch ? { batch: config.batch } : {}),
         ...(config.fetch ? { fetch: config.fetch } : {}),
       }),
       clock,
@@ -100,6 +104,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
     retryDelayMs: config.backoff?.baseMs ?? 1000,
     maxWakeDelayMs: config.backoff?.maxMs ?? 300_000,
     online: () => globalThis.navigator?.onLine !== false,
+    lingerMs: config.batch === false ? 0 : (config.batch?.lingerMs ?? DEFAULT_LINGER_MS),
     ...(wiring.onRun ? { onRun: wiring.onRun } : {}),
   });
   return { holderId, clock, store, core, scheduler, credentials };
@@ -107,6 +112,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
 
 const TUNING_KEYS = [
   'leaseMs',
+  'sendMarginMs',
   'concurrency',
   'batchSize',
   'backoff',
@@ -114,6 +120,7 @@ const TUNING_KEYS = [
   'receipts',
   'conflictLedgerMax',
   'maxConflictSuccessors',
+  'batch',
 ] as const;
 
 function tuning(config: SenderConfig): Partial<OutboxTuning> {
