@@ -33,6 +33,8 @@ export interface DrainResult {
   cpuMsPerRow?: { browser: number; server: number };
   /** IndexedDB transactions the worker opened per drained row (ours and Workbox's own idb). */
   transactionsPerRow: { readonly: number; readwrite: number };
+  /** IndexedDB requests (get, put, delete, count, cursor steps, …) per drained row. */
+  requestsPerRow: number;
   /** Batch requests the server ran (SPEC §15.1); 0 for one request per row. */
   batches: number;
 }
@@ -169,13 +171,30 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
  */
 const COUNT_TRANSACTIONS = `(() => {
   const scope = globalThis;
-  scope.__benchTransactions = { readonly: 0, readwrite: 0 };
+  scope.__benchTransactions = { readonly: 0, readwrite: 0, requests: 0 };
   if (scope.__benchCounting) return;
   scope.__benchCounting = true;
   const open = IDBDatabase.prototype.transaction;
   IDBDatabase.prototype.transaction = function (stores, mode, options) {
     scope.__benchTransactions[mode === 'readwrite' ? 'readwrite' : 'readonly']++;
     return open.call(this, stores, mode, options);
+  };
+  const methods = ['get', 'getAll', 'getAllKeys', 'getKey', 'count', 'put', 'add', 'delete',
+    'clear', 'openCursor', 'openKeyCursor'];
+  for (const proto of [IDBObjectStore.prototype, IDBIndex.prototype]) {
+    for (const method of methods) {
+      const original = proto[method];
+      if (typeof original !== 'function') continue;
+      proto[method] = function (...args) {
+        scope.__benchTransactions.requests++;
+        return original.apply(this, args);
+      };
+    }
+  }
+  const step = IDBCursor.prototype.continue;
+  IDBCursor.prototype.continue = function (...args) {
+    scope.__benchTransactions.requests++;
+    return step.apply(this, args);
   };
 })()`;
 
@@ -207,6 +226,7 @@ async function timeDrain(
     | 'complete'
     | 'cpuMsPerRow'
     | 'transactionsPerRow'
+    | 'requestsPerRow'
     | 'batches'
   >
 > {
@@ -243,6 +263,7 @@ async function timeDrain(
     const transactions = (await worker.evaluate('globalThis.__benchTransactions')) as {
       readonly: number;
       readwrite: number;
+      requests: number;
     };
     return {
       drained: effects,
@@ -254,6 +275,7 @@ async function timeDrain(
         readonly: round(transactions.readonly / Math.max(effects, 1), 2),
         readwrite: round(transactions.readwrite / Math.max(effects, 1), 2),
       },
+      requestsPerRow: round(transactions.requests / Math.max(effects, 1), 2),
       ...(browserCpu !== undefined && serverCpu !== undefined && effects > 0
         ? {
             cpuMsPerRow: {

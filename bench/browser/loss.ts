@@ -47,7 +47,13 @@ export async function measureLoss(
   options: { rows: number; dropRate: number },
 ): Promise<{ batches: LossResult; single: LossResult; workbox: LossResult }> {
   const single = await outboxLoss(server, options, 'single');
-  const batches = await outboxLoss(server, options, 'batches');
+  // A batch answers for up to 50 rows: five times the rows (100 batches in a full run) give the
+  // loss of whole batch answers enough chances to show.
+  const batches = await outboxLoss(
+    server,
+    { ...options, rows: options.rows * BATCH_LOSS_ROWS },
+    'batches',
+  );
   const { requests, dropRate } = { ...options, requests: single.requests };
   const workbox = await withProfile(server.url, async (profile) => {
     const user = freshUser('loss-workbox');
@@ -66,6 +72,8 @@ export async function measureLoss(
   });
   return { batches: batches.result, single: single.result, workbox };
 }
+
+const BATCH_LOSS_ROWS = 5;
 
 async function outboxLoss(
   server: BenchServer,

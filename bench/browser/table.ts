@@ -129,7 +129,7 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     }
     out.push(
       '',
-      'cost per drained row                     CPU ms browser   CPU ms server   IDB transactions (read+write)   rows per batch   drained in',
+      'cost per drained row                     CPU ms browser   CPU ms server   IDB transactions (read+write)   IDB requests   rows per batch   drained in',
     );
     for (const { options, batches, single, workbox } of browser.drains) {
       for (const r of [batches, single, workbox]) {
@@ -137,7 +137,7 @@ export function printTable(browser: BrowserResults, server: unknown): void {
         const tx = r.transactionsPerRow;
         const perBatch = r.batches > 0 ? (r.drained / r.batches).toFixed(1) : '—';
         out.push(
-          `  ${`${drainLabel(options)}, ${systemLabel(r)}`.padEnd(40)}${pad(cpu ? ms(cpu.browser) : '—', 14)}${pad(cpu ? ms(cpu.server) : '—', 16)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 16)}${pad(perBatch, 31)}   ${r.drained}${r.complete ? '' : ` of ${r.rows}`} in ${r.seconds} s`,
+          `  ${`${drainLabel(options)}, ${systemLabel(r)}`.padEnd(40)}${pad(cpu ? ms(cpu.browser) : '—', 14)}${pad(cpu ? ms(cpu.server) : '—', 16)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 16)}${pad(r.requestsPerRow.toFixed(2), 29)}${pad(perBatch, 17)}   ${r.drained}${r.complete ? '' : ` of ${r.rows}`} in ${r.seconds} s`,
         );
       }
     }
