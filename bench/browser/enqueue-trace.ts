@@ -11,8 +11,8 @@ import { summarizeTrace, type TraceSummary } from './trace-analysis.ts';
 /**
  * Online enqueue with its drain running, traced (`--only enqueue-trace`): where the tail of the
  * page's latency comes from. First the same sequential loop on worker variants, each in its own
- * profile: as shipped, with every request answered inside the worker (the drain without network
- * or server), with strict commits made relaxed (without the sync to disk), and with no drain at
+ * profile: as shipped (batches with the default linger), without linger, one request per row,
+ * with every request answered inside the worker (the drain without network or server), with strict commits made relaxed (without the sync to disk), and with no drain at
  * all; a probe times the disk's own sync meanwhile. Then a profile with `?trace=1` (`app/trace.ts`), whose
  * timeline splits each call into its parts (`trace-analysis.ts`); the shipped variant's numbers
  * beside it show what the tracer itself costs.
@@ -50,7 +50,9 @@ export interface EnqueueTraceResult {
 const WARMUP = 20;
 
 const VARIANTS: Array<{ label: string; worker: OutboxWorkerOptions }> = [
-  { label: 'as shipped', worker: {} },
+  { label: 'as shipped (batches, linger 5 ms)', worker: {} },
+  { label: 'batches, no linger', worker: { lingerMs: 0 } },
+  { label: 'one request per row', worker: { batch: false } },
   { label: 'requests answered in the worker', worker: { stubFetch: true } },
   { label: 'strict commits relaxed (not durable)', worker: { relaxed: true } },
   { label: 'no drain (flush and sync kept out)', worker: { flush: false } },

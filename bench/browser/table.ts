@@ -47,7 +47,7 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     const { variants, traced } = browser.enqueueTrace;
     const { slow } = traced;
     const row = (label: string, r: { p50Ms: number; p99Ms: number; maxMs: number }) =>
-      `  ${label.padEnd(40)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad('', 4)}`;
+      `  ${label.padEnd(42)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad('', 4)}`;
     out.push(
       '',
       `online enqueue, traced (${traced.calls} calls)         p50 ms   p99 ms   max ms   mean of the ${slow.calls} over ${slow.thresholdMs} ms`,
