@@ -12,10 +12,12 @@ import { summarizeTrace, type TraceSummary } from './trace-analysis.ts';
  * Online enqueue with its drain running, traced (`--only enqueue-trace`): where the tail of the
  * page's latency comes from. First the same sequential loop on worker variants, each in its own
  * profile: as shipped (batches with the default linger), without linger, one request per row,
- * with every request answered inside the worker (the drain without network or server), with strict commits made relaxed (without the sync to disk), and with no drain at
- * all; a probe times the disk's own sync meanwhile. Then a profile with `?trace=1` (`app/trace.ts`), whose
- * timeline splits each call into its parts (`trace-analysis.ts`); the shipped variant's numbers
- * beside it show what the tracer itself costs.
+ * every request answered inside the worker (the drain without network or server), strict
+ * commits made relaxed (without the sync to disk), and no drain at all; per variant the run and
+ * run-queue wait time of every thread, and a probe of the disk's own sync. Then a profile with
+ * `?trace=1` (`app/trace.ts`) and a Chromium trace (`chromium-trace.ts`), whose timelines split
+ * each call into its parts (`trace-analysis.ts`); the shipped variant's numbers beside it show
+ * what the tracer itself costs.
  */
 
 /** Run and run-queue wait time per call of one group of threads (`cpu.ts`), ms. */
@@ -71,7 +73,8 @@ function latencySummary(
     p99ByHundred,
   };
 }
-/** The enqueue target's p99 (issue 16): calls above it are the tail examined. */
+
+/** The enqueue target's p99: calls above it are the tail examined. */
 const SLOW_MS = 8;
 
 export async function measureEnqueueTrace(
