@@ -102,7 +102,7 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     const last = raws[raws.length - 1] as { savedAt: number; id: string };
     after = { savedAt: last.savedAt, id: last.id };
     const rows = await decodeBatch(deps, state, raws);
-    const predecessor = await predecessorLookup(deps, rows);
+    const predecessor = await predecessorLookup(deps, state, rows);
     converted += await recoverOrphanIntents(deps, state.owner, rows, predecessor);
     const now = deps.clock.now();
     const candidates = selectSendableRows(
@@ -163,12 +163,17 @@ async function decodeBatch(
 }
 
 /** Looks up every `successorOf` row: from this batch, else from the store. */
-async function predecessorLookup(deps: CoreDeps, rows: Observed[]): Promise<PredecessorLookup> {
+async function predecessorLookup(
+  deps: CoreDeps,
+  state: FlushState,
+  rows: Observed[],
+): Promise<PredecessorLookup> {
   const known = new Map<string, PredecessorState>();
   for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
   return guardStorage('flush', () =>
     lookupPredecessors(
       deps.store,
+      state.owner,
       rows.map(({ row }) => row.successorOf),
       known,
     ),

@@ -43,7 +43,7 @@ export async function settleOutcome(
   let observed: Observation | undefined = reread ? undefined : { raw: sent, row: sent };
   for (let attempt = reread ? 1 : 0; attempt < MAX_SETTLE_PLANS; attempt++) {
     if (observed === undefined) {
-      const raw = await guardStorage('flush', () => deps.store.get(sent.id));
+      const raw = await guardStorage('flush', () => deps.store.get(sent.id, state.owner));
       const decoded = decodeRow(raw);
       observed = { raw, row: decoded.ok ? decoded.row : undefined };
     }
@@ -79,6 +79,9 @@ export async function settleMany(
   settleAlone: (answer: BatchAnswer, reread: boolean) => Promise<void>,
 ): Promise<void> {
   const planned: { answer: BatchAnswer; plan: ReplacePlan }[] = [];
+  // One jitter for the batch: rows that failed together come due together and go as one again.
+  let drawn: number | undefined;
+  const jitter = () => (drawn ??= deps.ids.random());
   const alone: { answer: BatchAnswer; reread: boolean }[] = [];
   for (const answer of answers) {
     const { sent, fence, outcome } = answer;
@@ -88,7 +91,16 @@ export async function settleMany(
     }
     let plan: ReplacePlan | undefined;
     try {
-      plan = await planOutcome(deps, state, sent, fence, outcome, { raw: sent, row: sent }, true);
+      plan = await planOutcome(
+        deps,
+        state,
+        sent,
+        fence,
+        outcome,
+        { raw: sent, row: sent },
+        true,
+        jitter,
+      );
     } catch (error) {
       if (error instanceof FlushStop) throw error;
       alone.push({ answer, reread: false });
@@ -124,6 +136,7 @@ async function planOutcome(
   outcome: Exclude<Outcome, { kind: 'conflict' }>,
   observed: Observation,
   alone: boolean,
+  jitter = () => deps.ids.random(),
 ): Promise<ReplacePlan | undefined> {
   const holder = { owner: state.owner, holderId: deps.holderId, fence };
   const now = deps.clock.now();
@@ -145,7 +158,7 @@ async function planOutcome(
   }
   const attempts = current?.evidence?.attemptCount ?? 1;
   const retryAfter = outcome.kind === 'transient' ? outcome.retryAfterMs : undefined;
-  const nextAttemptAt = now + backoffDelay(attempts, deps.backoff, deps.ids.random(), retryAfter);
+  const nextAttemptAt = now + backoffDelay(attempts, deps.backoff, jitter(), retryAfter);
   const failure = planSettleFailure(current, raw, outcome, { ...holder, now, nextAttemptAt });
   if (failure.kind === 'apply') return failure.plan;
   state.report.stale++;

@@ -25,6 +25,7 @@ async function batchHolder(
   options: {
     batch?: CollectionHandler['batch'];
     wrapStore?: (store: OutboxStore) => OutboxStore;
+    random?: () => number;
   } = {},
 ) {
   const net = modelFetch(world.server, world.clock);
@@ -44,6 +45,7 @@ async function batchHolder(
     transport,
     handlers: { notes: handler },
     ...(options.wrapStore ? { wrapStore: options.wrapStore } : {}),
+    ...(options.random ? { random: options.random } : {}),
   });
   return { holder, net };
 }
@@ -128,6 +130,25 @@ describe.each(STORE_KINDS)('batches on the %s store (SPEC §15.1)', (kind) => {
     expect(world.server.batches).toEqual([keys, keys]);
     expect(keys.map((key) => world.server.effectsFor(key))).toEqual([1, 1, 1, 1]);
     expect(await world.rows()).toEqual([]);
+  });
+
+  it('brings rows that failed together in a batch back together: one backoff for the batch, one request again', async () => {
+    world = await World.create(kind);
+    world.server.batchPath = '/sync/batch';
+    let draw = 0;
+    const { holder, net } = await batchHolder(world, 'A', {
+      batch: { url: '/sync/batch' },
+      random: () => [0.1, 0.5, 0.9][draw++ % 3]!,
+    });
+    for (let i = 0; i < 3; i++) await holder.api.enqueue(createNote({ title: `n${i}` }));
+    world.server.inject('network');
+    const failed = await holder.api.flush();
+    expect(failed).toMatchObject({ transient: 3, stopped: 'offline' });
+    const due = (await world.rows()).map((row) => row.nextAttemptAt);
+    expect(new Set(due).size).toBe(1);
+    world.clock.set(due[0]!);
+    expect(await holder.api.flush()).toMatchObject({ succeeded: 3 });
+    expect(net.wire.map((w) => w.url)).toEqual(['/sync/batch', '/sync/batch']);
   });
 
   it('gives an item that conflicts its durable successor while the other rows of the batch settle', async () => {

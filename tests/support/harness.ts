@@ -2,7 +2,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { createOutboxCore } from '../../shared/core/outbox-core.ts';
 import type { OutboxCore } from '../../shared/core/types.ts';
 import type { CollectionHandler } from '../../shared/model/handler.ts';
-import type { Transport } from '../../shared/model/ports.ts';
+import type { Clock, Transport } from '../../shared/model/ports.ts';
 import type { FlushReport, OutboxApi, OutboxEvent } from '../../shared/model/protocol.ts';
 import { decodeRow, type OutboxRow } from '../../shared/model/row.ts';
 import type { OutboxStore } from '../../shared/model/store.ts';
@@ -66,6 +66,10 @@ export class World {
       wrapStore?: (store: OutboxStore) => OutboxStore;
       /** Sends through this instead of the gate (e.g. the real fetch transport). */
       transport?: Transport;
+      /** The holder's randomness for backoff jitter (a fixed 0.5 by default). */
+      random?: () => number;
+      /** This holder's own clock (skew between holders); the world's by default. */
+      clock?: Clock;
     } = {},
   ): Promise<Holder> {
     const opened = await this.open();
@@ -74,8 +78,11 @@ export class World {
     const core = createOutboxCore({
       store,
       transport: options.transport ?? transport,
-      clock: this.clock,
-      ids: countingIds(`${name}${this.counter++}`),
+      clock: options.clock ?? this.clock,
+      ids: {
+        ...countingIds(`${name}${this.counter++}`),
+        ...(options.random ? { random: options.random } : {}),
+      },
       handlers: options.handlers ?? this.handlers(),
       holderId: name,
       bundle: 'test',
