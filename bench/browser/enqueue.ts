@@ -35,7 +35,7 @@ function enqueueResult(
     calls: latencies.length,
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
-    maxMs: Math.max(...latencies),
+    maxMs: Math.round(Math.max(...latencies) * 100) / 100,
     sequentialPerSecond: Math.round(1000 / mean),
     concurrent: {
       calls: concurrent.calls,

@@ -1,4 +1,5 @@
 import type { BrowserResults } from '../run.ts';
+import { targetLines } from './targets.ts';
 import { PART_LABELS, PARTS } from './trace-analysis.ts';
 
 /** The small table `npm run bench` prints at the end. */
@@ -231,5 +232,6 @@ export function printTable(browser: BrowserResults, server: unknown): void {
       }
     }
   }
+  out.push(...targetLines(browser));
   console.log(out.join('\n'));
 }
