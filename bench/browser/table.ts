@@ -78,6 +78,7 @@ export function printTable(browser: BrowserResults, server: unknown): void {
       const labels = {
         toBackendMs: 'transaction() → registered in the backend',
         queuedMs: 'registered → first operation (queued)',
+        blockedMs: '  of it, another transaction running',
         commitMs: 'backend commit (write + sync), wall',
         commitCpuMs: 'backend commit, CPU',
       } as const;
@@ -98,7 +99,7 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     for (const call of traced.slowest.slice(0, 3)) {
       const parts = PARTS.map((part) => `${part} ${call.parts[part].toFixed(1)}`).join(' + ');
       const backend = call.backend
-        ? `; backend queued ${call.backend.queuedMs.toFixed(1)}, commit ${call.backend.commitMs.toFixed(1)}`
+        ? `; backend queued ${call.backend.queuedMs.toFixed(1)} (behind another ${call.backend.blockedMs.toFixed(1)}), commit ${call.backend.commitMs.toFixed(1)}`
         : '';
       out.push(
         `  slowest: ${call.total.toFixed(1)} ms = ${parts}${backend}; gc ${(call.gcMs ?? 0).toFixed(1)}`,

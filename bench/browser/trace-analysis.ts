@@ -52,8 +52,14 @@ export interface TracedCall {
   backend?: {
     /** `transaction()` called → the backend registered it (IPC, the backend's thread). */
     toBackendMs: number;
-    /** Registered → its first operation ran: the wait behind other transactions. */
+    /** Registered → its first operation ran: queued in the backend. */
     queuedMs: number;
+    /**
+     * The part of `queuedMs` in which another transaction was running in the backend (the
+     * enqueue waits behind it: Chromium runs read-write transactions over one store one at a
+     * time); the rest of the queue is the backend's thread waiting to run at all.
+     */
+    blockedMs: number;
     /** The backend's commit (LevelDB write and sync), wall and CPU. */
     commitMs: number;
     commitCpuMs: number;
@@ -96,14 +102,14 @@ export interface TraceSummary {
 
 /** p50/p99/max of each backend part of the enqueue transactions of a set of calls, ms. */
 export type BackendParts = Record<
-  'toBackendMs' | 'queuedMs' | 'commitMs' | 'commitCpuMs',
+  'toBackendMs' | 'queuedMs' | 'blockedMs' | 'commitMs' | 'commitCpuMs',
   { p50Ms: number; p99Ms: number; maxMs: number; meanMs: number }
 >;
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
 function backendParts(calls: TracedCall[]): BackendParts {
-  const keys = ['toBackendMs', 'queuedMs', 'commitMs', 'commitCpuMs'] as const;
+  const keys = ['toBackendMs', 'queuedMs', 'blockedMs', 'commitMs', 'commitCpuMs'] as const;
   const parts = {} as BackendParts;
   for (const key of keys) {
     const values = calls.flatMap((call) => (call.backend ? [call.backend[key]] : []));
@@ -129,6 +135,26 @@ function backendOf(tx: TraceTx, backend: BackendTx[]): BackendTx | undefined {
       tx.end >= b.completeStart - 0.05 &&
       tx.end <= b.completeEnd + 0.05,
   );
+}
+
+/** How much of `[from, to]` the running spans of the other backend transactions cover, ms. */
+function coveredBy(from: number, to: number, self: BackendTx, all: BackendTx[]): number {
+  const spans = all
+    .filter((t) => t !== self && t.firstOperation !== undefined && t.commitStart !== undefined)
+    .map((t) => [
+      Math.max(from, t.firstOperation!),
+      Math.min(to, t.commitStart! + (t.commitMs ?? 0)),
+    ])
+    .filter(([a, b]) => b! > a!)
+    .sort((x, y) => x[0]! - y[0]!);
+  let covered = 0;
+  let reach = from;
+  for (const [a, b] of spans) {
+    if (b! <= reach) continue;
+    covered += b! - Math.max(a!, reach);
+    reach = b!;
+  }
+  return covered;
 }
 
 /** Matches each page call with its worker events and splits its time into {@link PARTS}. */
@@ -206,6 +232,12 @@ export function traceCalls(
             backend: {
               toBackendMs: backend.registered - tx.open,
               queuedMs: backend.firstOperation - backend.registered,
+              blockedMs: coveredBy(
+                backend.registered,
+                backend.firstOperation,
+                backend,
+                chromium?.transactions ?? [],
+              ),
               commitMs: backend.commitMs,
               commitCpuMs: backend.commitCpuMs ?? 0,
             },
@@ -303,6 +335,7 @@ export function summarizeTrace(
               backend: {
                 toBackendMs: round2(call.backend.toBackendMs),
                 queuedMs: round2(call.backend.queuedMs),
+                blockedMs: round2(call.backend.blockedMs),
                 commitMs: round2(call.backend.commitMs),
                 commitCpuMs: round2(call.backend.commitCpuMs),
               },
