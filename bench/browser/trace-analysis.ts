@@ -126,15 +126,45 @@ const summary = (values: number[]) => ({
   maxMs: round2(Math.max(...values)),
 });
 
-/** The backend transaction whose `complete` dispatch contains the worker's `complete` time. */
-function backendOf(tx: TraceTx, backend: BackendTx[]): BackendTx | undefined {
-  return backend.find(
-    (b) =>
-      b.completeStart !== undefined &&
-      b.completeEnd !== undefined &&
-      tx.end >= b.completeStart - 0.05 &&
-      tx.end <= b.completeEnd + 0.05,
-  );
+/**
+ * Pairs the worker's transactions with the backend's by their `complete` dispatch: the tracer's
+ * `complete` listener runs inside `IDBTransaction::onComplete`. The two clocks (the worker's
+ * `timeOrigin + now()` and the trace's, joined at one mark) may disagree by a constant of about
+ * a millisecond, so the median distance to the nearest dispatch is taken out first; then each
+ * worker transaction takes the nearest unpaired dispatch within a millisecond and a half.
+ */
+function pairWithBackend(
+  txs: TraceTx[],
+  backend: BackendTx[],
+): { pairs: Map<TraceTx, BackendTx>; offset: number } {
+  const dispatched = backend
+    .filter((b) => b.completeStart !== undefined)
+    .sort((a, b) => a.completeStart! - b.completeStart!);
+  const starts = dispatched.map((b) => b.completeStart!);
+  const nearest = (at: number): number => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid]! < at) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0 && Math.abs(starts[lo - 1]! - at) < Math.abs(starts[lo]! - at)) return lo - 1;
+    return lo;
+  };
+  const pairs = new Map<TraceTx, BackendTx>();
+  if (starts.length === 0) return { pairs, offset: 0 };
+  const offsets = txs.map((tx) => tx.end - starts[nearest(tx.end)]!).sort((a, b) => a - b);
+  const offset = offsets[offsets.length >> 1] ?? 0;
+  const used = new Set<number>();
+  for (const tx of txs) {
+    const at = tx.end - offset;
+    const index = nearest(at);
+    if (used.has(index) || Math.abs(starts[index]! - at) > 1.5) continue;
+    used.add(index);
+    pairs.set(tx, dispatched[index]!);
+  }
+  return { pairs, offset };
 }
 
 /** How much of `[from, to]` the running spans of the other backend transactions cover, ms. */
@@ -175,6 +205,10 @@ export function traceCalls(
       if (txKind(event) === 'enqueue') for (const put of event.puts) enqueueTx.set(put.id, event);
     }
   }
+  // `offset` turns a trace time into the worker's clock.
+  const { pairs: paired, offset } = chromium
+    ? pairWithBackend(txs, chromium.transactions)
+    : { pairs: new Map<TraceTx, BackendTx>(), offset: 0 };
   const traced: TracedCall[] = [];
   for (const call of calls) {
     const arrived = callIn.get(call.id);
@@ -213,9 +247,9 @@ export function traceCalls(
           workerEvents[event.type] = (workerEvents[event.type] ?? 0) + 1;
       }
     }
-    const backend = chromium && backendOf(tx, chromium.transactions);
+    const backend = paired.get(tx);
     const gcMs = chromium?.gc
-      .filter((pause) => pause.at < call.end && pause.at + pause.ms > call.start)
+      .filter((pause) => pause.at + offset < call.end && pause.at + offset + pause.ms > call.start)
       .reduce((sum, pause) => sum + pause.ms, 0);
     traced.push({
       id: call.id,
@@ -230,7 +264,7 @@ export function traceCalls(
       ...(backend?.firstOperation !== undefined && backend.commitMs !== undefined
         ? {
             backend: {
-              toBackendMs: backend.registered - tx.open,
+              toBackendMs: backend.registered + offset - tx.open,
               queuedMs: backend.firstOperation - backend.registered,
               blockedMs: coveredBy(
                 backend.registered,
