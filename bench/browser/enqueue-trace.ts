@@ -54,6 +54,7 @@ const WARMUP = 20;
 const VARIANTS: Array<{ label: string; worker: OutboxWorkerOptions }> = [
   { label: 'as shipped (batches, linger 5 ms)', worker: {} },
   { label: 'batches, no linger', worker: { lingerMs: 0 } },
+  { label: 'batches, linger 25 ms', worker: { lingerMs: 25 } },
   { label: 'one request per row', worker: { batch: false } },
   { label: 'requests answered in the worker', worker: { stubFetch: true } },
   { label: 'strict commits relaxed (not durable)', worker: { relaxed: true } },

@@ -110,11 +110,11 @@ export function printTable(browser: BrowserResults, server: unknown): void {
       `  transactions that ran first while a slow call's waited, per call: ${counts(slow.ranAheadPerCall)}`,
       `  per slow call: ${slow.stallsPerCall} worker stalls > 10 ms, ${slow.noticesPerCall} change notices`,
       `  worker stalls > 10 ms in the window: ${traced.stalls.count}, longest ${ms(traced.stalls.maxMs)} ms, ${ms(traced.stalls.totalMs)} ms in all`,
-      '  transactions in the window        count   p50 ms   p99 ms   max ms (opened → completed)',
+      '  transactions in the window        count   p50 ms   p99 ms   max ms (opened → completed)   backend commit p50 / p99 / max ms',
     );
     for (const [kind, t] of Object.entries(traced.transactions)) {
       out.push(
-        `    ${kind.padEnd(30)}${pad(t.count, 7)}${pad(ms(t.p50Ms), 9)}${pad(ms(t.p99Ms), 9)}${pad(ms(t.maxMs), 9)}`,
+        `    ${kind.padEnd(30)}${pad(t.count, 7)}${pad(ms(t.p50Ms), 9)}${pad(ms(t.p99Ms), 9)}${pad(ms(t.maxMs), 9)}${t.commit ? `${''.padEnd(27)}${ms(t.commit.p50Ms)} / ${ms(t.commit.p99Ms)} / ${ms(t.commit.maxMs)}` : ''}`,
       );
     }
   }

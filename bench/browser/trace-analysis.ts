@@ -84,7 +84,17 @@ export interface TraceSummary {
     noticesPerCall: number;
   };
   /** Every transaction of the window, by kind: count and duration (open → complete). */
-  transactions: Record<string, { count: number; p50Ms: number; p99Ms: number; maxMs: number }>;
+  transactions: Record<
+    string,
+    {
+      count: number;
+      p50Ms: number;
+      p99Ms: number;
+      maxMs: number;
+      /** The backend's commit of these (Chromium trace): wall p50/p99/max, ms. */
+      commit?: { p50Ms: number; p99Ms: number; maxMs: number };
+    }
+  >;
   stalls: { count: number; maxMs: number; totalMs: number };
   /** From the Chromium trace, when one was recorded: the enqueue transactions in the backend. */
   backend?: {
@@ -308,10 +318,17 @@ export function summarizeTrace(
       ranAheadSum[kind] = (ranAheadSum[kind] ?? 0) + n;
   }
   const byKind = new Map<string, number[]>();
-  for (const event of events) {
-    if (event.kind !== 'tx') continue;
-    const kind = `${txKind(event)} (${event.durability})`;
-    byKind.set(kind, [...(byKind.get(kind) ?? []), event.end - event.open]);
+  const commitsByKind = new Map<string, number[]>();
+  const txs = events.filter((event): event is TraceTx => event.kind === 'tx');
+  const { pairs } = chromium
+    ? pairWithBackend(txs, chromium.transactions)
+    : { pairs: new Map<TraceTx, BackendTx>() };
+  for (const tx of txs) {
+    const kind = `${txKind(tx)} (${tx.durability})`;
+    byKind.set(kind, [...(byKind.get(kind) ?? []), tx.end - tx.open]);
+    const commitMs = pairs.get(tx)?.commitMs;
+    if (commitMs !== undefined)
+      commitsByKind.set(kind, [...(commitsByKind.get(kind) ?? []), commitMs]);
   }
   const stalls = events.filter((event) => event.kind === 'stall');
   const first = calls[0]?.start ?? 0;
@@ -348,10 +365,17 @@ export function summarizeTrace(
       noticesPerCall: per(slowCalls.reduce((s, call) => s + call.notices, 0)),
     },
     transactions: Object.fromEntries(
-      [...byKind].map(([kind, durations]) => [
-        kind,
-        { count: durations.length, ...summary(durations) },
-      ]),
+      [...byKind].map(([kind, durations]) => {
+        const commits = commitsByKind.get(kind);
+        return [
+          kind,
+          {
+            count: durations.length,
+            ...summary(durations),
+            ...(commits === undefined ? {} : { commit: summary(commits) }),
+          },
+        ];
+      }),
     ),
     stalls: {
       count: stalls.length,
