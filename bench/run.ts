@@ -5,6 +5,7 @@
  * table. Loopback only; bounded: about 10 minutes on 2 cores, `--quick` about 2.
  *
  *   npm run bench [-- --quick] [-- --only enqueue,drain,live-view,loss,first-batch,first-call,outage,server]
+ *   npm run bench -- --only enqueue-trace    # not in the default run: where the enqueue tail comes from
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,12 +16,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CHROMIUM_PATH } from '../e2e/support/chromium.ts';
 import {
+  type DrainComparison,
   type DrainOptions,
   type DrainResult,
   measureDrain,
   measureLiveViewDrain,
 } from './browser/drain.ts';
 import { type EnqueueResult, measureEnqueue } from './browser/enqueue.ts';
+import { type EnqueueTraceResult, measureEnqueueTrace } from './browser/enqueue-trace.ts';
 import { type FirstBatchResult, measureFirstBatch } from './browser/first-batch.ts';
 import { type FirstCallResult, measureFirstCall } from './browser/first-call.ts';
 import { type LossResult, measureLoss } from './browser/loss.ts';
@@ -29,6 +32,7 @@ import { BenchServer } from './browser/server.ts';
 import { printTable } from './browser/table.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS = join(ROOT, 'bench', 'results');
 const PARTS = [
   'enqueue',
   'drain',
@@ -39,7 +43,10 @@ const PARTS = [
   'outage',
   'server',
 ] as const;
-type Part = (typeof PARTS)[number];
+/** Parts run only when `--only` names them. */
+const EXTRA_PARTS = ['enqueue-trace'] as const;
+type Part = (typeof PARTS)[number] | (typeof EXTRA_PARTS)[number];
+const ALL_PARTS: readonly Part[] = [...PARTS, ...EXTRA_PARTS];
 
 const { values } = parseArgs({
   options: {
@@ -50,16 +57,18 @@ const { values } = parseArgs({
 const quick = values.quick === true;
 const only = new Set((values.only?.split(',') ?? PARTS) as Part[]);
 for (const part of only) {
-  if (!PARTS.includes(part)) throw new Error(`--only takes ${PARTS.join(',')}; got ${part}`);
+  if (!ALL_PARTS.includes(part))
+    throw new Error(`--only takes ${ALL_PARTS.join(',')}; got ${part}`);
 }
 
 /** What each mode measures; the full run is what bench/README.md reports. */
 const PLAN = quick
   ? {
       enqueue: { calls: 200, concurrentCalls: 400 },
+      enqueueTrace: { calls: 200 },
       drains: [
         { rows: 1_000, latencyMs: 0, capSeconds: 60 },
-        { rows: 1_000, latencyMs: 50, capSeconds: 15 },
+        { rows: 1_000, latencyMs: 50, capSeconds: 20 },
       ],
       liveView: { rows: 1_000, latencyMs: 0, capSeconds: 60 },
       loss: { rows: 300, dropRate: 0.1 },
@@ -70,12 +79,15 @@ const PLAN = quick
     }
   : {
       enqueue: { calls: 500, concurrentCalls: 1_000 },
+      enqueueTrace: { calls: 500 },
       drains: [
         { rows: 1_000, latencyMs: 0, capSeconds: 120 },
-        { rows: 10_000, latencyMs: 0, capSeconds: 180 },
+        // Workbox needs about 150 s for all of these: a 60 s window gives its rate with 10,000
+        // rows queued (its rate only falls as its deleted entries pile up).
+        { rows: 10_000, latencyMs: 0, capSeconds: 60 },
         { rows: 1_000, latencyMs: 50, capSeconds: 120 },
-        // Workbox needs ~10 minutes for all of these: a 45 s window gives the rate with 10,000
-        // rows queued.
+        // Workbox needs ~10 minutes for all of these, single requests ~140 s: a 45 s window
+        // gives the rate with 10,000 rows queued.
         { rows: 10_000, latencyMs: 50, capSeconds: 45 },
       ],
       liveView: { rows: 1_000, latencyMs: 0, capSeconds: 120 },
@@ -91,15 +103,13 @@ export interface BrowserResults {
   mode: 'full' | 'quick';
   machine: { cpus: number; node: string; chromium: string; loadavgBefore: number[] };
   enqueue?: EnqueueResult[];
-  drains?: Array<{
-    options: DrainOptions;
-    outbox: DrainResult;
-    workbox: DrainResult;
-    ratio: number;
-  }>;
+  /** Online enqueue traced: where each call's time went (the raw timeline in its own file). */
+  enqueueTrace?: Omit<EnqueueTraceResult, 'raw'>;
+  /** Each drain three ways in one run: our batches, our single requests, Workbox. */
+  drains?: Array<{ options: DrainOptions } & DrainComparison>;
   /** Our drain without and with an unfiltered live view open in the page, in one run. */
   liveView?: { options: DrainOptions; without: DrainResult; watched: DrainResult; ratio: number };
-  loss?: { outbox: LossResult; workbox: LossResult };
+  loss?: { batches: LossResult; single: LossResult; workbox: LossResult };
   firstBatch?: FirstBatchResult[];
   outage?: OutageResult;
   /** The first page call after the worker was stopped, beside calls to a live worker (§13.1). */
@@ -145,26 +155,29 @@ async function runBrowser(): Promise<BrowserResults> {
       log('enqueue latency');
       results.enqueue = await measureEnqueue(server, PLAN.enqueue);
     }
+    if (only.has('enqueue-trace')) {
+      log('online enqueue, traced');
+      const { raw, ...traced } = await measureEnqueueTrace(server, PLAN.enqueueTrace);
+      results.enqueueTrace = traced;
+      writeFileSync(join(RESULTS, 'enqueue-trace.json'), `${JSON.stringify(raw)}\n`);
+    }
     if (only.has('drain')) {
       results.drains = [];
       for (const options of PLAN.drains) {
         log(`flush throughput: ${options.rows} rows, +${options.latencyMs} ms`);
-        const [outbox, workbox] = await measureDrain(server, options);
-        const ratio = Math.round((outbox.rowsPerSecond / workbox.rowsPerSecond) * 100) / 100;
-        results.drains.push({ options, outbox, workbox, ratio });
+        results.drains.push({ options, ...(await measureDrain(server, options)) });
       }
     }
     if (only.has('live-view')) {
       const options = PLAN.liveView;
       log(`flush throughput with a live view open: ${options.rows} rows, +${options.latencyMs} ms`);
-      const [without, watched] = await measureLiveViewDrain(server, options);
+      const [without, watched] = await measureLiveViewDrain(server, options, 'batches');
       const ratio = Math.round((watched.rowsPerSecond / without.rowsPerSecond) * 100) / 100;
       results.liveView = { options, without, watched, ratio };
     }
     if (only.has('loss')) {
       log(`duplicate effects under ${PLAN.loss.dropRate * 100} % response loss`);
-      const [outbox, workbox] = await measureLoss(server, PLAN.loss);
-      results.loss = { outbox, workbox };
+      results.loss = await measureLoss(server, PLAN.loss);
     }
     if (only.has('first-batch')) {
       log(`first batch with ${PLAN.firstBatch.sizes.join(' / ')} rows queued`);
@@ -210,7 +223,7 @@ function runServerBench(): unknown {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const resultsDir = join(ROOT, 'bench', 'results');
+  const resultsDir = RESULTS;
   mkdirSync(resultsDir, { recursive: true });
   log('building dist/bench');
   build();

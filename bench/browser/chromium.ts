@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page, type Worker } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../e2e/support/chromium.ts';
 import type { BenchPageApi, OutboxWorkerHooks, WorkboxWorkerHooks } from './app/protocol.ts';
-import { browserPid, treeCpuMs } from './cpu.ts';
+import { browserPid, type ThreadTimes, treeCpuMs, treeThreadTimes } from './cpu.ts';
 
 /**
  * One measurement's browser: headless Chromium on a fresh persistent profile (TOOLING: contexts
@@ -24,6 +24,8 @@ export interface Profile {
   call<R>(run: (bench: BenchPageApi, arg: never) => R | Promise<R>, arg?: unknown): Promise<R>;
   /** CPU ms used so far by every process of this browser (undefined without /proc). */
   cpuMs(): number | undefined;
+  /** Every thread of this browser with its run and run-queue wait time so far (empty without /proc). */
+  threads(): ThreadTimes[];
 }
 
 export interface ProfileOptions {
@@ -60,7 +62,13 @@ export async function withProfile<T>(
         [run.toString(), arg] as const,
       ) as Promise<never>;
     const pid = browserPid(dir);
-    return await work({ context, page, call, cpuMs: () => treeCpuMs(pid) });
+    return await work({
+      context,
+      page,
+      call,
+      cpuMs: () => treeCpuMs(pid),
+      threads: () => treeThreadTimes(pid),
+    });
   } finally {
     await context.close().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });

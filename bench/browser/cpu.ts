@@ -78,3 +78,84 @@ export function treeCpuMs(root: number | undefined): number | undefined {
   }
   return total;
 }
+
+/** One thread's scheduler times (`/proc/<pid>/task/<tid>/schedstat`), ms. */
+export interface ThreadTimes {
+  /** `<process kind>/<thread name>`: `renderer/ServiceWorker t`, `browser/CrBrowserMain`, … */
+  group: string;
+  tid: number;
+  /** Time on a CPU. */
+  runMs: number;
+  /** Time runnable but waiting for a CPU: what contention costs this thread. */
+  waitMs: number;
+}
+
+/** Chromium's process kind from its command line (`--type=`, the network service apart). */
+function processKind(pid: number): string {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
+    const type = args.find((arg) => arg.startsWith('--type='))?.slice('--type='.length);
+    if (type === undefined) return 'browser';
+    const sub = args.find((arg) => arg.startsWith('--utility-sub-type='));
+    if (sub?.includes('network')) return 'network';
+    if (sub?.includes('storage')) return 'storage';
+    return type;
+  } catch {
+    return 'gone';
+  }
+}
+
+/** Every thread of `root`'s process tree with its scheduler times; `label` names the root's kind. */
+export function treeThreadTimes(root: number | undefined, label?: string): ThreadTimes[] {
+  if (root === undefined) return [];
+  const stats = allStats();
+  const children = new Map<number, number[]>();
+  for (const stat of stats) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat.pid]);
+  const out: ThreadTimes[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.pop()!;
+    queue.push(...(children.get(pid) ?? []));
+    const kind = pid === root && label !== undefined ? label : processKind(pid);
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8')
+          .split(' ')
+          .map(Number);
+        const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+        out.push({
+          group: `${kind}/${name}`,
+          tid: Number(tid),
+          runMs: run! / 1e6,
+          waitMs: wait! / 1e6,
+        });
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+  }
+  return out;
+}
+
+/** Per group of threads: run and wait time between two readings, ms, largest run first. */
+export function threadTimesSince(
+  before: ThreadTimes[],
+  after: ThreadTimes[],
+): Array<{ group: string; runMs: number; waitMs: number }> {
+  const start = new Map(before.map((t) => [t.tid, t]));
+  const groups = new Map<string, { runMs: number; waitMs: number }>();
+  for (const t of after) {
+    const from = start.get(t.tid);
+    const sum = groups.get(t.group) ?? { runMs: 0, waitMs: 0 };
+    sum.runMs += t.runMs - (from?.runMs ?? 0);
+    sum.waitMs += t.waitMs - (from?.waitMs ?? 0);
+    groups.set(t.group, sum);
+  }
+  return [...groups].map(([group, t]) => ({ group, ...t })).sort((a, b) => b.runMs - a.runMs);
+}

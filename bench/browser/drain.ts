@@ -8,11 +8,15 @@ import {
   freshUser,
   perSecond,
   round,
+  SEND_MODE_WORKER,
+  type SendMode,
   type System,
 } from './session.ts';
 
 export interface DrainResult {
   system: System;
+  /** Ours only: how it sent. */
+  mode?: SendMode;
   rows: number;
   latencyMs: number;
   /** How the queue was filled: our engine's own enqueue, or `Queue.pushRequest`, in the worker. */
@@ -29,6 +33,19 @@ export interface DrainResult {
   cpuMsPerRow?: { browser: number; server: number };
   /** IndexedDB transactions the worker opened per drained row (ours and Workbox's own idb). */
   transactionsPerRow: { readonly: number; readwrite: number };
+  /** IndexedDB requests (get, put, delete, count, cursor steps, …) per drained row. */
+  requestsPerRow: number;
+  /** Batch requests the server ran (SPEC §15.1); 0 for one request per row. */
+  batches: number;
+}
+
+/** One drain measured three ways in one run: our batches, our single requests, Workbox. */
+export interface DrainComparison {
+  batches: DrainResult;
+  single: DrainResult;
+  workbox: DrainResult;
+  /** Rows/s of ours over Workbox's in the same run. */
+  ratios: { batches: number; single: number };
 }
 
 export interface DrainOptions {
@@ -39,18 +56,20 @@ export interface DrainOptions {
 }
 
 /**
- * Flush throughput, ours then Workbox on the same requests: fill the queue inside the worker
- * while nothing asks it to send (our engine's own `enqueue` does not flush, and the Workbox queue
- * replays only when told), check that the server saw nothing yet, then trigger and time until the
- * server counted the last effect.
+ * Flush throughput, ours (one request per row, then batches) and Workbox on the same requests,
+ * each in its own profile: fill the queue inside the worker while nothing asks it to send (our
+ * engine's own `enqueue` does not flush, and the Workbox queue replays only when told), check
+ * that the server saw nothing yet, then trigger and time until the server counted the last
+ * effect.
  */
 export async function measureDrain(
   server: BenchServer,
   options: DrainOptions,
-): Promise<[DrainResult, DrainResult]> {
+): Promise<DrainComparison> {
   const { rows, latencyMs } = options;
-  const { result: ours, requests } = await drainOutbox(server, options, false);
-  const theirs = await withProfile(server.url, async (profile) => {
+  const { result: single, requests } = await drainOutbox(server, options, 'single', false);
+  const { result: batches } = await drainOutbox(server, options, 'batches', false);
+  const workbox = await withProfile(server.url, async (profile) => {
     const user = freshUser(`drain-${rows}-${latencyMs}-workbox`);
     const authorization = `Bearer ${await server.token(user)}`;
     const worker = await connectWorkbox(profile);
@@ -61,7 +80,7 @@ export async function measureDrain(
     );
     const queued = await workboxHooks(worker, (hooks) => hooks.size());
     if (queued !== rows) throw new Error(`queued ${queued} of ${rows} requests`);
-    const drained = await timeDrain(server, profile, worker, user, options, () =>
+    const drained = await timeDrain(server, profile, worker, user, options, undefined, () =>
       profile.call((bench) => bench.workboxReplay(3)),
     );
     return {
@@ -72,7 +91,9 @@ export async function measureDrain(
       ...drained,
     };
   });
-  return [ours, theirs];
+  const ratio = (ours: DrainResult) =>
+    Math.round((ours.rowsPerSecond / workbox.rowsPerSecond) * 100) / 100;
+  return { batches, single, workbox, ratios: { batches: ratio(batches), single: ratio(single) } };
 }
 
 /**
@@ -82,9 +103,10 @@ export async function measureDrain(
 export async function measureLiveViewDrain(
   server: BenchServer,
   options: DrainOptions,
+  mode: SendMode,
 ): Promise<[DrainResult, DrainResult]> {
-  const without = await drainOutbox(server, options, false);
-  const watched = await drainOutbox(server, options, true);
+  const without = await drainOutbox(server, options, mode, false);
+  const watched = await drainOutbox(server, options, mode, true);
   return [without.result, watched.result];
 }
 
@@ -92,12 +114,13 @@ export async function measureLiveViewDrain(
 async function drainOutbox(
   server: BenchServer,
   options: DrainOptions,
+  mode: SendMode,
   liveView: boolean,
 ): Promise<{ result: DrainResult; requests: BenchRequest[] }> {
   const { rows, latencyMs } = options;
   return withProfile(server.url, async (profile) => {
-    const user = freshUser(`drain-${rows}-${latencyMs}-outbox${liveView ? '-live' : ''}`);
-    const worker = await connectOutbox(server, profile, user);
+    const user = freshUser(`drain-${rows}-${latencyMs}-${mode}${liveView ? '-live' : ''}`);
+    const worker = await connectOutbox(server, profile, user, SEND_MODE_WORKER[mode]);
     const fill = await outboxHooks(
       worker,
       (hooks, [owner, n]: [string, number]) => hooks.fill(owner, n, 0),
@@ -115,7 +138,7 @@ async function drainOutbox(
         async () => (await profile.call((bench) => bench.outboxSnapshots())).rows === rows,
       );
     }
-    const drained = await timeDrain(server, profile, worker, user, options, () =>
+    const drained = await timeDrain(server, profile, worker, user, options, mode, () =>
       profile.call((bench) => bench.outboxFlush()),
     );
     if (liveView) {
@@ -123,6 +146,7 @@ async function drainOutbox(
     }
     const result: DrainResult = {
       system: 'outbox',
+      mode,
       rows,
       latencyMs,
       fillPerSecond: perSecond(rows, fill.ms),
@@ -147,13 +171,30 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
  */
 const COUNT_TRANSACTIONS = `(() => {
   const scope = globalThis;
-  scope.__benchTransactions = { readonly: 0, readwrite: 0 };
+  scope.__benchTransactions = { readonly: 0, readwrite: 0, requests: 0 };
   if (scope.__benchCounting) return;
   scope.__benchCounting = true;
   const open = IDBDatabase.prototype.transaction;
   IDBDatabase.prototype.transaction = function (stores, mode, options) {
     scope.__benchTransactions[mode === 'readwrite' ? 'readwrite' : 'readonly']++;
     return open.call(this, stores, mode, options);
+  };
+  const methods = ['get', 'getAll', 'getAllKeys', 'getKey', 'count', 'put', 'add', 'delete',
+    'clear', 'openCursor', 'openKeyCursor'];
+  for (const proto of [IDBObjectStore.prototype, IDBIndex.prototype]) {
+    for (const method of methods) {
+      const original = proto[method];
+      if (typeof original !== 'function') continue;
+      proto[method] = function (...args) {
+        scope.__benchTransactions.requests++;
+        return original.apply(this, args);
+      };
+    }
+  }
+  const step = IDBCursor.prototype.continue;
+  IDBCursor.prototype.continue = function (...args) {
+    scope.__benchTransactions.requests++;
+    return step.apply(this, args);
   };
 })()`;
 
@@ -164,7 +205,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Adds the latency fault for `user`, runs `trigger` and polls the server's effects counter until
  * every row took effect or the cap passed. The end is the poll that first saw the last effect;
- * polls are spaced so that their resolution stays near 1 % of the expected drain.
+ * polls are spaced so that their resolution stays near 1 % of the expected drain (batches drain
+ * in about a second: polled every 25 ms), and rarely enough that the server's CPU per row is
+ * not the polls'.
  */
 async function timeDrain(
   server: BenchServer,
@@ -172,11 +215,19 @@ async function timeDrain(
   worker: Worker,
   user: string,
   options: DrainOptions,
+  mode: SendMode | undefined,
   trigger: () => Promise<void>,
 ): Promise<
   Pick<
     DrainResult,
-    'drained' | 'seconds' | 'rowsPerSecond' | 'complete' | 'cpuMsPerRow' | 'transactionsPerRow'
+    | 'drained'
+    | 'seconds'
+    | 'rowsPerSecond'
+    | 'complete'
+    | 'cpuMsPerRow'
+    | 'transactionsPerRow'
+    | 'requestsPerRow'
+    | 'batches'
   >
 > {
   const { rows, latencyMs, capSeconds } = options;
@@ -190,18 +241,19 @@ async function timeDrain(
       user,
     });
   }
-  const interval = rows > 2_000 || latencyMs > 0 ? 100 : 25;
+  const interval = mode !== 'batches' && (rows > 2_000 || latencyMs > 0) ? 100 : 25;
   try {
     await worker.evaluate(COUNT_TRANSACTIONS);
     const cpuBefore = { browser: profile.cpuMs(), server: server.cpuMs() };
     const started = performance.now();
     await trigger();
     let effects = 0;
+    let batches = 0;
     let at = started;
     for (;;) {
       await sleep(interval);
       const now = performance.now();
-      effects = (await server.stats(user)).effects;
+      ({ effects, batches } = await server.stats(user));
       at = now;
       if (effects >= rows || now - started > capSeconds * 1000) break;
     }
@@ -211,16 +263,19 @@ async function timeDrain(
     const transactions = (await worker.evaluate('globalThis.__benchTransactions')) as {
       readonly: number;
       readwrite: number;
+      requests: number;
     };
     return {
       drained: effects,
       seconds: round(seconds, 2),
       rowsPerSecond: round(effects / seconds, 1),
       complete: effects >= rows,
+      batches,
       transactionsPerRow: {
         readonly: round(transactions.readonly / Math.max(effects, 1), 2),
         readwrite: round(transactions.readwrite / Math.max(effects, 1), 2),
       },
+      requestsPerRow: round(transactions.requests / Math.max(effects, 1), 2),
       ...(browserCpu !== undefined && serverCpu !== undefined && effects > 0
         ? {
             cpuMsPerRow: {

@@ -1,4 +1,4 @@
-import type { BenchRequest } from './app/protocol.ts';
+import type { BenchRequest, OutboxWorkerOptions } from './app/protocol.ts';
 import { outboxHooks, withProfile } from './chromium.ts';
 import type { BenchServer } from './server.ts';
 import { connectOutbox, connectWorkbox, freshUser, type System } from './session.ts';
@@ -8,6 +8,8 @@ export interface EnqueueResult {
   system: System;
   /** `offline`: nothing can be sent; `online`: our worker sends while the page enqueues. */
   network: 'offline' | 'online';
+  /** How our worker sends meanwhile (online): `batches`, `batches, no linger`, `single`. */
+  variant?: string;
   calls: number;
   p50Ms: number;
   p99Ms: number;
@@ -21,6 +23,7 @@ export interface EnqueueResult {
 function enqueueResult(
   system: System,
   network: EnqueueResult['network'],
+  variant: string | undefined,
   latencies: number[],
   concurrent: { calls: number; inFlight: number; ms: number },
 ): EnqueueResult {
@@ -28,10 +31,11 @@ function enqueueResult(
   return {
     system,
     network,
+    ...(variant === undefined ? {} : { variant }),
     calls: latencies.length,
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
-    maxMs: Math.max(...latencies),
+    maxMs: Math.round(Math.max(...latencies) * 100) / 100,
     sequentialPerSecond: Math.round(1000 / mean),
     concurrent: {
       calls: concurrent.calls,
@@ -44,10 +48,23 @@ function enqueueResult(
 const WARMUP = 20;
 const IN_FLIGHT = 16;
 
+/** Our worker offline, then online three ways: batches with and without linger, single requests. */
+const OUTBOX_RUNS: Array<{
+  network: EnqueueResult['network'];
+  variant?: string;
+  worker: OutboxWorkerOptions;
+}> = [
+  { network: 'offline', worker: {} },
+  { network: 'online', variant: 'batches', worker: {} },
+  { network: 'online', variant: 'batches, no linger', worker: { lingerMs: 0 } },
+  { network: 'online', variant: 'single', worker: { batch: false } },
+];
+
 /**
  * Enqueue latency page → worker → committed, as the page sees it: our page API offline (the
- * worker cannot send) and online (it sends while the page enqueues), and Workbox's
- * `pushRequest` behind the same page → worker message hop, offline.
+ * worker cannot send) and online (it sends while the page enqueues: in batches, in batches with
+ * no linger, one request per row), and Workbox's `pushRequest` behind the same page → worker
+ * message hop, offline.
  */
 export async function measureEnqueue(
   server: BenchServer,
@@ -56,12 +73,12 @@ export async function measureEnqueue(
   const { calls, concurrentCalls } = options;
   const results: EnqueueResult[] = [];
   let requests: BenchRequest[] = [];
-  for (const network of ['offline', 'online'] as const) {
+  for (const { network, variant, worker: options } of OUTBOX_RUNS) {
     await withProfile(
       server.url,
       async (profile) => {
         const user = freshUser(`enqueue-${network}`);
-        const worker = await connectOutbox(server, profile, user);
+        const worker = await connectOutbox(server, profile, user, options);
         if (network === 'offline') await profile.context.setOffline(true);
         await profile.call((bench, n: number) => bench.outboxEnqueueLatency(n, 0), WARMUP);
         const latencies = await profile.call(
@@ -73,7 +90,7 @@ export async function measureEnqueue(
           [concurrentCalls, IN_FLIGHT],
         );
         results.push(
-          enqueueResult('outbox', network, latencies, {
+          enqueueResult('outbox', network, variant, latencies, {
             calls: concurrentCalls,
             inFlight: IN_FLIGHT,
             ms,
@@ -112,7 +129,7 @@ export async function measureEnqueue(
         [rest, authorization, IN_FLIGHT],
       );
       results.push(
-        enqueueResult('workbox', 'offline', latencies, {
+        enqueueResult('workbox', 'offline', undefined, latencies, {
           calls: rest.length,
           inFlight: IN_FLIGHT,
           ms,

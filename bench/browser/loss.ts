@@ -1,10 +1,20 @@
 import type { BenchRequest } from './app/protocol.ts';
 import { outboxHooks, withProfile, workboxHooks } from './chromium.ts';
 import type { BenchServer } from './server.ts';
-import { connectOutbox, connectWorkbox, freshUser, round, type System } from './session.ts';
+import {
+  connectOutbox,
+  connectWorkbox,
+  freshUser,
+  round,
+  SEND_MODE_WORKER,
+  type SendMode,
+  type System,
+} from './session.ts';
 
 export interface LossResult {
   system: System;
+  /** Ours only: how it sent. */
+  mode?: SendMode;
   rows: number;
   dropRate: number;
   effects: number;
@@ -20,33 +30,32 @@ export interface LossResult {
    * The rest of the lost responses never reached the queue: Chromium re-sent those POSTs itself.
    */
   queueRetries: number;
+  /** Batch requests the server ran, the resent ones included (SPEC §15.1). */
+  batches: number;
   seconds: number;
 }
 
 /**
- * Duplicate effects under response loss: the server drops `dropRate` of write responses after
- * committing them. Both queues are driven until empty; the server's counter per key says how
- * many effects each request had.
+ * Duplicate effects under response loss: the server drops `dropRate` of write answers after
+ * committing them — of single requests (`route: 'write'`), and of batch requests as a whole
+ * (`POST /sync/batch`: every item's answer of that batch is lost; a rule on the items' route
+ * would lose a batch whenever any one of its items drew the loss). Each queue is driven until
+ * empty; the server's counter per key says how many effects each request had.
  */
 export async function measureLoss(
   server: BenchServer,
   options: { rows: number; dropRate: number },
-): Promise<[LossResult, LossResult]> {
-  const { rows, dropRate } = options;
-  let requests: BenchRequest[] = [];
-  const ours = await withProfile(server.url, async (profile) => {
-    const user = freshUser('loss-outbox');
-    const worker = await connectOutbox(server, profile, user);
-    await outboxHooks(worker, (hooks, [owner, n]: [string, number]) => hooks.fill(owner, n, 0), [
-      user,
-      rows,
-    ]);
-    requests = await outboxHooks(worker, (hooks, owner: string) => hooks.requests(owner), user);
-    return lossRun(server, 'outbox', user, requests, dropRate, () =>
-      profile.call((bench) => bench.outboxDrain(500)),
-    );
-  });
-  const theirs = await withProfile(server.url, async (profile) => {
+): Promise<{ batches: LossResult; single: LossResult; workbox: LossResult }> {
+  const single = await outboxLoss(server, options, 'single');
+  // A batch answers for up to 50 rows: five times the rows (100 batches in a full run) give the
+  // loss of whole batch answers enough chances to show.
+  const batches = await outboxLoss(
+    server,
+    { ...options, rows: options.rows * BATCH_LOSS_ROWS },
+    'batches',
+  );
+  const { requests, dropRate } = { ...options, requests: single.requests };
+  const workbox = await withProfile(server.url, async (profile) => {
     const user = freshUser('loss-workbox');
     const authorization = `Bearer ${await server.token(user)}`;
     const worker = await connectWorkbox(profile);
@@ -54,26 +63,54 @@ export async function measureLoss(
       requests,
       authorization,
     ]);
-    return lossRun(server, 'workbox', user, requests, dropRate, async () => {
+    return lossRun(server, 'workbox', undefined, user, requests, dropRate, async () => {
       await profile.call((bench) => bench.workboxReplay(10_000));
       const done = await profile.call((bench) => bench.workboxReplayDone());
       if (!done.ok) throw new Error(`workbox replay failed: ${done.error}`);
       return done.rounds ?? 1;
     });
   });
-  return [ours, theirs];
+  return { batches: batches.result, single: single.result, workbox };
+}
+
+const BATCH_LOSS_ROWS = 5;
+
+async function outboxLoss(
+  server: BenchServer,
+  options: { rows: number; dropRate: number },
+  mode: SendMode,
+): Promise<{ result: LossResult; requests: BenchRequest[] }> {
+  return withProfile(server.url, async (profile) => {
+    const user = freshUser(`loss-${mode}`);
+    const worker = await connectOutbox(server, profile, user, SEND_MODE_WORKER[mode]);
+    await outboxHooks(worker, (hooks, [owner, n]: [string, number]) => hooks.fill(owner, n, 0), [
+      user,
+      options.rows,
+    ]);
+    const requests = await outboxHooks(
+      worker,
+      (hooks, owner: string) => hooks.requests(owner),
+      user,
+    );
+    const result = await lossRun(server, 'outbox', mode, user, requests, options.dropRate, () =>
+      profile.call((bench) => bench.outboxDrain(500)),
+    );
+    return { result, requests };
+  });
 }
 
 async function lossRun(
   server: BenchServer,
   system: System,
+  mode: SendMode | undefined,
   user: string,
   requests: BenchRequest[],
   dropRate: number,
   /** Drains the queue; resolves with how many drain rounds it took. */
   drain: () => Promise<number>,
 ): Promise<LossResult> {
-  await server.fault({ kind: 'drop-after-commit', route: 'write', rate: dropRate, user });
+  const route = mode === 'batches' ? 'POST /sync/batch' : 'write';
+  await server.fault({ kind: 'drop-after-commit', route, rate: dropRate, user });
   const started = performance.now();
   let rounds: number;
   try {
@@ -92,6 +129,7 @@ async function lossRun(
   }
   return {
     system,
+    ...(mode === undefined ? {} : { mode }),
     rows: requests.length,
     dropRate,
     effects: stats.effects,
@@ -99,6 +137,7 @@ async function lossRun(
     missing,
     replays: stats.replays,
     queueRetries: Math.max(0, rounds - 1),
+    batches: stats.batches,
     seconds: round(seconds, 2),
   };
 }

@@ -1,5 +1,5 @@
 import { ServerProcess } from '../../e2e/support/server-process.ts';
-import { treeCpuMs } from './cpu.ts';
+import { type ThreadTimes, treeCpuMs, treeThreadTimes } from './cpu.ts';
 
 /**
  * The reference server as the browser bench uses it: its own process (`server/cli.ts` through
@@ -22,5 +22,10 @@ export class BenchServer extends ServerProcess {
   /** CPU ms this server process used so far (undefined without /proc). */
   cpuMs(): number | undefined {
     return treeCpuMs(this.child.pid);
+  }
+
+  /** This server's threads with their run and run-queue wait time so far. */
+  threads(): ThreadTimes[] {
+    return treeThreadTimes(this.child.pid, 'server');
   }
 }

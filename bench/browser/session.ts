@@ -1,4 +1,5 @@
 import type { Worker } from 'playwright-core';
+import type { OutboxWorkerOptions } from './app/protocol.ts';
 import { type Profile, serviceWorker } from './chromium.ts';
 import type { BenchServer } from './server.ts';
 
@@ -10,18 +11,31 @@ import type { BenchServer } from './server.ts';
 
 export type System = 'outbox' | 'workbox';
 
+/** How our outbox sends: batches through the advertised endpoint, or one request per row. */
+export type SendMode = 'batches' | 'single';
+
+/** The worker variant of each send mode (`outboxWorkerUrl`). */
+export const SEND_MODE_WORKER: Record<SendMode, OutboxWorkerOptions> = {
+  batches: {},
+  single: { batch: false },
+};
+
 let userSeq = 0;
 const RUN = Date.now().toString(36);
 /** A user no other measurement writes as. */
 export const freshUser = (label: string) => `bench-${RUN}-${++userSeq}-${label}`;
 
-/** Registers our worker for `user` and hands it that user's token. */
+/** Registers our worker (the variant `options` names) for `user` and hands it that user's token. */
 export async function connectOutbox(
   server: BenchServer,
   profile: Profile,
   user: string,
+  options: OutboxWorkerOptions = {},
 ): Promise<Worker> {
-  await profile.call((bench, owner: string) => bench.connectOutbox(owner), user);
+  await profile.call(
+    (bench, [owner, o]: [string, OutboxWorkerOptions]) => bench.connectOutbox(owner, o),
+    [user, options],
+  );
   const token = await server.token(user);
   await profile.call((bench, t: string) => bench.setAuth(t), token);
   return serviceWorker(profile.context);

@@ -1,9 +1,13 @@
 import type { BrowserResults } from '../run.ts';
+import { targetLines } from './targets.ts';
+import { PART_LABELS, PARTS } from './trace-analysis.ts';
 
 /** The small table `npm run bench` prints at the end. */
 
 const pad = (value: unknown, width: number) => String(value).padStart(width);
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : '—');
+/** `batches`, `single` (ours) or `workbox`. */
+const systemLabel = (r: { system: string; mode?: string }) => r.mode ?? r.system;
 const drainLabel = (o: { rows: number; latencyMs: number }) =>
   `${o.rows.toLocaleString('en')} rows, +${o.latencyMs} ms`;
 
@@ -35,7 +39,82 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     );
     for (const r of browser.enqueue) {
       out.push(
-        `  ${`${r.system} (${r.network})`.padEnd(36)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad(r.sequentialPerSecond, 8)}${pad(r.concurrent.perSecond, 17)}`,
+        `  ${`${r.system} (${[r.network, r.variant].filter(Boolean).join(', ')})`.padEnd(36)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad(r.sequentialPerSecond, 8)}${pad(r.concurrent.perSecond, 17)}`,
+      );
+    }
+  }
+
+  if (browser.enqueueTrace) {
+    const { variants, traced } = browser.enqueueTrace;
+    const { slow } = traced;
+    const row = (label: string, r: { p50Ms: number; p99Ms: number; maxMs: number }) =>
+      `  ${label.padEnd(42)}${pad(ms(r.p50Ms), 7)}${pad(ms(r.p99Ms), 9)}${pad(ms(r.maxMs), 9)}${pad('', 4)}`;
+    out.push(
+      '',
+      `online enqueue, traced (${traced.calls} calls)         p50 ms   p99 ms   max ms   mean of the ${slow.calls} over ${slow.thresholdMs} ms`,
+      ...variants.map(
+        (v) =>
+          `${row(`${v.label}`, v)}   p99 per 100: ${v.p99ByHundred.map(ms).join(' ')}; disk sync p50/p99/max ${ms(v.fsync.p50Ms)}/${ms(v.fsync.p99Ms)}/${ms(v.fsync.maxMs)}`,
+      ),
+      `${row('traced worker, whole call', traced.totals)}`,
+    );
+    out.push('  threads per call (run + waiting for a CPU, ms; /proc schedstat):');
+    for (const v of variants) {
+      const top = v.threads
+        .slice(0, 6)
+        .map((t) => `${t.group} ${t.runMs.toFixed(2)}+${t.waitMs.toFixed(2)}`)
+        .join(', ');
+      out.push(
+        `    ${v.label}: all ${v.threadTotal.runMs.toFixed(2)}+${v.threadTotal.waitMs.toFixed(2)}; ${top}`,
+      );
+    }
+    for (const part of PARTS) {
+      out.push(
+        `${row(`  ${PART_LABELS[part]}`, traced.parts[part])}${pad(ms(slow.meanParts[part]), 8)}`,
+      );
+    }
+    if (traced.backend) {
+      const { all, slow: slowBackend, gc, slowWithGc, matched } = traced.backend;
+      const labels = {
+        toBackendMs: 'transaction() → registered in the backend',
+        queuedMs: 'registered → first operation (queued)',
+        blockedMs: '  of it, another transaction running',
+        commitMs: 'backend commit (write + sync), wall',
+        commitCpuMs: 'backend commit, CPU',
+      } as const;
+      out.push(
+        `  the enqueue transaction in the IndexedDB backend (Chromium trace, ${matched} matched):`,
+      );
+      for (const [key, label] of Object.entries(labels) as [keyof typeof labels, string][]) {
+        out.push(`${row(`  ${label}`, all[key])}${pad(ms(slowBackend[key].meanMs), 8)}`);
+      }
+      out.push(
+        `  GC pauses on the worker's and the page's threads: ${gc.count}, longest ${ms(gc.maxMs)} ms, ${ms(gc.totalMs)} ms in all; slow calls with one: ${slowWithGc} of ${slow.calls}`,
+      );
+    }
+    const counts = (record: Record<string, number>) =>
+      Object.entries(record)
+        .map(([key, n]) => `${key} ${n}`)
+        .join(', ') || 'none';
+    for (const call of traced.slowest.slice(0, 3)) {
+      const parts = PARTS.map((part) => `${part} ${call.parts[part].toFixed(1)}`).join(' + ');
+      const backend = call.backend
+        ? `; backend queued ${call.backend.queuedMs.toFixed(1)} (behind another ${call.backend.blockedMs.toFixed(1)}), commit ${call.backend.commitMs.toFixed(1)}`
+        : '';
+      out.push(
+        `  slowest: ${call.total.toFixed(1)} ms = ${parts}${backend}; gc ${(call.gcMs ?? 0).toFixed(1)}`,
+      );
+    }
+    out.push(
+      `  slow calls: largest part ${counts(slow.largestPart)}`,
+      `  transactions that ran first while a slow call's waited, per call: ${counts(slow.ranAheadPerCall)}`,
+      `  per slow call: ${slow.stallsPerCall} worker stalls > 10 ms, ${slow.noticesPerCall} change notices`,
+      `  worker stalls > 10 ms in the window: ${traced.stalls.count}, longest ${ms(traced.stalls.maxMs)} ms, ${ms(traced.stalls.totalMs)} ms in all`,
+      '  transactions in the window        count   p50 ms   p99 ms   max ms (opened → completed)   backend commit p50 / p99 / max ms',
+    );
+    for (const [kind, t] of Object.entries(traced.transactions)) {
+      out.push(
+        `    ${kind.padEnd(30)}${pad(t.count, 7)}${pad(ms(t.p50Ms), 9)}${pad(ms(t.p99Ms), 9)}${pad(ms(t.maxMs), 9)}${t.commit ? `${''.padEnd(27)}${ms(t.commit.p50Ms)} / ${ms(t.commit.p99Ms)} / ${ms(t.commit.maxMs)}` : ''}`,
       );
     }
   }
@@ -43,25 +122,24 @@ export function printTable(browser: BrowserResults, server: unknown): void {
   if (browser.drains) {
     out.push(
       '',
-      'flush throughput, rows/s        outbox   workbox   ratio   drained in (outbox | workbox)',
+      'flush throughput, rows/s      batches   single   workbox   batches/workbox   single/workbox',
     );
-    for (const { options, outbox, workbox, ratio } of browser.drains) {
-      const detail = (r: typeof outbox) =>
-        `${r.drained}${r.complete ? '' : ` of ${r.rows}`} in ${r.seconds} s`;
+    for (const { options, batches, single, workbox, ratios } of browser.drains) {
       out.push(
-        `  ${drainLabel(options).padEnd(28)}${pad(outbox.rowsPerSecond, 9)}${pad(workbox.rowsPerSecond, 10)}${pad(`${ratio}×`, 8)}   ${detail(outbox)} | ${detail(workbox)}`,
+        `  ${drainLabel(options).padEnd(26)}${pad(batches.rowsPerSecond, 10)}${pad(single.rowsPerSecond, 9)}${pad(workbox.rowsPerSecond, 10)}${pad(`${ratios.batches}×`, 18)}${pad(`${ratios.single}×`, 17)}`,
       );
     }
     out.push(
       '',
-      'cost per drained row             CPU ms browser   CPU ms server   IDB transactions (read+write)',
+      'cost per drained row                     CPU ms browser   CPU ms server   IDB transactions (read+write)   IDB requests   rows per batch   drained in',
     );
-    for (const { options, outbox, workbox } of browser.drains) {
-      for (const r of [outbox, workbox]) {
+    for (const { options, batches, single, workbox } of browser.drains) {
+      for (const r of [batches, single, workbox]) {
         const cpu = r.cpuMsPerRow;
         const tx = r.transactionsPerRow;
+        const perBatch = r.batches > 0 ? (r.drained / r.batches).toFixed(1) : '—';
         out.push(
-          `  ${`${drainLabel(options)}, ${r.system}`.padEnd(32)}${pad(cpu ? ms(cpu.browser) : '—', 14)}${pad(cpu ? ms(cpu.server) : '—', 16)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 16)}`,
+          `  ${`${drainLabel(options)}, ${systemLabel(r)}`.padEnd(40)}${pad(cpu ? ms(cpu.browser) : '—', 14)}${pad(cpu ? ms(cpu.server) : '—', 16)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 16)}${pad(r.requestsPerRow.toFixed(2), 29)}${pad(perBatch, 17)}   ${r.drained}${r.complete ? '' : ` of ${r.rows}`} in ${r.seconds} s`,
         );
       }
     }
@@ -88,11 +166,12 @@ export function printTable(browser: BrowserResults, server: unknown): void {
   if (browser.loss) {
     out.push(
       '',
-      'response loss           rows   drop   effects   duplicate   missing   replays   queue retries   seconds',
+      'response loss           rows   drop   effects   duplicate   missing   replays   queue retries   batch requests   seconds',
     );
-    for (const r of [browser.loss.outbox, browser.loss.workbox]) {
+    const { batches, single, workbox } = browser.loss;
+    for (const r of [batches, single, workbox]) {
       out.push(
-        `  ${r.system.padEnd(20)}${pad(r.rows, 7)}${pad(`${r.dropRate * 100}%`, 7)}${pad(r.effects, 10)}${pad(r.duplicateEffects, 12)}${pad(r.missing, 10)}${pad(r.replays, 10)}${pad(r.queueRetries, 16)}${pad(r.seconds, 10)}`,
+        `  ${systemLabel(r).padEnd(20)}${pad(r.rows, 7)}${pad(`${r.dropRate * 100}%`, 7)}${pad(r.effects, 10)}${pad(r.duplicateEffects, 12)}${pad(r.missing, 10)}${pad(r.replays, 10)}${pad(r.queueRetries, 16)}${pad(r.batches, 17)}${pad(r.seconds, 10)}`,
       );
     }
   }
@@ -154,5 +233,6 @@ export function printTable(browser: BrowserResults, server: unknown): void {
       }
     }
   }
+  out.push(...targetLines(browser));
   console.log(out.join('\n'));
 }

@@ -1,3 +1,4 @@
+import { FLUSH_MESSAGE } from '../../../shared/model/connection.ts';
 import type { OutboxStore, RowCursor } from '../../../shared/model/store.ts';
 import { openIdbStore } from '../../../shared/store/index.ts';
 import { createOutboxEngine, restHandler } from '../../../sw/index.ts';
@@ -7,22 +8,74 @@ import {
   notePayload,
   type OutboxWorkerHooks,
 } from './protocol.ts';
+import { installTrace } from './trace.ts';
 
 /**
  * The bench's outbox worker: the engine as an app would configure it (the `notes` collection of
- * the reference server through `restHandler`, concurrency 4, default lease and batch size), plus
- * hooks on `self.bench` that the runner calls through Playwright to fill, seed and time it.
+ * the reference server through `restHandler`, concurrency 4, default lease, scan and batch
+ * sizes, batches through the endpoint the server advertises), plus hooks on `self.bench` that
+ * the runner calls through Playwright to fill, seed and time it.
+ *
+ * The worker URL's query picks a variant (`outboxWorkerUrl`): `batch=0` sends one request per
+ * row, `linger=<ms>` sets the batch linger; `trace=1` records a timeline of the worker
+ * (`trace.ts`), installed before the engine exists so that every transaction is seen; `flush=0`
+ * keeps the page's flush messages and `sync` from the engine; `fetch=stub` answers every
+ * request in the worker; `durability=relaxed` commits strict transactions relaxed.
  */
 
 const CONCURRENCY = 4;
 const scope = globalThis as unknown as ServiceWorkerGlobalScope & { bench?: OutboxWorkerHooks };
+const query = new URL(scope.location.href).searchParams;
+const tracer = query.get('trace') === '1' ? installTrace(scope) : undefined;
+
+if (query.get('flush') === '0') {
+  // Registered before the engine's listeners: they never see these events.
+  const swallow = (event: Event) => event.stopImmediatePropagation();
+  scope.addEventListener('sync', swallow);
+  scope.addEventListener('message', (event) => {
+    if ((event.data as { type?: unknown } | null)?.type === FLUSH_MESSAGE) swallow(event);
+  });
+}
+
+if (query.get('durability') === 'relaxed') {
+  const transaction = IDBDatabase.prototype.transaction;
+  IDBDatabase.prototype.transaction = function (this: IDBDatabase, stores, mode, options) {
+    const relaxed =
+      options?.durability === 'strict' ? { ...options, durability: 'relaxed' as const } : options;
+    return transaction.call(this, stores, mode, relaxed);
+  } as typeof transaction;
+}
+
+let stubbed = 0;
+/** The reference server's answer to a create, made here: no request leaves the worker. */
+const stubFetch: typeof fetch = async () =>
+  new Response(JSON.stringify({ id: `stub-${++stubbed}`, revision: 1 }), {
+    status: 201,
+    headers: { 'content-type': 'application/json', etag: '"1"' },
+  });
+
+/** `batch=0`: one request per row; `linger=<ms>`: the batch linger; neither: the defaults. */
+const batch =
+  query.get('batch') === '0'
+    ? (false as const)
+    : query.has('linger')
+      ? { lingerMs: Number(query.get('linger')) }
+      : undefined;
 
 let onClaimed: (() => void) | undefined;
 const engine = createOutboxEngine({
-  collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
+  collections: {
+    notes: restHandler({ baseUrl: '/api/notes', ...(batch === false ? { batch } : {}) }),
+  },
+  ...(batch === undefined ? {} : { batch }),
   concurrency: CONCURRENCY,
+  ...(query.get('fetch') === 'stub' ? { fetch: stubFetch } : {}),
   onEvent(event) {
     if (event.type === 'claimed') onClaimed?.();
+    if (tracer !== undefined) {
+      const id = 'id' in event ? event.id : 'trigger' in event ? event.trigger : undefined;
+      tracer.note(`engine:${event.type}`, id);
+    }
   },
 });
 engine.attach(scope);
@@ -140,6 +193,12 @@ scope.bench = {
       await db.replace({ owner, expected: [], put, reason: 'bench-seed' });
     }
     return { ms: performance.now() - started, total: await countRows(owner) };
+  },
+
+  trace() {
+    // The Chromium trace (when one records) reads the worker's clock off this mark.
+    performance.mark(`bench-clock ${performance.timeOrigin + performance.now()}`);
+    return tracer?.take() ?? [];
   },
 
   async firstBatch(owner, reps) {

@@ -3,6 +3,8 @@ import {
   type BenchPageApi,
   type BenchRequest,
   notePayload,
+  outboxWorkerUrl,
+  type PageCallTrace,
   type WorkboxMessage,
   type WorkboxReply,
 } from './protocol.ts';
@@ -57,9 +59,9 @@ async function enqueueWorkbox(request: BenchRequest, authorization: string): Pro
 }
 
 const bench: BenchPageApi = {
-  async connectOutbox(owner) {
+  async connectOutbox(owner, options) {
     outbox = await connectOutbox({
-      swUrl: '/outbox-sw.js',
+      swUrl: outboxWorkerUrl(options),
       scope: '/',
       type: 'module',
       owner,
@@ -83,6 +85,24 @@ const bench: BenchPageApi = {
     const latencies: number[] = [];
     for (let i = 0; i < count; i++) latencies.push(await timed(() => enqueueNote(from + i)));
     return latencies;
+  },
+
+  async outboxEnqueueTraced(count, from) {
+    const calls: PageCallTrace[] = [];
+    const now = () => performance.timeOrigin + performance.now();
+    for (let i = 0; i < count; i++) {
+      // An id of our own, so the worker's trace can tell which call each transaction served.
+      const id = `notes-trace-${String(from + i).padStart(8, '0')}`;
+      const start = now();
+      await connected().enqueue({
+        id,
+        collection: 'notes',
+        kind: 'create',
+        payload: notePayload(from + i),
+      });
+      calls.push({ id, start, end: now() });
+    }
+    return calls;
   },
 
   outboxTimedStats: () => timed(() => connected().stats()),

@@ -25,6 +25,45 @@ export interface FirstBatchSample {
   claimed: number;
 }
 
+/** One IndexedDB transaction as the tracer saw it (`?trace=1`, `app/trace.ts`). */
+export interface TraceTx {
+  kind: 'tx';
+  /** `IDBDatabase.transaction` was called. */
+  open: number;
+  /** Its first request succeeded: the transaction was running by then. */
+  start?: number;
+  /** `complete` (or `abort`) fired. */
+  end: number;
+  aborted?: boolean;
+  mode: string;
+  durability: string;
+  stores: string[];
+  requests: number;
+  /** Rows put: id, state, whether it carries a claim; other values as `state: 'other'`. */
+  puts: Array<{ id: string; state: string; claimed: boolean }>;
+  deletes: number;
+}
+
+/** What the tracer records in the worker; times are `timeOrigin + now()`, ms. */
+export type TraceEvent =
+  | TraceTx
+  /** A Comlink call arrived on a page's port (`id`: the enqueue input's id, if any). */
+  | { kind: 'call-in'; at: number; callId: string; method: string; id?: string }
+  /** A Comlink answer was posted. */
+  | { kind: 'call-out'; at: number; callId: string }
+  | { kind: 'fetch'; start: number; end: number; url: string; status: number }
+  /** Worker messages (`message:<type>`), `sync`, change notices, the engine's events. */
+  | { kind: 'event'; at: number; type: string; detail?: string }
+  /** The worker's event loop ran nothing else for `ms` from `at`. */
+  | { kind: 'stall'; at: number; ms: number };
+
+/** One traced page call: when the page made it and when its promise resolved. */
+export interface PageCallTrace {
+  id: string;
+  start: number;
+  end: number;
+}
+
 /** Hooks of the outbox worker (`bench/browser/app/outbox-sw.ts`). */
 export interface OutboxWorkerHooks {
   readonly holderId: string;
@@ -39,6 +78,8 @@ export interface OutboxWorkerHooks {
   seed(owner: string, count: number): Promise<{ ms: number; total: number }>;
   /** Forced flushes while offline: each selects and claims the first batch, then fails fast. */
   firstBatch(owner: string, reps: number): Promise<FirstBatchSample[]>;
+  /** The tracer's events since the last call; empty unless the worker runs with `?trace=1`. */
+  trace(): TraceEvent[];
 }
 
 /** Hooks of the Workbox worker (`bench/browser/app/workbox-sw.ts`). */
@@ -60,15 +101,58 @@ export interface WorkboxReply {
   rounds?: number;
 }
 
+/** Which variant of the outbox worker a page registers: the worker URL's query. */
+export interface OutboxWorkerOptions {
+  /**
+   * `false`: one request per row (`batch: false`, the engine before batches); otherwise the
+   * engine's default, batches through the endpoint the server advertises (SPEC §15.1).
+   */
+  batch?: boolean;
+  /** The batch linger (`batch.lingerMs`) instead of the engine's default. */
+  lingerMs?: number;
+  /** Record a timeline of the worker (`app/trace.ts`). */
+  trace?: boolean;
+  /**
+   * `false`: the page's flush messages and `sync` events never reach the engine, so nothing is
+   * sent while the page enqueues (what the enqueue costs without a drain beside it).
+   */
+  flush?: boolean;
+  /**
+   * Answer every request in the worker itself (201, as the reference server would) instead of
+   * fetching: the drain keeps its claims, settles and notices but makes no request.
+   */
+  stubFetch?: boolean;
+  /**
+   * Commit `strict` transactions with `relaxed` durability (an ablation: what the sync to disk
+   * costs an enqueue; such an enqueue is not durable when it resolves).
+   */
+  relaxed?: boolean;
+}
+
+/** The outbox worker's URL for `options`: the default worker has no query. */
+export function outboxWorkerUrl(options: OutboxWorkerOptions = {}): string {
+  const query = new URLSearchParams();
+  if (options.batch === false) query.set('batch', '0');
+  if (options.lingerMs !== undefined) query.set('linger', String(options.lingerMs));
+  if (options.trace) query.set('trace', '1');
+  if (options.flush === false) query.set('flush', '0');
+  if (options.stubFetch) query.set('fetch', 'stub');
+  if (options.relaxed) query.set('durability', 'relaxed');
+  const search = query.toString();
+  return search === '' ? '/outbox-sw.js' : `/outbox-sw.js?${search}`;
+}
+
 /** The bench page's API on `window.bench`. */
 export interface BenchPageApi {
-  /** Registers and connects our outbox worker (`/outbox-sw.js`) for `owner`. */
-  connectOutbox(owner: string): Promise<void>;
+  /** Registers and connects our outbox worker (`/outbox-sw.js`, `options` as its query). */
+  connectOutbox(owner: string, options?: OutboxWorkerOptions): Promise<void>;
   /** Registers the Workbox worker (`/workbox-sw.js`) and waits until it controls the page. */
   connectWorkbox(): Promise<void>;
   setAuth(token: string): Promise<void>;
   /** Sequential enqueues through the page API; returns each call's latency in ms. */
   outboxEnqueueLatency(count: number, from: number): Promise<number[]>;
+  /** Sequential enqueues with ids `trace-<from + i>`, each with its page-side times. */
+  outboxEnqueueTraced(count: number, from: number): Promise<PageCallTrace[]>;
   /** One `stats()` call through the page API, timed in the page (ms). */
   outboxTimedStats(): Promise<number>;
   /** `count` enqueues with `inFlight` calls outstanding; returns the elapsed ms. */
