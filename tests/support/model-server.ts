@@ -59,6 +59,8 @@ export class ModelServer {
   readonly history = new Map<string, ModelVersion>();
   /** Runs before each write is checked: "another device" that keeps editing, for instance. */
   beforeApply?: (request: RowRequest) => void;
+  /** Validates a create's or an update's body: a message means 422 `validation-failed`. */
+  validate?: (body: Record<string, Json>) => string | undefined;
 
   /** Queues faults for the next requests, in order. */
   inject(...faults: Fault[]): void {
@@ -168,6 +170,9 @@ export class ModelServer {
   private apply(request: RowRequest, owner: string, key: string) {
     const [, , id] = request.url.split('/').slice(1);
     const body = request.body ? (JSON.parse(request.body) as Record<string, Json>) : {};
+    const invalid = request.method === 'DELETE' ? undefined : this.validate?.(body);
+    if (invalid !== undefined)
+      return this.respond(422, { type: 'validation-failed', detail: invalid });
     if (request.method === 'POST') {
       const record = this.seed(owner, body);
       this.effects.push({ key, owner, method: 'POST', id: record.id, revision: 1 });
