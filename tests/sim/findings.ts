@@ -33,7 +33,8 @@ export function classify(v: Violation): Finding {
   )
     return KNOWN.F7!;
   if (v.check === 'quarantine-absorbed' || v.check === 'quarantine-rewritten') return KNOWN.F5!;
-  if (v.check === 'sent-after-lease' || v.check === 'on-wire-after-lease') return KNOWN.F2!;
+  if (['sent-after-lease', 'on-wire-after-lease', 'sent-without-claim'].includes(v.check))
+    return KNOWN.F2!;
   if (v.guarantee === 'G5' && /merged [^:]+: /.test(d)) return KNOWN.F4!;
   if (v.guarantee === 'G2' || v.guarantee === 'G1') {
     if (/merged [^:]+: create blocked\/handler_failed/.test(d)) return KNOWN.F3!;
@@ -55,6 +56,8 @@ export function classify(v: Violation): Finding {
     )
       return F('N1', 'two enqueues of one record commit without seeing each other (G4)');
   }
+  if (v.check === 'future-row-rewritten')
+    return F('S17', 'a row of a newer format version is quarantined instead of left alone (§17)');
   if (v.check === 'unclear-error' && /invalid_intent/.test(d))
     return F('N2', 'an edit of a pending create racing its claim fails with invalid_intent (G7)');
   return F('?', `${v.guarantee} ${v.check}`);

@@ -96,6 +96,11 @@ export interface Committer {
 
 const APP_FIELDS = ['title', 'body', 'tag'] as const;
 
+/** A row of a format version this bundle does not know (§17): a newer bundle's to send. */
+function isFuture(row: Raw | undefined): boolean {
+  return row !== undefined && row.v !== undefined && row.v !== 1;
+}
+
 function recordKey(owner: string, collection: string, targetId: string): string {
   return `${owner}\u0000${collection}\u0000${targetId}`;
 }
@@ -148,6 +153,8 @@ export class Truth {
   readonly conflictAnswers = new Set<string>();
   /** Superseded key → its conflict successor. */
   readonly superseded = new Map<string, string>();
+  /** How many conflict successors stand before a row (K1 → K2 → …). */
+  readonly chain = new Map<string, number>();
   readonly conflicted = new Set<string>();
   /** Keys with an effect, and the edits each applied. */
   readonly applied = new Map<string, Effect>();
@@ -205,6 +212,7 @@ export class Truth {
    * discard of that create, which takes it along.
    */
   mayRemain(row: Raw, seen = new Set<unknown>()): boolean {
+    if (isFuture(row)) return true;
     if (row.state === 'blocked') return typeof row.blockedCode === 'string';
     const intent =
       row.request === undefined &&
@@ -327,6 +335,12 @@ export class Truth {
             `${plan.reason} of ${String(row.id)}: fence ${fenceBefore} → ${fenceAfter}`,
           );
       }
+      if (isFuture(before) && !deepEqual(before, row))
+        this.fail(
+          'G7',
+          'future-row-rewritten',
+          `${plan.reason} rewrote ${String(row.id)}, a row of format v${String(before!.v)} this bundle must leave alone`,
+        );
       // G7: a quarantined corrupt row is never rewritten, except by the app (retry/discard).
       if (before?.blockedCode === 'row_corrupt' && !deepEqual(before, row))
         this.fail(
@@ -337,6 +351,12 @@ export class Truth {
     }
     for (const id of plan.delete ?? []) {
       const before = asRaw(this.rows.get(id));
+      if (isFuture(before))
+        this.fail(
+          'G7',
+          'future-row-rewritten',
+          `${plan.reason} deleted ${id}, a row of format v${String(before!.v)} this bundle must leave alone`,
+        );
       if (before?.blockedCode === 'row_corrupt' && plan.reason !== 'discard')
         this.fail(
           'G7',
@@ -412,6 +432,36 @@ export class Truth {
         );
         for (const other of unseen)
           this.note(String(row.id), `enqueued without seeing ${String(other.id)} of its record`);
+        // The legacy writer queues by `savedAt` alone: a row it saves before an earlier edit's
+        // row (its clock behind a holder's) is its own disorder, not this bundle's.
+        const at = [Number(row.savedAt), String(row.id)] as const;
+        if (
+          plan.reason === 'v0-enqueue' &&
+          unseen.some(
+            (o) =>
+              Number(o.savedAt) > at[0] || (Number(o.savedAt) === at[0] && String(o.id) > at[1]),
+          )
+        )
+          this.legacyReordered.add(`${by.owner}\u0000${String(row.targetId)}`);
+      }
+    }
+    if (plan.reason === 'enqueue') {
+      for (const value of plan.put ?? []) {
+        const before = asRaw(this.rows.get(asRaw(value)?.successorOf));
+        const claim = claimOf(before);
+        if (before && before.state !== 'sending' && claim && claim.expiresAt > by.now)
+          this.reach('successor-of-expired-claim');
+      }
+    }
+    if (plan.reason === 'settle') {
+      for (const id of plan.delete ?? []) {
+        const create = asRaw(this.rows.get(id));
+        if (create?.kind !== 'create') continue;
+        const seen = new Set([...plan.expected.map((e) => e.id), ...(plan.delete ?? [])]);
+        const orphans = this.recordRows(by.owner, create.collection, `pending:${id}`).filter(
+          (r) => !seen.has(String(r.id)),
+        );
+        if (orphans.length > 0) this.reach('ack-left-an-intent-behind');
       }
     }
     const newId =
@@ -471,6 +521,9 @@ export class Truth {
             `${tomb.id} was superseded by ${tomb.into} without a 412 answer`,
           );
         this.superseded.set(tomb.id, tomb.into);
+        const chain = (this.chain.get(tomb.id) ?? 0) + 1;
+        this.chain.set(tomb.into, chain);
+        if (chain > 8) this.reach('conflict-chain-over-8');
         for (const edit of this.carriedBy(tomb.id)) this.conflicted.add(edit);
         this.reach('conflict-successor');
       }
@@ -795,6 +848,8 @@ export class Truth {
       const rowId = this.keyRow.get(key);
       const edits = this.carriedBy(rowId);
       if (![...edits].some((e) => this.conflicted.has(e)) || this.superseded.has(key)) continue;
+      // The legacy writer settles without a ledger: it knows nothing of conflicts (§17).
+      if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
       this.exercise('G5');
       if (!this.ledger.has(rowId!))
         this.fail(
@@ -855,6 +910,15 @@ export class Truth {
     for (const [id, { value }] of this.corrupt) {
       this.exercise('G7');
       if (typeof id === 'string' && this.tombstones.get(id)?.reason === 'discarded') continue;
+      if (isFuture(asRaw(value))) {
+        if (!deepEqual(this.rows.get(id), value))
+          this.fail(
+            'G7',
+            'future-row-rewritten',
+            `${String(id)}, a row of a newer format, was not left as it was written`,
+          );
+        continue;
+      }
       const kept = [...this.rows.values()].some((row) => {
         const r = asRaw(row);
         return r?.state === 'blocked' && r.blockedCode === 'row_corrupt' && deepEqual(r.raw, value);

@@ -81,6 +81,8 @@ export interface SimConfig {
   batchSize: number;
   concurrency: number;
   conflict: 'rebase' | 'block';
+  /** How often another device edits a record just before a request of this one arrives. */
+  hot: number;
 }
 
 /** What a replay narrows: faults and actors switched off, fewer holders or owners, ops kept. */
@@ -110,6 +112,7 @@ export function swarmConfig(seed: number, store: StoreKind): SimConfig {
     batchSize: rng.pick([2, 3, 50]),
     concurrency: rng.pick([1, 2, 4]),
     conflict: rng.chance(0.15) ? 'block' : 'rebase',
+    hot: rng.pick([0.1, 0.3, 0.75]),
   };
 }
 
@@ -293,7 +296,7 @@ export function generateScript(config: SimConfig): Op[] {
       () => ({ op: 'resume-held', owner: owner(), holder: holder() }),
     ],
     [
-      on.has('restore') ? 1.5 : 0,
+      on.has('restore') ? 3 : 0,
       () => ({ op: 'restore', owner: owner(), holder: holder(), pick: rng.int(0, 9) }),
     ],
     [1, () => ({ op: 'read', owner: owner(), holder: holder() })],
@@ -306,7 +309,7 @@ export function generateScript(config: SimConfig): Op[] {
         owner: owner(),
         slot: rng.int(0, 9),
         numeric: rng.chance(0.4),
-        flaw: rng.int(0, 5),
+        flaw: rng.int(0, 6),
       }),
     ],
     [

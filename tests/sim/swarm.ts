@@ -106,6 +106,9 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     'quarantine',
     'retry-after-newer-edit',
     'legacy-sent-out-of-order',
+    'successor-of-expired-claim',
+    'ack-left-an-intent-behind',
+    'conflict-chain-over-8',
   ])
     rows.push({ group: 'situation', key: `reached:${what}`, label: what });
   for (const event of ['converted', 'storm', 'held', 'blocked', 'quarantined'])

@@ -169,6 +169,14 @@ export class World {
     this.owners = OWNERS.slice(0, config.owners);
     this.truth = new Truth(config.leaseMs, (entry) => this.restoredValue(entry));
     this.server.validate = (body) => (body.title === '' ? 'title must not be empty' : undefined);
+    // Another device that keeps editing a record: it gets there just before a request does.
+    this.server.beforeApply = (request) => {
+      if (request.method === 'POST' || !this.strikes('other-device', config.hot)) return;
+      const id = decodeURIComponent(request.url.split('/')[3] ?? '');
+      const record = this.server.records.get(id);
+      if (record && !record.deleted)
+        this.server.editElsewhere(id, { other: `d${++this.#otherNo}` });
+    };
     const count = (fault: string) => this.count(`fault:${fault}`);
     this.net = new Network(this.sched, this.rng, this.server, this.truth, {
       faults: this.faults,
@@ -619,7 +627,8 @@ export class World {
   corrupt(owner: string, index: number, numeric: boolean, flaw: number): string {
     const slot = this.#pickSlot(owner, index, false);
     const n = ++this.#corruptNo;
-    const id: string | number = numeric ? 900_000 + n : `corrupt-${String(n).padStart(4, '0')}`;
+    const id: string | number =
+      numeric && flaw !== 6 ? 900_000 + n : `corrupt-${String(n).padStart(4, '0')}`;
     const value: Record<string, unknown> = {
       v: 1,
       id,
@@ -646,6 +655,10 @@ export class World {
         break;
       case 4:
         value.claim = { holderId: 5 };
+        break;
+      case 6:
+        // Not corrupt: a row of a newer bundle's format, which this bundle must leave alone (§17).
+        value.v = 2;
         break;
       default: {
         let deep: Record<string, unknown> = {};
@@ -700,6 +713,7 @@ export class World {
  */
 class LegacyWriter {
   #n = 0;
+  #writing: Promise<void> = Promise.resolve();
   #real: Promise<OutboxStore> | undefined;
   readonly #stores = new Map<string, SimStore>();
   readonly #handler = restHandler({ baseUrl: '/api/notes' });
@@ -775,19 +789,23 @@ class LegacyWriter {
       by: 'v0',
     };
     world.truth.drafts.set(id, draft);
-    this.#store(owner)
-      .replace({
-        owner,
-        expected: [{ id, row: null }],
-        put: [row],
-        durability: 'strict',
-        reason: 'v0-enqueue',
-      })
-      .then((result) => {
+    // The old page writes its edits one after another, each saved when it is written.
+    this.#writing = this.#writing.then(async () => {
+      const saved = { ...row, savedAt: world.sched.now };
+      try {
+        const result = await this.#store(owner).replace({
+          owner,
+          expected: [{ id, row: null }],
+          put: [saved],
+          durability: 'strict',
+          reason: 'v0-enqueue',
+        });
         if (result === 'committed' && create)
           world.slots.get(owner)?.push({ targetId, createId: id });
-      })
-      .catch(() => undefined);
+      } catch {
+        // An old page does not retry.
+      }
+    });
     return `v0 ${intent.kind} ${id} of ${targetId}`;
   }
 
