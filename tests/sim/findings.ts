@@ -38,6 +38,11 @@ export function classify(v: Violation): Finding {
   if (v.guarantee === 'G5' && /merged [^:]+: /.test(d)) return KNOWN.F4!;
   if (v.guarantee === 'G2' || v.guarantee === 'G1') {
     if (/merged [^:]+: create blocked\/handler_failed/.test(d)) return KNOWN.F3!;
+    if (
+      v.check === 'cancelled-but-applied' &&
+      /cancelled as create blocked\/handler_failed/.test(d)
+    )
+      return KNOWN.F3!;
     if (/merged [^:]+: update blocked\/handler_failed/.test(d))
       return F('F3u', 'an update the server applied is merged and sent again (G2; the rule of F3)');
     if (/merged [^:]+: \w+ queued\/\w+ attempted/.test(d) || /merged [^:]+: \w+ sending/.test(d))

@@ -163,6 +163,7 @@ export class Truth {
   readonly lastPosition = new Map<string, number>();
   readonly lastApplied = new Map<string, string>();
   readonly cancelled = new Set<string>();
+  readonly cancelledIn = new Map<string, string>();
   readonly discarded = new Set<string>();
   /** Rows the legacy writer settled (it writes no receipt). */
   readonly legacySettled = new Set<string>();
@@ -527,8 +528,23 @@ export class Truth {
         for (const edit of this.carriedBy(tomb.id)) this.conflicted.add(edit);
         this.reach('conflict-successor');
       }
-      if (tomb.reason === 'cancelled')
-        for (const edit of this.carriedBy(tomb.id)) this.cancelled.add(edit);
+      if (tomb.reason === 'cancelled') {
+        const before = asRaw(this.rows.get(tomb.id));
+        if (before) {
+          const code = (before.blockedCode ??
+            asRaw(before.evidence)?.lastErrorCode ??
+            '') as string;
+          const attempted = before.sentAt !== undefined || claimOf(before) !== undefined;
+          this.note(
+            tomb.id,
+            `cancelled as ${String(before.kind)} ${String(before.state)}${code ? `/${code}` : ''}${attempted ? ' attempted' : ''}`,
+          );
+        }
+        for (const edit of this.carriedBy(tomb.id)) {
+          this.cancelled.add(edit);
+          this.cancelledIn.set(edit, tomb.id);
+        }
+      }
       if (tomb.reason === 'discarded')
         for (const edit of this.carriedBy(tomb.id)) this.discarded.add(edit);
     }
@@ -816,6 +832,12 @@ export class Truth {
       if (key !== undefined) {
         const rowId = this.keyRow.get(key);
         const discarded = this.discarded.has(edit.id);
+        if (this.cancelled.has(edit.id))
+          this.fail(
+            'G2',
+            'cancelled-but-applied',
+            `edit ${edit.id} was cancelled although ${key} applied it${this.why(this.cancelledIn.get(edit.id))}`,
+          );
         if (
           rows.length === 0 &&
           !discarded &&
@@ -826,12 +848,6 @@ export class Truth {
             'G1',
             'applied-without-receipt',
             `edit ${edit.id} was applied under ${key} but no receipt was kept`,
-          );
-        if (this.cancelled.has(edit.id))
-          this.fail(
-            'G2',
-            'cancelled-but-applied',
-            `edit ${edit.id} was cancelled although ${key} applied it`,
           );
         continue;
       }

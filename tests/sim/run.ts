@@ -47,7 +47,8 @@ async function stepOnce(
 ): Promise<boolean> {
   const ready = world.sched.ready();
   const due = world.sched.nextDue();
-  const stalls = world.live && world.on('delay');
+  // A ready timer fires before time moves on: an event loop may be slow, never hours late.
+  const stalls = world.live && world.on('delay') && !ready.some((step) => step.timer);
   const weights = ready.map(() => 1);
   const opMayRun = nextOp !== undefined && (!nextOp.moves || stalls || ready.length === 0);
   weights.push(opMayRun ? Math.max(1, ready.length * 0.3) : 0);

@@ -868,7 +868,8 @@ class LegacyWriter {
       } catch {
         ok = false;
       }
-      const { sentAt: _s, ...rest } = sending;
+      // A failed send goes back to the queue; its sentAt stays, the mark that it was tried.
+      const rest = sending;
       const plan: ReplacePlan = ok
         ? {
             owner,
