@@ -305,6 +305,11 @@ async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
   }
 }
 
+/** An object that is not an array; false for a revoked proxy, whose every inspection throws. */
 function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  try {
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }

@@ -4,7 +4,7 @@ import { emptyFlushReport, type FlushReport } from '../model/protocol.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
-import { planClaim } from '../plan/claim.ts';
+import { planClaim, sendDeadline } from '../plan/claim.ts';
 import { classifyResult } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
 import { planQuarantine } from '../plan/quarantine.ts';
@@ -83,7 +83,7 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     const last = raws[raws.length - 1] as { savedAt: number; id: string };
     after = { savedAt: last.savedAt, id: last.id };
     const rows = await decodeBatch(deps, state, raws);
-    const predecessor = await predecessorLookup(deps, rows);
+    const predecessor = await predecessorLookup(deps, state, rows);
     converted += await recoverOrphanIntents(deps, state.owner, rows, predecessor);
     const now = deps.clock.now();
     const candidates = selectSendableRows(
@@ -144,12 +144,17 @@ async function decodeBatch(
 }
 
 /** Looks up every `successorOf` row: from this batch, else from the store. */
-async function predecessorLookup(deps: CoreDeps, rows: Observed[]): Promise<PredecessorLookup> {
+async function predecessorLookup(
+  deps: CoreDeps,
+  state: FlushState,
+  rows: Observed[],
+): Promise<PredecessorLookup> {
   const known = new Map<string, PredecessorState>();
   for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
   return guardStorage('flush', () =>
     lookupPredecessors(
       deps.store,
+      state.owner,
       rows.map(({ row }) => row.successorOf),
       known,
     ),
@@ -207,14 +212,19 @@ async function sendOne(
   const request = row.request!;
   deps.onEvent?.({ type: 'claimed', id: row.id, holderId: deps.holderId, fence });
   const handler = deps.handlers[row.collection];
+  const deadline = sendDeadline(row.claim!, { leaseMs: deps.leaseMs, marginMs: deps.sendMarginMs });
   const result = await state.sends.run(async () => {
     // A claim that waited for a slot is not spent after the flush stopped (say, offline), nor
     // on a request that could outlive its lease: it goes back to the queue unsent.
     if (state.stop !== undefined) return 'flush_stopped' as const;
-    if (deps.clock.now() - row.sentAt! > deps.leaseMs / 2) return 'lease_lapsed' as const;
+    const now = deps.clock.now();
+    if (now - row.sentAt! > deps.leaseMs / 2 || now >= deadline.leaveBy)
+      return 'lease_lapsed' as const;
+    // The transport bounds what it awaits by the claim too (§4): past `leaveBy` nothing leaves.
     const answer = await deps.transport.send(request, {
       owner: state.owner,
       collection: row.collection,
+      deadline,
     });
     // The network itself failed: stop before the slot passes to a row claimed ahead (§12 retries).
     if (answer.kind === 'network_error' || answer.kind === 'timeout') state.stop ??= 'offline';

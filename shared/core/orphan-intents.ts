@@ -44,7 +44,7 @@ async function recoverOrphanIntent(
 ): Promise<number> {
   const createId = pendingCreateId(orphan.row.targetId);
   if (createId === undefined) return 0;
-  const facts = await resolvePendingCreate(deps.store, createId);
+  const facts = await resolvePendingCreate(deps.store, owner, createId);
   if (facts.row !== undefined) return 0;
   let receipt = facts.receipt;
   let storeReceipt = false;

@@ -46,7 +46,7 @@ export function createOwnerApi(
   const allRows = reader.allRows;
 
   async function ownRow(id: string): Promise<Observed> {
-    const raw = await guardStorage('api', () => store.get(id));
+    const raw = await guardStorage('api', () => store.get(id, owner));
     const decoded = decodeRow(raw);
     if (raw === undefined || !decoded.ok || decoded.row.owner !== owner) {
       if (!decoded.ok && raw !== undefined && decoded.owner === owner) {
@@ -152,7 +152,7 @@ export function createOwnerApi(
       const pending =
         createId === undefined
           ? undefined
-          : await guardStorage('api', () => resolvePendingCreate(store, createId));
+          : await guardStorage('api', () => resolvePendingCreate(store, owner, createId));
       const rows: Observed[] = [];
       if (targetId !== undefined) {
         for (const raw of await guardStorage('api', () =>
@@ -301,7 +301,7 @@ export function createOwnerApi(
     },
 
     async receipt(requestId) {
-      const receipt = await guardStorage('api', () => store.getReceipt(requestId));
+      const receipt = await guardStorage('api', () => store.getReceipt(requestId, owner));
       return receipt?.owner === owner ? receipt : undefined;
     },
   };

@@ -13,21 +13,28 @@ import type { OutboxStore, Receipt, Tombstone } from '../model/store.ts';
  */
 const MAX_COALESCE_HOPS = 16;
 
-/** What is known of the create behind `pending:<createId>`, following coalesce tombstones. */
+/**
+ * What `owner` knows of the create behind `pending:<createId>`, following coalesce tombstones.
+ * Only the owner's own rows, receipts and tombstones are read (G6): another owner's create is
+ * unknown here, as if it never existed.
+ */
 export async function resolvePendingCreate(
   store: OutboxStore,
+  owner: string,
   createId: string,
 ): Promise<{ id: string; row?: Observed; receipt?: Receipt; tombstone?: Tombstone }> {
   let id = createId;
   for (let hop = 0; hop < MAX_COALESCE_HOPS; hop++) {
-    const raw = await store.get(id);
+    const raw = await store.get(id, owner);
     if (raw !== undefined) {
       const decoded = decodeRow(raw);
-      return decoded.ok ? { id, row: { row: decoded.row, raw } } : { id };
+      return decoded.ok && decoded.row.owner === owner
+        ? { id, row: { row: decoded.row, raw } }
+        : { id };
     }
-    const receipt = await store.getReceipt(id);
+    const receipt = await store.getReceipt(id, owner);
     if (receipt !== undefined) return { id, receipt };
-    const tombstone = await store.getTombstone(id);
+    const tombstone = await store.getTombstone(id, owner);
     if (tombstone?.into === undefined || tombstone.reason !== 'coalesced')
       return tombstone ? { id, tombstone } : { id };
     id = tombstone.into;

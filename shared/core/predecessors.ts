@@ -23,6 +23,7 @@ interface Resolved {
  */
 export async function lookupPredecessors(
   store: OutboxStore,
+  owner: string,
   ids: Iterable<string | undefined>,
   known: Map<string, PredecessorState>,
 ): Promise<PredecessorLookup> {
@@ -32,7 +33,7 @@ export async function lookupPredecessors(
   for (const id of ids) if (id !== undefined && !resolved.has(id)) missing.add(id);
   await Promise.all(
     [...missing].map(async (id) => {
-      resolved.set(id, await resolve(store, id));
+      resolved.set(id, await resolve(store, owner, id));
     }),
   );
   return (id, askerId) => {
@@ -42,11 +43,12 @@ export async function lookupPredecessors(
   };
 }
 
-async function resolve(store: OutboxStore, id: string): Promise<Resolved> {
+/** Only the owner's rows and tombstones are read (G6): another owner's row is absent here. */
+async function resolve(store: OutboxStore, owner: string, id: string): Promise<Resolved> {
   const chain = [id];
   let current = id;
   for (let hop = 0; hop < MAX_SUPERSEDED_HOPS; hop++) {
-    const raw = await store.get(current);
+    const raw = await store.get(current, owner);
     if (raw !== undefined) {
       const decoded = decodeRow(raw);
       return {
@@ -54,7 +56,7 @@ async function resolve(store: OutboxStore, id: string): Promise<Resolved> {
         chain,
       };
     }
-    const tombstone = await store.getTombstone(current);
+    const tombstone = await store.getTombstone(current, owner);
     if (tombstone?.reason !== 'superseded' || tombstone.into === undefined) break;
     current = tombstone.into;
     chain.push(current);

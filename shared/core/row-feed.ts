@@ -91,7 +91,7 @@ export function createRowFeed(api: OwnerApi, store: OutboxStore, owner: string):
         }
         const rows = cache;
         const changedIds = [...ids];
-        const raws = await store.getMany(changedIds);
+        const raws = await store.getMany(changedIds, owner);
         for (const [i, id] of changedIds.entries()) {
           const decoded = decodeRow(raws[i]);
           if (decoded.ok && matches(decoded.row)) rows.set(id, decoded.row);
@@ -168,7 +168,7 @@ async function watchStep(
   if (row !== undefined) return { type: 'row', row };
   const receipt = await api.receipt(id);
   if (receipt !== undefined) return { type: 'receipt', receipt };
-  const tombstone = await store.getTombstone(id);
+  const tombstone = await store.getTombstone(id, owner);
   if (tombstone !== undefined && tombstone.owner === owner) return { type: 'removed', tombstone };
   return { type: 'gone', id };
 }

@@ -54,6 +54,7 @@ export function createRowReader(
     const predecessor = await guardStorage('api', () =>
       lookupPredecessors(
         store,
+        owner,
         rows.map((row) => row.successorOf),
         known,
       ),
@@ -93,7 +94,7 @@ export function createRowReader(
     },
 
     async row(id: string) {
-      const raw = await guardStorage('api', () => store.get(id));
+      const raw = await guardStorage('api', () => store.get(id, owner));
       const decoded = decodeRow(raw);
       if (!decoded.ok || decoded.row.owner !== owner) return undefined;
       const [view] = await views([{ row: decoded.row, raw }]);

@@ -36,7 +36,7 @@ export async function settleConflict(
   const count = (state.conflictsPerTarget.get(key) ?? 0) + 1;
   state.conflictsPerTarget.set(key, count);
   state.report.conflicts++;
-  const raw = await deps.store.get(sent.id).catch(() => undefined);
+  const raw = await deps.store.get(sent.id, state.owner).catch(() => undefined);
   const decoded = decodeRow(raw);
   const current = decoded.ok ? decoded.row : undefined;
 

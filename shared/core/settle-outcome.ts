@@ -44,7 +44,7 @@ export async function settleOutcome(
     const now = deps.clock.now();
     const alone = attempt === 0;
     if (observed === undefined) {
-      const raw = await guardStorage('flush', () => deps.store.get(sent.id));
+      const raw = await guardStorage('flush', () => deps.store.get(sent.id, state.owner));
       const decoded = decodeRow(raw);
       observed = { raw, row: decoded.ok ? decoded.row : undefined };
     }

@@ -16,6 +16,11 @@ import type { OutboxStore } from '../model/store.ts';
 export interface OutboxTuning {
   /** Claim lease (§4). Default 10 s. */
   leaseMs: number;
+  /**
+   * How long before its claim ends a request may still leave (§4); default 20 % of the lease.
+   * Whatever is awaited before the wire (the `auth` hook) counts against the claim.
+   */
+  sendMarginMs?: number;
   /** Records sent at once; rows of one record never overlap (§7, G4). Default 4. */
   concurrency: number;
   /** Rows read and claimed per selection batch (§7). Default 50. */

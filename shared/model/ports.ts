@@ -33,7 +33,20 @@ export type TransportResult =
   | { kind: 'network_error'; message: string }
   | { kind: 'timeout' }
   | { kind: 'auth_unavailable' }
-  | { kind: 'refused'; code: 'origin_not_allowed'; message: string };
+  | { kind: 'refused'; code: 'origin_not_allowed'; message: string }
+  /** Nothing left: the claim's deadline passed before the request could go (SPEC §4). */
+  | { kind: 'not_sent'; code: 'lease_lapsed'; message: string };
+
+/**
+ * When a claimed request must be on the wire by, and when it is aborted, in the holder's clock
+ * (SPEC §4): everything awaited before it leaves (credentials, encoding) counts against the claim.
+ */
+export interface SendDeadline {
+  /** The request is put on the wire only while this is still ahead: `expiresAt` − margin. */
+  leaveBy: number;
+  /** The claim's `expiresAt`: a request still running then is aborted. */
+  abortAt: number;
+}
 
 /** The outcome of a receipt lookup by request id (§8, §15 `GET /idempotency/<key>`). */
 export type ReceiptLookup =
@@ -56,7 +69,11 @@ export type HistoryLookup =
 
 /** Sends stored request bytes, adding credentials at send time (auth is never stored, §2). */
 export interface Transport {
-  send(request: RowRequest, ctx: { owner: string; collection: string }): Promise<TransportResult>;
+  /** `deadline`, when given, bounds the attempt by its claim (SPEC §4); past it, `not_sent`. */
+  send(
+    request: RowRequest,
+    ctx: { owner: string; collection: string; deadline?: SendDeadline },
+  ): Promise<TransportResult>;
   lookupReceipt(
     requestId: string,
     ctx: { owner: string; collection: string; url: string },

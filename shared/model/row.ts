@@ -31,6 +31,8 @@ export const EvidenceSchema = z.looseObject({
   attemptCount: count,
   lastAttemptAt: z.optional(z.number()),
   lastErrorCode: z.optional(z.string()),
+  /** Set once an attempt ended without an answer that rules out its effect (§6); kept for good. */
+  mayHaveApplied: z.optional(z.boolean()),
 });
 
 /** Which bundle last wrote the row, and when: marks a v1 writer (§4). */
@@ -91,7 +93,16 @@ export { PENDING_PREFIX, pendingCreateId } from './pending.ts';
 /** A stored value read back: parsed, or quarantine material when it failed to parse. */
 export type DecodedRow =
   | { ok: true; row: OutboxRow; raw: unknown }
-  | { ok: false; id: string; owner: string | undefined; raw: unknown; issues: string };
+  | {
+      ok: false;
+      /** The row's id as a string: the id its quarantine row takes. */
+      id: string;
+      /** The key the value is stored under, as it is (a corrupt value's id may be a number). */
+      key: unknown;
+      owner: string | undefined;
+      raw: unknown;
+      issues: string;
+    };
 
 /** The fields the codec parses all the way down: checked for cycles and depth first. */
 const JSON_FIELDS = ['payload', 'meta'] as const;
@@ -107,6 +118,7 @@ export function decodeRow(raw: unknown): DecodedRow {
   const bad = (issues: string): DecodedRow => ({
     ok: false,
     id: typeof record.id === 'string' ? record.id : String(record.id),
+    key: record.id,
     owner: typeof record.owner === 'string' ? record.owner : undefined,
     raw,
     issues,

@@ -95,9 +95,16 @@ export interface Tombstone {
 
 /** One observed row: its raw stored value, or null when it was observed absent. */
 export interface Expectation {
-  id: string;
+  id: RowKey;
   row: unknown;
 }
+
+/**
+ * The key a row is stored under. Rows written by this library have string ids; a corrupt value
+ * written by someone else may sit under any key IndexedDB accepts, and its quarantine has to name
+ * that key to replace it (§2, G7).
+ */
+export type RowKey = string | number | Date | readonly RowKey[];
 
 /** One compare-and-swap write over every store involved (SPEC §3). */
 export interface ReplacePlan {
@@ -115,7 +122,7 @@ export interface ReplacePlan {
    */
   records?: Array<{ collection: string; targetId: string; ids: string[] }>;
   put?: unknown[];
-  delete?: string[];
+  delete?: RowKey[];
   receipts?: Receipt[];
   ledger?: ConflictLedgerEntry[];
   tombstones?: Tombstone[];
@@ -143,10 +150,13 @@ export interface RowCursor {
 
 /** The storage port (SPEC §3): raw reads, one compare-and-swap write, receipts, ledger, meta and change notices. */
 export interface OutboxStore {
-  /** The raw stored value of a row, or undefined. */
-  get(id: string): Promise<unknown>;
+  /**
+   * The raw stored value of a row, or undefined. Reads by id take the reader's `owner`: a value
+   * of another owner then reads as absent, so a holder never sees another owner's rows (G6).
+   */
+  get(id: string, owner?: string): Promise<unknown>;
   /** The raw stored values of several rows (undefined where absent), read in one transaction. */
-  getMany(ids: readonly string[]): Promise<unknown[]>;
+  getMany(ids: readonly string[], owner?: string): Promise<unknown[]>;
   /** Raw rows of one owner in `[savedAt, id]` order, after `after`, at most `limit`. */
   scan(owner: string, opts: { after?: RowCursor; limit: number }): Promise<unknown[]>;
   /** Raw rows of one record (`by_owner_target`). */
@@ -159,12 +169,14 @@ export interface OutboxStore {
    * holds; a stale plan is skipped, the rest commit. One change notice covers them all.
    */
   replaceEach(plans: ReplacePlan[]): Promise<ReplaceResult[]>;
-  getReceipt(requestId: string): Promise<Receipt | undefined>;
+  /** A receipt by request id; with `owner`, another owner's reads as absent (G6). */
+  getReceipt(requestId: string, owner?: string): Promise<Receipt | undefined>;
   /** Newest first. */
   listReceipts(owner: string, limit: number): Promise<Receipt[]>;
   /** Newest first. */
   listConflicts(owner: string, limit: number): Promise<ConflictLedgerEntry[]>;
-  getTombstone(id: string): Promise<Tombstone | undefined>;
+  /** A tombstone by id; with `owner`, another owner's reads as absent (G6). */
+  getTombstone(id: string, owner?: string): Promise<Tombstone | undefined>;
   /** Drops receipts beyond `maxCount` per owner or older than `olderThan`; ledger beyond `maxLedger`. */
   prune(
     owner: string,

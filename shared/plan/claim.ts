@@ -1,4 +1,5 @@
-import type { OutboxRow } from '../model/row.ts';
+import type { SendDeadline } from '../model/ports.ts';
+import type { Claim, OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { isRowInFlight } from './in-flight.ts';
 
@@ -62,4 +63,21 @@ export function isClaimMine(
   fence: number,
 ): row is OutboxRow {
   return row?.claim !== undefined && row.claim.holderId === holderId && row.claim.fence === fence;
+}
+
+/** The default safety margin before a claim's end, as a share of the lease (SPEC §4). */
+export const SEND_MARGIN_SHARE = 0.2;
+
+/**
+ * The deadline a claimed request is sent under (SPEC §4): it leaves only while
+ * `expiresAt − margin` is ahead by the holder's clock, and is aborted at `expiresAt`. Everything
+ * awaited between the claim and the wire counts against it, so no request is still travelling
+ * when another holder (or a coalesced edit) may act on the row (G3, G4).
+ */
+export function sendDeadline(
+  claim: Pick<Claim, 'expiresAt'>,
+  ctx: { leaseMs: number; marginMs?: number },
+): SendDeadline {
+  const margin = Math.max(0, ctx.marginMs ?? ctx.leaseMs * SEND_MARGIN_SHARE);
+  return { leaveBy: claim.expiresAt - margin, abortAt: claim.expiresAt };
 }

@@ -75,6 +75,9 @@ export function classifyResult(result: TransportResult, now: number): Outcome {
       return { kind: 'auth', code: NO_CREDENTIALS };
     case 'refused':
       return { kind: 'permanent', code: result.code, detail: result.message };
+    case 'not_sent':
+      // Nothing left, so nothing was applied: a device-side retry, not an unknown outcome.
+      return { kind: 'transient', code: result.code, device: true };
     case 'response':
       break;
   }

@@ -141,6 +141,9 @@ export function planConflictSuccessor(
     writer: _w,
     ...kept
   } = observed;
+  // The successor is a new request that never left: what the original's attempts left unknown
+  // is not its own (the 412 said the original's key applied nothing).
+  const { mayHaveApplied: _unknown, ...evidenceKept } = observed.evidence ?? { attemptCount: 1 };
   const successor: OutboxRow = {
     ...kept,
     v: 1,
@@ -151,7 +154,7 @@ export function planConflictSuccessor(
     request,
     successorOf: observed.id,
     evidence: {
-      ...observed.evidence,
+      ...evidenceKept,
       attemptCount: observed.evidence?.attemptCount ?? 1,
       lastAttemptAt: ctx.now,
       lastErrorCode: 'revision_conflict',

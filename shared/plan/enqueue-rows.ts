@@ -7,13 +7,17 @@ import type { ReplacePlan } from '../model/store.ts';
 import type { EnqueueContext, EnqueuePlan, NewIntent } from './enqueue-types.ts';
 import { buildRowRequest } from './identity.ts';
 import { mergeIntents } from './merge.ts';
+import { isQuarantined } from './quarantine.ts';
 
 /**
  * The row writes an enqueue plans (SPEC §6, §8): a request row, one merged row, a cancel, or an
  * intent row. Each expects every observed row of the record unchanged and the new id absent.
  */
 
-/** Fields that belong to one attempt of a row and never carry over to a new request. */
+/**
+ * Fields that belong to one attempt of a row and never carry over to a new request. `conflict`
+ * is not one of them: a merge keeps the evidence of what the row overwrites (§6, §10).
+ */
 const ATTEMPT_FIELDS = [
   'claim',
   'sentAt',
@@ -25,7 +29,6 @@ const ATTEMPT_FIELDS = [
   'blockedDetail',
   'evidence',
   'writer',
-  'conflict',
   'request',
   'successorOf',
 ] as const;
@@ -112,12 +115,14 @@ export function planRequestRow(
   );
 }
 
-/** Folds the rows not in flight and the new intent into one row (or cancels them all). */
+/** Folds the record's open rows (none in flight, §6) and the new intent into one row, or cancels them all. */
 export function planMergedRow(
   intent: NewIntent & { targetId: string },
   others: Observed[],
   chain: Observed[],
   ctx: EnqueueContext,
+  /** The row the merged rows go after, when the oldest of them names none (§6, G4). */
+  after?: string,
 ): EnqueuePlan {
   const first = others[0]!.row;
   let merged: IntentInfo = intentInfoOf(first);
@@ -145,7 +150,7 @@ export function planMergedRow(
         'successor',
       );
     }
-    if (result.kind === 'cancel') return planCancel(intent, chain, ctx);
+    if (result.kind === 'cancel') return planCancel(intent, others, chain, ctx);
     merged = { ...merged, ...result.intent };
   }
   return planRequestRow(
@@ -157,8 +162,8 @@ export function planMergedRow(
     },
     {
       savedAt: first.savedAt,
-      successorOf: first.successorOf,
-      base: withoutAttempt(first),
+      successorOf: first.successorOf ?? after,
+      base: { ...withoutAttempt(first), ...conflictOf(others) },
       baseRevision: first.baseRevision ?? intent.baseRevision ?? null,
     },
     chain,
@@ -168,20 +173,33 @@ export function planMergedRow(
   );
 }
 
-/** create+delete before the create was ever sent: nothing is sent, every row is tombstoned. */
+/**
+ * The conflict evidence a merged row carries on (§6, G5): the oldest one among the rows it
+ * absorbs, so the ledger entry is still written when the merged row settles.
+ */
+function conflictOf(absorbed: Observed[]): Pick<OutboxRow, 'conflict'> {
+  const conflict = absorbed.find(({ row }) => row.conflict !== undefined)?.row.conflict;
+  return conflict === undefined ? {} : { conflict };
+}
+
+/**
+ * create+delete before the create could have been applied: nothing is sent, the open rows and
+ * the new one are tombstoned. Rows that must stay (§6) are only expected unchanged.
+ */
 export function planCancel(
   intent: NewIntent & { targetId: string },
+  cancelled: Observed[],
   chain: Observed[],
   ctx: EnqueueContext,
 ): EnqueuePlan {
-  const ids = [...chain.map(({ row }) => row.id), intent.id];
+  const ids = [...cancelled.map(({ row }) => row.id), intent.id];
   return {
     kind: 'write',
     result: { id: intent.id, targetId: intent.targetId, outcome: 'cancelled' },
     plan: {
       owner: ctx.owner,
       expected: expectAll(chain, intent.id),
-      delete: chain.map(({ row }) => row.id),
+      delete: cancelled.map(({ row }) => row.id),
       tombstones: ids.map((id) => ({
         id,
         owner: ctx.owner,
@@ -201,7 +219,8 @@ export function planIntentRow(
   chain: Observed[],
   ctx: EnqueueContext,
 ): EnqueuePlan {
-  const intents = chain.filter(({ row }) => isIntentRow(row));
+  // A quarantined value shaped like an intent is not one: never merged, never linked (G7).
+  const intents = chain.filter(({ row }) => isIntentRow(row) && !isQuarantined(row));
   let kind = intent.kind;
   let payload = intent.payload;
   let savedAt = ctx.now;

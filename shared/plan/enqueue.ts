@@ -1,5 +1,6 @@
-import type { Observed } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
 import { PENDING_PREFIX, pendingCreateId } from '../model/row.ts';
+import { attemptOutcome } from './attempt-outcome.ts';
 import { planIntentRow, planMergedRow, planRequestRow } from './enqueue-rows.ts';
 import type {
   EnqueueContext,
@@ -7,7 +8,8 @@ import type {
   NewIntent,
   PendingCreateFacts,
 } from './enqueue-types.ts';
-import { isRowInFlight, wasAttempted } from './in-flight.ts';
+import { isRowInFlight } from './in-flight.ts';
+import { isQuarantined } from './quarantine.ts';
 
 function byQueueOrder(a: Observed, b: Observed): number {
   return a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1);
@@ -72,15 +74,17 @@ export function planEnqueue(
       // The create vanished without a receipt we know of: an intent, recovered at flush (§8).
       return planIntentRow(fresh, pending?.id ?? createId, chain, ctx);
     }
-    const createUnsent = !wasAttempted(create.row) || create.row.state === 'blocked';
-    if (!createUnsent) return planIntentRow(fresh, create.row.id, chain, ctx);
+    // A create that may have been applied is never merged nor cancelled (§6): the edit waits
+    // on its receipt as an intent (§8). So too when a row after it must stay as it is.
+    const { open } = openRows(chain, ctx);
+    if (open[0]?.row.id !== create.row.id) return planIntentRow(fresh, create.row.id, chain, ctx);
   }
 
-  // Rows not in flight merge into one (for a never-sent create, its intents fold in too).
-  const others = chain.filter(({ row }) => !isRowInFlight(row, ctx.now, ctx.leaseMs));
-  const inFlight = chain.filter(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
-  if (others.length > 0) return planMergedRow(fresh, others, chain, ctx);
-  const predecessor = inFlight.sort((a, b) => (b.row.sentAt ?? 0) - (a.row.sentAt ?? 0))[0];
+  // The rows the new edit may fold into (for a never-sent create, its intents fold in too);
+  // the rows before them stay as they are and the new edit goes after them.
+  const { open, before } = openRows(chain, ctx);
+  const predecessor = predecessorAmong(before, ctx);
+  if (open.length > 0) return planMergedRow(fresh, open, chain, ctx, predecessor?.row.id);
   return planRequestRow(
     fresh,
     { savedAt: ctx.now, successorOf: predecessor?.row.id },
@@ -89,4 +93,55 @@ export function planEnqueue(
     ctx,
     predecessor ? 'successor' : 'queued',
   );
+}
+
+/**
+ * Whether a row may be merged into a new edit or cancelled by it (SPEC §6): not in flight, never
+ * sent or known to have applied nothing, and not a quarantined value. A row that may have been
+ * applied stays, and the new edit becomes its successor (G2); so does a quarantined one, whose
+ * raw value must outlive every edit after it (G7).
+ */
+function mayMerge(row: OutboxRow, ctx: EnqueueContext): boolean {
+  return (
+    !isQuarantined(row) &&
+    !isRowInFlight(row, ctx.now, ctx.leaseMs) &&
+    attemptOutcome(row) !== 'unknown'
+  );
+}
+
+/**
+ * Splits a record's rows (in queue order) into the trailing ones a new edit may merge with and
+ * the ones before them (SPEC §6, G2, G4). A merged row takes the place of the oldest row it
+ * absorbs, so nothing may sit between that place and the new edit that must go first: the open
+ * rows end the queue, each may merge, and none follows an edit that already left the record
+ * (its `successorOf` row is gone — settled — so what was queued before it must not come back
+ * over it).
+ */
+function openRows(
+  chain: Observed[],
+  ctx: EnqueueContext,
+): { open: Observed[]; before: Observed[] } {
+  const ids = new Set(chain.map(({ row }) => row.id));
+  let start = chain.length;
+  while (start > 0) {
+    const candidate = chain[start - 1]!;
+    if (!mayMerge(candidate.row, ctx)) break;
+    const link = chain[start]?.row.successorOf;
+    if (link !== undefined && !ids.has(link)) break;
+    start--;
+  }
+  return { open: chain.slice(start), before: chain.slice(0, start) };
+}
+
+/**
+ * The row a new edit goes after: the last of `before` that still holds its successors (not
+ * blocked, §7) — among rows in flight the most recently sent (§6) — else the last blocked one,
+ * whose link is kept but does not hold.
+ */
+function predecessorAmong(before: Observed[], ctx: EnqueueContext): Observed | undefined {
+  const holding = before.filter(({ row }) => row.state !== 'blocked');
+  const last = holding[holding.length - 1] ?? before[before.length - 1];
+  if (last === undefined || !isRowInFlight(last.row, ctx.now, ctx.leaseMs)) return last;
+  const inFlight = before.filter(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
+  return inFlight.sort((a, b) => (b.row.sentAt ?? 0) - (a.row.sentAt ?? 0))[0];
 }

@@ -4,11 +4,14 @@ import type { OutboxRow } from '../model/row.ts';
  * Whether some holder is sending this row right now (SPEC §4): a v1 writer's live claim, or —
  * for legacy v0 writers, which know nothing of claims — `state: "sending"` with a `sentAt`
  * within the lease. Either one suffices: a v0 tab may rewrite a v1 row (keeping the old claim)
- * and start sending it, and a v1 row in flight always satisfies both.
+ * and start sending it, and a v1 row in flight always satisfies both. Only a `sending` row is in
+ * flight: a settled row's claim was expired by the clock of the holder that settled it, and may
+ * still look unexpired to a holder whose clock is behind.
  */
 export function isRowInFlight(row: OutboxRow, now: number, leaseMs: number): boolean {
+  if (row.state !== 'sending') return false;
   if (row.writer !== undefined && row.claim !== undefined && row.claim.expiresAt > now) return true;
-  return row.state === 'sending' && row.sentAt !== undefined && now - row.sentAt < leaseMs;
+  return row.sentAt !== undefined && now - row.sentAt < leaseMs;
 }
 
 /** Whether the row was ever handed to the network (its outcome may be unknown). */

@@ -1,6 +1,7 @@
 import type { Outcome } from '../model/outcome.ts';
 import type { OutboxRow } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
+import { appliedNothing } from './attempt-outcome.ts';
 import { isClaimMine } from './claim.ts';
 
 /** Who is settling, with which claim (SPEC §5). */
@@ -43,6 +44,8 @@ export function planSettleFailure(
     ...observed.evidence,
     attemptCount: observed.evidence?.attemptCount ?? 1,
     lastErrorCode: outcome.code,
+    // An answer that may follow an effect marks the row for good: it is never merged (§6).
+    ...(appliedNothing(outcome.code) ? {} : { mayHaveApplied: true }),
   };
   let row: OutboxRow;
   switch (outcome.kind) {

@@ -1,13 +1,23 @@
 import type { RecordVersion } from '../model/history.ts';
 import type { Json } from '../model/json.ts';
-import type { HistoryLookup, ReceiptLookup, Transport, TransportResult } from '../model/ports.ts';
+import type {
+  Clock,
+  HistoryLookup,
+  ReceiptLookup,
+  SendDeadline,
+  Transport,
+  TransportResult,
+} from '../model/ports.ts';
 import type { RowRequest } from '../model/row.ts';
 import { formatIdempotencyKey, HEADER } from '../wire/protocol.ts';
 
 /**
  * The `fetch` transport (SPEC §14), shared by the service worker and the page sender. It sends
  * the stored request bytes as they are, adds credentials at send time (they are never stored,
- * §2), refuses URLs outside `allowedOrigins`, and bounds every attempt with a timeout.
+ * §2), refuses URLs outside `allowedOrigins`, and bounds every attempt with a timeout. A send
+ * made under a claim's deadline (SPEC §4) is bounded by it as a whole: the `auth` hook and the
+ * request's assembly count against it, nothing leaves once `leaveBy` has passed by the holder's
+ * clock, and a request still running at `abortAt` is aborted.
  */
 
 /** Credentials for an owner: headers to add, `{}` for cookie sessions, null when none exist. */
@@ -26,6 +36,8 @@ export interface FetchTransportOptions {
   /** `same-origin` by default, so cookie sessions need nothing (§13). */
   credentials?: RequestCredentials;
   fetch?: typeof fetch;
+  /** The holder's clock, which claim deadlines are in (§4). Default: the system clock. */
+  clock?: Clock;
 }
 
 type Fetched =
@@ -36,10 +48,15 @@ type Fetched =
 export function createFetchTransport(options: FetchTransportOptions): Transport {
   const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const allowed = new Set(options.allowedOrigins.map((origin) => new URL(origin).origin));
+  const now = () => (options.clock ?? Date).now();
 
-  async function attempt(url: URL, init: RequestInit): Promise<Fetched> {
+  async function attempt(
+    url: URL,
+    init: RequestInit,
+    timeoutMs = options.timeoutMs,
+  ): Promise<Fetched> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
       const response = await doFetch(url.href, {
         ...init,
@@ -93,7 +110,14 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
 
   return {
     async send(request: RowRequest, ctx): Promise<TransportResult> {
-      const prepared = await prepare(request.url, options.baseUrl, ctx.owner);
+      const { deadline } = ctx;
+      if (deadline !== undefined && now() >= deadline.leaveBy) return lapsed('before it started');
+      const prepared = await withinDeadline(
+        prepare(request.url, options.baseUrl, ctx.owner),
+        deadline,
+        now,
+      );
+      if (prepared === LAPSED) return lapsed(`while auth(${ctx.owner}) was awaited`);
       if (!('url' in prepared)) return prepared;
       const headers = new Headers(request.headers);
       // A row that names its key header (or none, §22) carries it as stored; older rows may not.
@@ -101,12 +125,21 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
         headers.set(HEADER.idempotencyKey, formatIdempotencyKey(request.requestId));
       }
       for (const [name, value] of Object.entries(prepared.auth)) headers.set(name, value);
-      const fetched = await attempt(prepared.url, {
-        method: request.method,
-        headers,
-        body: request.body,
-        credentials: options.credentials ?? 'same-origin',
-      });
+      // The last look before the wire: whatever the hook or the assembly took counts (§4).
+      if (deadline !== undefined && now() >= deadline.leaveBy)
+        return lapsed('before it could leave');
+      const fetched = await attempt(
+        prepared.url,
+        {
+          method: request.method,
+          headers,
+          body: request.body,
+          credentials: options.credentials ?? 'same-origin',
+        },
+        deadline === undefined
+          ? options.timeoutMs
+          : Math.min(options.timeoutMs, deadline.abortAt - now()),
+      );
       if (fetched.kind !== 'ok') return fetched;
       return {
         kind: 'response',
@@ -168,6 +201,34 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
         : { kind: 'found', version };
     },
   };
+}
+
+const LAPSED = Symbol('lapsed');
+
+/** A send refused because its claim's deadline passed before anything left (SPEC §4). */
+function lapsed(when: string): TransportResult {
+  return { kind: 'not_sent', code: 'lease_lapsed', message: `the claim's deadline passed ${when}` };
+}
+
+/**
+ * `work`, or {@link LAPSED} once the deadline's `leaveBy` passes first (by `now`). Whatever the
+ * app's hook does after that is ignored: its result is never used for this send.
+ */
+async function withinDeadline<T>(
+  work: Promise<T>,
+  deadline: SendDeadline | undefined,
+  now: () => number,
+): Promise<T | typeof LAPSED> {
+  if (deadline === undefined) return work;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expiry = new Promise<typeof LAPSED>((resolve) => {
+    timer = setTimeout(() => resolve(LAPSED), Math.max(0, deadline.leaveBy - now()));
+  });
+  try {
+    return await Promise.race([work, expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A `RecordVersionResponse` body (wire/protocol.ts) as a {@link RecordVersion}, or undefined. */

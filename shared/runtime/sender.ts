@@ -82,6 +82,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
         allowedOrigins: config.allowedOrigins ?? [origin],
         baseUrl: globalThis.location?.href ?? origin,
         timeoutMs: config.requestTimeoutMs ?? config.leaseMs ?? DEFAULT_LEASE_MS,
+        clock,
         ...(config.fetch ? { fetch: config.fetch } : {}),
       }),
       clock,
@@ -107,6 +108,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
 
 const TUNING_KEYS = [
   'leaseMs',
+  'sendMarginMs',
   'concurrency',
   'batchSize',
   'backoff',

@@ -19,6 +19,17 @@ export function matchesObservation(current: unknown, observed: unknown): boolean
   return current !== undefined && deepEqual(current, observed);
 }
 
+/**
+ * A value read by id as one owner may see it (G6): a value of another owner reads as absent. A
+ * value with no owner to tell (an unreadable stand-in, a corrupt value) is handed back, for its
+ * reader to quarantine or refuse.
+ */
+export function visibleTo<T>(value: T, owner: string | undefined): T | undefined {
+  if (owner === undefined || typeof value !== 'object' || value === null) return value;
+  const of = (value as { owner?: unknown }).owner;
+  return typeof of === 'string' && of !== owner ? undefined : value;
+}
+
 /** Whether the primary keys found for a record are exactly `ids` (the `records` check). */
 export function holdsExactly(found: readonly unknown[], ids: readonly string[]): boolean {
   return found.length === ids.length && found.every((key) => ids.includes(key as string));
@@ -31,7 +42,7 @@ export function changeNoticeFor(plan: ReplacePlan): ChangeNotice {
     const id = (row as { id?: unknown } | null)?.id;
     if (typeof id === 'string') ids.add(id);
   }
-  for (const id of plan.delete ?? []) ids.add(id);
+  for (const id of plan.delete ?? []) if (typeof id === 'string') ids.add(id);
   return { ids: [...ids], reason: plan.reason, owner: plan.owner };
 }
 

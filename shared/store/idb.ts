@@ -1,7 +1,12 @@
 import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
-import { outboxError } from '../model/outbox-error.ts';
 import type { Json } from '../model/json.ts';
-import { type OutboxStore, type ReplacePlan, unreadableValue } from '../model/store.ts';
+import { outboxError } from '../model/outbox-error.ts';
+import {
+  type OutboxStore,
+  type ReplacePlan,
+  type RowKey,
+  unreadableValue,
+} from '../model/store.ts';
 import {
   ChangeListeners,
   changeNoticeFor,
@@ -9,6 +14,7 @@ import {
   isChangeNotice,
   matchesObservation,
   mergedNotice,
+  visibleTo,
 } from './commit.ts';
 import {
   changeChannelName,
@@ -86,14 +92,14 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
   }
 
   return {
-    async get(id) {
-      return readable((await database()).get(STORE.rows, id), id);
+    async get(id, owner) {
+      return visibleTo(await readable((await database()).get(STORE.rows, id), id), owner);
     },
 
-    async getMany(ids) {
+    async getMany(ids, owner) {
       if (ids.length === 0) return [];
       const rows = (await database()).transaction(STORE.rows).store;
-      return Promise.all(ids.map((id) => readable(rows.get(id), id)));
+      return Promise.all(ids.map(async (id) => visibleTo(await readable(rows.get(id), id), owner)));
     },
 
     async scan(owner, { after, limit }) {
@@ -152,8 +158,8 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       return results;
     },
 
-    async getReceipt(requestId) {
-      return (await database()).get(STORE.receipts, requestId);
+    async getReceipt(requestId, owner) {
+      return visibleTo(await (await database()).get(STORE.receipts, requestId), owner);
     },
 
     async listReceipts(owner, limit) {
@@ -164,8 +170,8 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       return newestFirst(await database(), STORE.conflicts, owner, limit);
     },
 
-    async getTombstone(id) {
-      return (await database()).get(STORE.tombstones, id);
+    async getTombstone(id, owner) {
+      return visibleTo(await (await database()).get(STORE.tombstones, id), owner);
     },
 
     async prune(owner, { maxReceipts, olderThan, maxLedger }) {
@@ -253,7 +259,9 @@ function storesFor(plan: ReplacePlan): StoreName[] {
 /** The body of `replace`: the compare, then every write (SPEC §3). False = stale. */
 async function applyPlan(tx: WriteTx, track: Track, plan: ReplacePlan): Promise<boolean> {
   const rows = tx.objectStore(STORE.rows);
-  const current = await Promise.all(plan.expected.map(({ id }) => track(rows.get(id))));
+  // Rows this library writes have string ids; a corrupt value's key may be any key (§2).
+  const key = (id: RowKey) => id as string;
+  const current = await Promise.all(plan.expected.map(({ id }) => track(rows.get(key(id)))));
   if (!plan.expected.every(({ row }, i) => matchesObservation(current[i], row))) return false;
   const present = await Promise.all([
     ...(plan.absent?.receipts ?? []).map((id) => track(tx.objectStore(STORE.receipts).count(id))),
@@ -272,7 +280,7 @@ async function applyPlan(tx: WriteTx, track: Track, plan: ReplacePlan): Promise<
     if (!plan.records.every(({ ids }, i) => holdsExactly(found[i]!, ids))) return false;
   }
   // Deletes before puts: a plan that deletes and puts one id leaves the put row.
-  for (const id of plan.delete ?? []) track(rows.delete(id));
+  for (const id of plan.delete ?? []) track(rows.delete(key(id)));
   for (const row of plan.put ?? []) track(rows.put(row));
   for (const receipt of plan.receipts ?? []) track(tx.objectStore(STORE.receipts).put(receipt));
   for (const entry of plan.ledger ?? []) track(tx.objectStore(STORE.conflicts).put(entry));

@@ -1,5 +1,5 @@
-import { outboxError } from '../model/outbox-error.ts';
 import type { Json } from '../model/json.ts';
+import { outboxError } from '../model/outbox-error.ts';
 import type {
   ChangeNotice,
   ConflictLedgerEntry,
@@ -16,6 +16,7 @@ import {
   holdsExactly,
   matchesObservation,
   mergedNotice,
+  visibleTo,
 } from './commit.ts';
 import {
   encodeKey,
@@ -161,13 +162,13 @@ class MemoryConnection implements OutboxStore {
     return this.#database.stores;
   }
 
-  async get(id: string): Promise<unknown> {
-    return structuredClone(this.#stores().rows.get(id));
+  async get(id: string, owner?: string): Promise<unknown> {
+    return structuredClone(visibleTo(this.#stores().rows.get(id), owner));
   }
 
-  async getMany(ids: readonly string[]): Promise<unknown[]> {
+  async getMany(ids: readonly string[], owner?: string): Promise<unknown[]> {
     const { rows } = this.#stores();
-    return ids.map((id) => structuredClone(rows.get(id)));
+    return ids.map((id) => structuredClone(visibleTo(rows.get(id), owner)));
   }
 
   async scan(owner: string, opts: { after?: RowCursor; limit: number }): Promise<unknown[]> {
@@ -250,8 +251,9 @@ class MemoryConnection implements OutboxStore {
     return 'committed';
   }
 
-  async getReceipt(requestId: string): Promise<Receipt | undefined> {
-    return structuredClone(this.#stores().receipts.get(requestId)) as Receipt | undefined;
+  async getReceipt(requestId: string, owner?: string): Promise<Receipt | undefined> {
+    const receipt = this.#stores().receipts.get(requestId) as Receipt | undefined;
+    return structuredClone(visibleTo(receipt, owner));
   }
 
   async listReceipts(owner: string, limit: number): Promise<Receipt[]> {
@@ -262,8 +264,9 @@ class MemoryConnection implements OutboxStore {
     return this.#newestFirst(STORE.conflicts, owner, limit) as ConflictLedgerEntry[];
   }
 
-  async getTombstone(id: string): Promise<Tombstone | undefined> {
-    return structuredClone(this.#stores().tombstones.get(id)) as Tombstone | undefined;
+  async getTombstone(id: string, owner?: string): Promise<Tombstone | undefined> {
+    const tombstone = this.#stores().tombstones.get(id) as Tombstone | undefined;
+    return structuredClone(visibleTo(tombstone, owner));
   }
 
   async prune(

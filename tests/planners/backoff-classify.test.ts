@@ -55,6 +55,11 @@ describe('classifyResult (SPEC §11)', () => {
       result: { kind: 'timeout' },
       outcome: { kind: 'transient', code: 'timeout' },
     },
+    {
+      name: 'a request that never left (its claim ran out first, §4) is a device-side transient',
+      result: { kind: 'not_sent', code: 'lease_lapsed', message: 'auth was slow' },
+      outcome: { kind: 'transient', code: 'lease_lapsed', device: true },
+    },
     ...[408, 425, 429, 500, 502, 503, 504].map((status) => ({
       name: `${status} is transient`,
       result: response(status, problem('unavailable')),

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
-import { type ClaimContext, isClaimMine, planClaim } from '../../shared/plan/claim.ts';
+import {
+  type ClaimContext,
+  isClaimMine,
+  planClaim,
+  sendDeadline,
+} from '../../shared/plan/claim.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
 import {
   BUNDLE,
@@ -180,5 +185,34 @@ describe('isClaimMine', () => {
     { name: 'a row with no claim is not mine', row: updateRow(), result: false },
   ])('$name', ({ row, result }) => {
     expect(isClaimMine(row, ME, 2)).toBe(result);
+  });
+});
+
+/** SPEC §4 "No request leaves after its lease": the deadline a claimed request is sent under. */
+describe('sendDeadline', () => {
+  it.each([
+    {
+      name: 'by default it leaves by expiresAt minus 20 % of the lease and is aborted at expiresAt',
+      margin: undefined,
+      expected: { leaveBy: NOW + LEASE - LEASE * 0.2, abortAt: NOW + LEASE },
+    },
+    {
+      name: 'a configured margin replaces the default',
+      margin: 1_000,
+      expected: { leaveBy: NOW + LEASE - 1_000, abortAt: NOW + LEASE },
+    },
+    {
+      name: 'a negative margin counts as none: never past expiresAt',
+      margin: -5,
+      expected: { leaveBy: NOW + LEASE, abortAt: NOW + LEASE },
+    },
+  ])('$name', ({ margin, expected }) => {
+    const { row } = claimed(deferred(updateRow(), 1));
+    expect(
+      sendDeadline(row.claim!, {
+        leaseMs: LEASE,
+        ...(margin === undefined ? {} : { marginMs: margin }),
+      }),
+    ).toEqual(expected);
   });
 });

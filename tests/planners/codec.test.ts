@@ -270,6 +270,19 @@ describe('a stored value that fails to parse', () => {
     expect(row.blockedDetail).toContain('savedAt');
   });
 
+  it('stored under a number key, it moves to the string form of that key, the raw value kept', () => {
+    const raw = { ...good, id: 5 };
+    const bad = decodeRow(raw);
+    if (bad.ok) throw new Error('should not parse');
+    const plan = planQuarantine(bad, { owner: OWNER, now: NOW });
+    expect(plan.expected).toEqual([
+      { id: 5, row: raw },
+      { id: '5', row: null },
+    ]);
+    expect(plan.delete).toEqual([5]);
+    expect(decoded(only(plan.put))).toMatchObject({ id: '5', blockedCode: 'row_corrupt', raw });
+  });
+
   it('once quarantined it parses, and is shown as blocked and never sent', () => {
     const bad = decodeRow({ ...good, state: 3 });
     if (bad.ok) throw new Error('should not parse');

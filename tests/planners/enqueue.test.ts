@@ -9,6 +9,7 @@ import type {
   PendingCreateFacts,
 } from '../../shared/plan/enqueue-types.ts';
 import {
+  abandoned,
   claimedBy,
   createRow,
   deferred,
@@ -21,6 +22,7 @@ import {
   OWNER,
   observe,
   receiptOf,
+  unanswered,
   updateRow,
 } from './fixtures.ts';
 
@@ -138,6 +140,46 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
     ]);
   });
 
+  it.each([
+    { name: 'deferred by a network error', state: unanswered(earlier) },
+    { name: 'deferred by a timeout', state: unanswered(earlier, 'timeout') },
+    { name: 'answered 502', state: unanswered(earlier, 'http_502') },
+    { name: 'answered 504', state: unanswered(earlier, 'http_504') },
+    { name: 'answered 409 request-in-progress', state: unanswered(earlier, 'request_in_progress') },
+    {
+      name: 'blocked because its answer could not be read',
+      state: {
+        ...unanswered(earlier, 'handler_failed'),
+        state: 'blocked',
+        blockedCode: 'handler_failed',
+      },
+    },
+    { name: 'claimed by a holder that died mid-send', state: abandoned(earlier) },
+    {
+      name: 'deferred by a 503 after an attempt with no answer',
+      state: {
+        ...unanswered(earlier),
+        evidence: { attemptCount: 2, lastErrorCode: 'http_503', mayHaveApplied: true },
+      },
+    },
+  ])(
+    'a row with an unknown outcome ($name) is never merged: the new row is its successor (G2)',
+    ({ state }) => {
+      const { row, outcome, plan } = written(
+        planEnqueue(update(), [observe(state)], undefined, ctx),
+      );
+      expect(outcome).toBe('successor');
+      expect(row).toMatchObject({
+        id: NEW_ID,
+        savedAt: NOW,
+        successorOf: earlier.id,
+        payload: { body: 'later' },
+      });
+      expect(plan.delete).toEqual([]);
+      expect(plan.tombstones).toEqual([]);
+    },
+  );
+
   it('several rows not in flight fold into one, keeping the oldest savedAt and baseRevision', () => {
     const older = updateRow({ payload: { a: 1 }, baseRevision: 2, savedAt: NOW - 3_000 });
     const newer = {
@@ -181,6 +223,99 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
     expect(plan.expected.map((e) => e.id)).toEqual([earlier.id, waiting.id, NEW_ID]);
   });
 
+  it('a blocked row before a row in flight is not merged: the new row follows the one in flight (G4)', () => {
+    const rejected = {
+      ...deferred(earlier),
+      state: 'blocked',
+      blockedCode: 'http_422',
+      evidence: { attemptCount: 1, lastErrorCode: 'http_422' },
+    };
+    const sending = claimedBy(
+      updateRow({
+        id: 'notes-000000000000000000000002',
+        savedAt: NOW - 500,
+        successorOf: earlier.id,
+      }),
+      OTHER,
+      1,
+    );
+    const { row, outcome, plan } = written(
+      planEnqueue(update(), [observe(rejected), observe(sending)], undefined, ctx),
+    );
+    expect(outcome).toBe('successor');
+    expect(row).toMatchObject({ id: NEW_ID, savedAt: NOW, successorOf: sending.id });
+    expect(row.payload).toEqual({ body: 'later' });
+    expect(plan.delete).toEqual([]);
+  });
+
+  it('a queued row whose predecessor already settled merges alone: a blocked row before it stays (G4)', () => {
+    const rejected = { ...deferred(earlier), state: 'blocked', blockedCode: 'http_422' };
+    const waiting = updateRow({
+      id: 'notes-000000000000000000000003',
+      savedAt: NOW - 200,
+      successorOf: 'notes-000000000000000000000002',
+      payload: { title: 'second' },
+    });
+    const { row, outcome, plan } = written(
+      planEnqueue(update(), [observe(rejected), observe(waiting)], undefined, ctx),
+    );
+    expect(outcome).toBe('coalesced');
+    expect(row).toMatchObject({
+      savedAt: waiting.savedAt,
+      successorOf: waiting.successorOf,
+      payload: { title: 'second', body: 'later' },
+    });
+    expect(plan.delete).toEqual([waiting.id]);
+  });
+
+  it('rows merged after a row in flight go after it even when the oldest of them names no predecessor', () => {
+    const sending = claimedBy(earlier, OTHER, 1);
+    const unlinked = updateRow({ id: 'notes-000000000000000000000002', savedAt: NOW - 500 });
+    const { row } = written(
+      planEnqueue(update(), [observe(sending), observe(unlinked)], undefined, ctx),
+    );
+    expect(row).toMatchObject({ savedAt: unlinked.savedAt, successorOf: sending.id });
+  });
+
+  it('a merge keeps the conflict evidence of the successor it absorbs, so its ledger entry is still written (§6, G5)', () => {
+    const evidence = { version: 1, predecessor: { requestId: 'notes-000000000000000000000009' } };
+    const successor = updateRow({
+      successorOf: 'notes-000000000000000000000009',
+      conflict: evidence,
+      evidence: { attemptCount: 1, lastErrorCode: 'revision_conflict' },
+    });
+    const { row, outcome } = written(planEnqueue(update(), [observe(successor)], undefined, ctx));
+    expect(outcome).toBe('coalesced');
+    expect(row).toMatchObject({ conflict: evidence, successorOf: successor.successorOf });
+    expect(row).not.toHaveProperty('evidence');
+  });
+
+  it('a quarantined row is never merged: the new row is its successor, its raw value kept (G7)', () => {
+    const quarantined = {
+      v: 1,
+      id: 'notes-0000000000000000000bad01',
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      targetId: 'n_1',
+      savedAt: NOW - 700,
+      state: 'blocked',
+      blockedCode: 'row_corrupt',
+      raw: { id: 'notes-0000000000000000000bad01', baseRevision: 'three' },
+    } as OutboxRow;
+    const { row, outcome, plan } = written(
+      planEnqueue(update(), [observe(quarantined)], undefined, ctx),
+    );
+    expect(outcome).toBe('successor');
+    expect(row).toMatchObject({
+      savedAt: NOW,
+      successorOf: quarantined.id,
+      payload: { body: 'later' },
+    });
+    expect(plan.delete).toEqual([]);
+    expect(plan.expected).toContainEqual({ id: quarantined.id, row: quarantined });
+  });
+
   it('a coalesced request gets a new request id and a new fingerprint (§9)', () => {
     const { row } = written(planEnqueue(update(), [observe(earlier)], undefined, ctx));
     expect(row.request?.requestId).toBe(NEW_ID);
@@ -213,7 +348,16 @@ describe('merge rules (SPEC §6)', () => {
 
   it.each([
     { name: 'never attempted', state: create },
-    { name: 'blocked', state: { ...deferred(create), state: 'blocked', blockedCode: 'http_400' } },
+    { name: 'deferred by a 503', state: deferred(create) },
+    {
+      name: 'blocked by a 4xx',
+      state: {
+        ...deferred(create),
+        state: 'blocked',
+        blockedCode: 'http_400',
+        evidence: { attemptCount: 1, lastErrorCode: 'http_400' },
+      },
+    },
   ])('create ($name) + update → one create with the merged payload', ({ state }) => {
     const { row, outcome, plan } = written(
       planEnqueue(onCreate('update', { body: 'y' }), [observe(state)], pendingFacts(state), ctx),
@@ -233,7 +377,25 @@ describe('merge rules (SPEC §6)', () => {
   });
 
   it.each([
-    { name: 'deferred (outcome unknown)', state: deferred(create) },
+    { name: 'deferred by a network error', state: unanswered(create) },
+    { name: 'answered 500', state: unanswered(create, 'http_500') },
+    {
+      name: 'blocked because its 201 could not be read',
+      state: {
+        ...unanswered(create, 'handler_failed'),
+        state: 'blocked',
+        blockedCode: 'handler_failed',
+      },
+    },
+    { name: 'claimed by a holder that died mid-send', state: abandoned(create) },
+    {
+      name: 'held by a 401 after an attempt with no answer',
+      state: {
+        ...unanswered(create),
+        state: 'held',
+        evidence: { attemptCount: 2, lastErrorCode: 'http_401', mayHaveApplied: true },
+      },
+    },
     { name: 'in flight', state: claimedBy(create, OTHER, 1) },
   ])('create ($name) + update → an intent row, the create untouched (§8)', ({ state }) => {
     const { row, outcome, plan } = written(
@@ -268,8 +430,24 @@ describe('merge rules (SPEC §6)', () => {
     ]);
   });
 
-  it('create (deferred) + delete → a delete intent row, the create untouched (§8)', () => {
+  it('create (deferred by a 503: nothing applied) + delete → both cancelled', () => {
     const state = deferred(create);
+    expect(
+      planEnqueue(onCreate('delete'), [observe(state)], pendingFacts(state), ctx),
+    ).toMatchObject({ kind: 'write', result: { outcome: 'cancelled' } });
+  });
+
+  it.each([
+    { name: 'deferred by a network error', state: unanswered(create) },
+    {
+      name: 'blocked because its 201 could not be read',
+      state: {
+        ...unanswered(create, 'handler_failed'),
+        state: 'blocked',
+        blockedCode: 'handler_failed',
+      },
+    },
+  ])('create ($name) + delete → a delete intent row, the create untouched (§8)', ({ state }) => {
     const { row, outcome } = written(
       planEnqueue(onCreate('delete'), [observe(state)], pendingFacts(state), ctx),
     );
@@ -340,6 +518,28 @@ describe('an edit of pending:<C> (SPEC §8)', () => {
     const { row, outcome } = written(planEnqueue(edit, [], { id: create.id }, ctx));
     expect(outcome).toBe('intent');
     expect(row).toMatchObject({ successorOf: create.id, targetId: create.targetId });
+  });
+
+  it('a quarantined value shaped like an intent is neither merged nor waited on: the edit waits on C (G7)', () => {
+    const sending = claimedBy(create, OTHER, 1);
+    const quarantined = {
+      ...intentRow(create.id, { id: 'notes-0000000000000000000bad01', payload: undefined }),
+      successorOf: undefined,
+      state: 'blocked',
+      blockedCode: 'row_corrupt',
+      raw: { id: 'notes-0000000000000000000bad01' },
+    } as OutboxRow;
+    const { row, outcome, plan } = written(
+      planEnqueue(
+        edit,
+        [observe(sending), observe(quarantined)],
+        { id: create.id, row: observe(sending) },
+        ctx,
+      ),
+    );
+    expect(outcome).toBe('intent');
+    expect(row).toMatchObject({ savedAt: NOW, successorOf: create.id });
+    expect(plan.delete).toEqual([]);
   });
 
   it('a second edit merges into the earlier intent, keeping its place and link', () => {

@@ -121,6 +121,23 @@ export function deferred(row: OutboxRow, fence = 1): OutboxRow {
   };
 }
 
+/**
+ * The same row after an attempt whose outcome is unknown (`code`: no answer, a 5xx that may follow
+ * a commit, `handler_failed`): marked as maybe applied, as the settle planner marks it (§6).
+ */
+export function unanswered(row: OutboxRow, code = 'network', fence = 1): OutboxRow {
+  const settled = deferred(row, fence);
+  return {
+    ...settled,
+    evidence: { ...settled.evidence!, lastErrorCode: code, mayHaveApplied: true },
+  };
+}
+
+/** The row claimed by a holder that died mid-send: still `sending`, its claim run out. */
+export function abandoned(row: OutboxRow): OutboxRow {
+  return claimedBy(row, OTHER, 1, NOW - 2 * LEASE);
+}
+
 /** A row written by a legacy (v0) tab: no `v`, no claim, `sending` since `sentAt`. */
 export function legacySending(row: OutboxRow, sentAt: number): OutboxRow {
   const { v: _v, claim: _c, writer: _w, evidence: _e, ...rest } = row;

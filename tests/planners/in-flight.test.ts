@@ -27,6 +27,7 @@ describe('isRowInFlight (SPEC §4)', () => {
       name: '(1) a v1 claim that expires exactly now is no longer in flight',
       row: {
         ...base,
+        state: 'sending',
         claim: { holderId: OTHER, expiresAt: NOW, fence: 1 },
         writer: { bundle: BUNDLE, at: 0 },
       },
@@ -34,7 +35,11 @@ describe('isRowInFlight (SPEC §4)', () => {
     },
     {
       name: '(1) a live claim without a writer stamp does not count as a v1 claim',
-      row: { ...base, claim: { holderId: OTHER, expiresAt: NOW + LEASE, fence: 1 } },
+      row: {
+        ...base,
+        state: 'sending',
+        claim: { holderId: OTHER, expiresAt: NOW + LEASE, fence: 1 },
+      },
       inFlight: false,
     },
     {
@@ -42,6 +47,15 @@ describe('isRowInFlight (SPEC §4)', () => {
       row: deferred(base, 2),
       inFlight: false,
     },
+    ...(['queued', 'held', 'blocked'] as const).map((state) => ({
+      name: `(1) a ${state} row whose expired-by-writing claim looks unexpired to a slower clock is not in flight`,
+      row: {
+        ...deferred(base, 1),
+        state,
+        claim: { holderId: OTHER, expiresAt: NOW + 5_000, fence: 1 },
+      },
+      inFlight: false,
+    })),
     {
       name: '(2) a legacy sending row sent just now is in flight',
       row: legacySending(base, NOW),

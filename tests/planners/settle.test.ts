@@ -199,6 +199,54 @@ describe('settling while the claim is mine (SPEC §5)', () => {
     expect(plan.durability).toBe('strict');
   });
 
+  it.each([
+    { outcome: { kind: 'transient', code: 'network' }, unknown: true },
+    { outcome: { kind: 'transient', code: 'timeout' }, unknown: true },
+    { outcome: { kind: 'transient', code: 'http_500' }, unknown: true },
+    { outcome: { kind: 'transient', code: 'http_502' }, unknown: true },
+    { outcome: { kind: 'transient', code: 'http_504' }, unknown: true },
+    { outcome: { kind: 'transient', code: 'request_in_progress' }, unknown: true },
+    { outcome: { kind: 'permanent', code: 'handler_failed' }, unknown: true },
+    { outcome: { kind: 'transient', code: 'http_503' }, unknown: false },
+    { outcome: { kind: 'transient', code: 'http_429' }, unknown: false },
+    { outcome: { kind: 'transient', code: 'lease_lapsed', device: true }, unknown: false },
+    { outcome: { kind: 'auth', code: 'http_401' }, unknown: false },
+    { outcome: { kind: 'auth', code: 'auth_required' }, unknown: false },
+    { outcome: { kind: 'permanent', code: 'http_422' }, unknown: false },
+  ] as const)(
+    '$outcome.code marks the row as maybe applied: $unknown (§6: such a row is never merged)',
+    ({ outcome, unknown }) => {
+      const row = written(planSettleFailure(mine, structuredClone(mine), outcome, ctx));
+      expect(row.evidence?.mayHaveApplied === true).toBe(unknown);
+      // Once set, the mark stays through later answers that applied nothing.
+      const requeued = { ...row, state: 'queued' };
+      const again = planClaim(requeued, structuredClone(requeued), {
+        owner: OWNER,
+        holderId: ME,
+        now: NOW,
+        leaseMs: LEASE,
+        bundle: BUNDLE,
+      });
+      if (again.kind !== 'claim') throw new Error('expected a claim');
+      const later = written(
+        planSettleFailure(
+          again.row,
+          structuredClone(again.row),
+          { kind: 'transient', code: 'http_503' },
+          { ...ctx, fence: again.fence },
+        ),
+      );
+      expect(later.evidence?.mayHaveApplied === true).toBe(unknown);
+    },
+  );
+
+  it('a conflict successor is a new request: an unknown outcome of the original is not its own', () => {
+    const marked = { ...mine, evidence: { ...mine.evidence!, mayHaveApplied: true } };
+    const successor = applied(conflict!(marked)).put?.[0] as OutboxRow;
+    expect(successor.evidence).not.toHaveProperty('mayHaveApplied');
+    expect(successor.evidence).toMatchObject({ lastErrorCode: 'revision_conflict' });
+  });
+
   it.each(['transient failure', 'auth expired', 'permanent rejection'])(
     'after a %s the fence is kept, so the next claim takes the next number',
     (outcome) => {

@@ -4,6 +4,7 @@ import {
   createFetchTransport,
   type FetchTransportOptions,
 } from '../../shared/runtime/fetch-transport.ts';
+import { fixedClock } from '../support/clock.ts';
 
 const request = (over: Partial<RowRequest> = {}): RowRequest => ({
   requestId: 'notes-0123456789abcdef01234567',
@@ -183,5 +184,86 @@ describe('the fetch transport (SPEC §14)', () => {
       kind: 'error',
       code: 'auth_required',
     });
+  });
+});
+
+describe('the fetch transport under a claim deadline (SPEC §4, G3)', () => {
+  const never = () => new Promise<never>(() => undefined);
+  const aborting = (_url: string, init: RequestInit) =>
+    new Promise<Response>((_, reject) =>
+      init.signal?.addEventListener('abort', () =>
+        reject(new DOMException('aborted', 'AbortError')),
+      ),
+    );
+
+  it('sends nothing, and asks no credentials, when the deadline to leave has already passed', async () => {
+    const clock = fixedClock(10_000);
+    let asked = 0;
+    const { t, seen } = transport({
+      clock,
+      auth: async () => {
+        asked++;
+        return { authorization: 'Bearer t' };
+      },
+    });
+    const result = await t.send(request(), {
+      ...ctx,
+      deadline: { leaveBy: 10_000, abortAt: 12_000 },
+    });
+    expect(result).toMatchObject({ kind: 'not_sent', code: 'lease_lapsed' });
+    expect(asked).toBe(0);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('sends nothing when the auth hook answers after the deadline to leave, by the holder’s clock', async () => {
+    const clock = fixedClock(10_000);
+    const { t, seen } = transport({
+      clock,
+      auth: async () => {
+        clock.advance(8_000);
+        return { authorization: 'Bearer t' };
+      },
+    });
+    const result = await t.send(request(), {
+      ...ctx,
+      deadline: { leaveBy: 18_000, abortAt: 20_000 },
+    });
+    expect(result).toMatchObject({ kind: 'not_sent', code: 'lease_lapsed' });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('stops waiting for an auth hook that never answers once the deadline to leave comes', async () => {
+    const { t, seen } = transport({ auth: never, clock: fixedClock(10_000) });
+    const result = await t.send(request(), {
+      ...ctx,
+      deadline: { leaveBy: 10_020, abortAt: 10_030 },
+    });
+    expect(result).toMatchObject({ kind: 'not_sent', code: 'lease_lapsed' });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('aborts a request still running when its claim ends, whatever the attempt timeout says', async () => {
+    const { t, seen } = transport({
+      timeoutMs: 600_000,
+      respond: aborting,
+      clock: fixedClock(10_000),
+    });
+    const result = await t.send(request(), {
+      ...ctx,
+      deadline: { leaveBy: 10_010, abortAt: 10_030 },
+    });
+    expect(result).toEqual({ kind: 'timeout' });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.init.signal?.aborted).toBe(true);
+  });
+
+  it('sends as before while the deadline is ahead', async () => {
+    const { t, seen } = transport({ clock: fixedClock(10_000) });
+    const result = await t.send(request(), {
+      ...ctx,
+      deadline: { leaveBy: 18_000, abortAt: 20_000 },
+    });
+    expect(result).toMatchObject({ kind: 'response', status: 201 });
+    expect(seen).toHaveLength(1);
   });
 });

@@ -701,6 +701,26 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         expect(await store.getTombstone('gone-2')).toBeUndefined();
       });
 
+      it('reads a row, receipt or tombstone by id only as its owner may: another owner’s reads as absent (G6)', async () => {
+        await seed([row('a', 1), { ...row('b', 2), owner: 'u2' }]);
+        await store.replace(
+          plan({
+            receipts: [receipt('r-1', 5), receipt('r-2', 5, 'u2')],
+            tombstones: [tombstone('t-1'), { ...tombstone('t-2'), owner: 'u2' }],
+          }),
+        );
+        expect(await store.get('a', OWNER)).toEqual(row('a', 1));
+        expect(await store.get('b', OWNER)).toBeUndefined();
+        expect(await store.get('b', 'u2')).toEqual({ ...row('b', 2), owner: 'u2' });
+        expect(await store.getMany(['a', 'b'], OWNER)).toEqual([row('a', 1), undefined]);
+        expect(await store.getReceipt('r-1', OWNER)).toEqual(receipt('r-1', 5));
+        expect(await store.getReceipt('r-2', OWNER)).toBeUndefined();
+        expect(await store.getTombstone('t-1', OWNER)).toEqual(tombstone('t-1'));
+        expect(await store.getTombstone('t-2', OWNER)).toBeUndefined();
+        // Without an owner a read is the store's own (the id is taken, whoever owns it).
+        expect(await store.get('b')).toEqual({ ...row('b', 2), owner: 'u2' });
+      });
+
       it('stores a meta value, overwrites it, and deletes it when set to undefined', async () => {
         expect(await store.getMeta('auth')).toBeUndefined();
         await store.setMeta('auth', { headers: { 'X-Token': 'a' }, persist: true });

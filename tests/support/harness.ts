@@ -2,6 +2,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { createOutboxCore } from '../../shared/core/outbox-core.ts';
 import type { OutboxCore } from '../../shared/core/types.ts';
 import type { CollectionHandler } from '../../shared/model/handler.ts';
+import type { Clock, Transport } from '../../shared/model/ports.ts';
 import type { FlushReport, OutboxApi, OutboxEvent } from '../../shared/model/protocol.ts';
 import { decodeRow, type OutboxRow } from '../../shared/model/row.ts';
 import type { OutboxStore } from '../../shared/model/store.ts';
@@ -63,6 +64,10 @@ export class World {
       concurrency?: number;
       /** Wraps the store, e.g. to inject storage faults. */
       wrapStore?: (store: OutboxStore) => OutboxStore;
+      /** Sends through this instead of the gate (e.g. the real fetch transport). */
+      transport?: Transport;
+      /** This holder's own clock (skew between holders); the world's by default. */
+      clock?: Clock;
     } = {},
   ): Promise<Holder> {
     const opened = await this.open();
@@ -70,8 +75,8 @@ export class World {
     const transport = new GatedTransport(this.server, this.log, name);
     const core = createOutboxCore({
       store,
-      transport,
-      clock: this.clock,
+      transport: options.transport ?? transport,
+      clock: options.clock ?? this.clock,
       ids: countingIds(`${name}${this.counter++}`),
       handlers: options.handlers ?? this.handlers(),
       holderId: name,

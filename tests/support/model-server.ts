@@ -34,7 +34,8 @@ interface Stored {
   body: string;
 }
 
-type Fault = 'drop' | 'fail503' | 'network' | 'unauthorized';
+/** `reject` answers 422 `validation-failed` and applies nothing, as for an invalid payload. */
+type Fault = 'drop' | 'fail503' | 'network' | 'unauthorized' | 'reject';
 
 /** A version a write superseded, as the reference server keeps it (SPEC §10.1). */
 export interface ModelVersion {
@@ -130,6 +131,7 @@ export class ModelServer {
     const key = (request.headers['idempotency-key'] ?? '').replaceAll('"', '');
     this.seen.push({ method: request.method, url: request.url, key, owner });
     if (fault === 'unauthorized') return this.respond(401, { type: 'unauthorized' });
+    if (fault === 'reject') return this.respond(422, { type: 'validation-failed' });
     if (fault === 'fail503')
       return {
         ...this.respond(503, { type: 'unavailable' }),

@@ -1,0 +1,53 @@
+import type { OutboxRow } from '../model/row.ts';
+import { wasAttempted } from './in-flight.ts';
+
+/**
+ * What is known of whether a row's request took effect on the server (SPEC §6): it was never
+ * sent; every answer it got said the server applied nothing; or it may have been applied — it
+ * got no answer (a network error, a timeout, a holder that died mid-send), a 5xx that may follow
+ * a commit, a 409 `request-in-progress`, or a 2xx whose handling failed (`handler_failed`). Only
+ * the first two may be merged or cancelled: merging the third would apply its intent a second
+ * time under a new key (G2).
+ */
+export type AttemptOutcome = 'unsent' | 'not_applied' | 'unknown';
+
+/** Codes (`evidence.lastErrorCode`) of attempts that applied nothing, besides every `http_4xx`. */
+const APPLIED_NOTHING: ReadonlySet<string> = new Set([
+  // The server refused before or instead of applying.
+  'http_503',
+  'fingerprint_mismatch',
+  'revision_conflict',
+  'conflict_storm',
+  'successor_persist_failed',
+  // Nothing left the device.
+  'auth_required',
+  'origin_not_allowed',
+  'lease_lapsed',
+  'flush_stopped',
+  // Intent rows, which carry no request yet (§8).
+  'successor_unprepared',
+  'predecessor_receipt_unknown',
+]);
+
+/**
+ * Whether an attempt that ended with `code` is known to have applied nothing. 4xx answers other
+ * than 409 `request-in-progress` (its own code) and 503 say so (§6); a 429 is a 4xx. Any other
+ * code — 500, 502, 504, `network`, `timeout`, `handler_failed`, a code an app's classifier made
+ * up — may follow an effect.
+ */
+export function appliedNothing(code: string): boolean {
+  return APPLIED_NOTHING.has(code) || /^http_4\d\d$/.test(code);
+}
+
+/**
+ * What is known of the row's effect. `evidence.mayHaveApplied` keeps an unknown outcome for the
+ * row's life: a later answer that applied nothing (a 401 or 503 checked before the server's
+ * ledger) does not say an earlier attempt of the same key did not. A row still `sending` after
+ * its claim ended was never settled: its request may have left.
+ */
+export function attemptOutcome(row: OutboxRow): AttemptOutcome {
+  if (!wasAttempted(row)) return 'unsent';
+  if (row.evidence?.mayHaveApplied === true || row.state === 'sending') return 'unknown';
+  const code = row.evidence?.lastErrorCode;
+  return code !== undefined && appliedNothing(code) ? 'not_applied' : 'unknown';
+}

@@ -1,0 +1,394 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
+import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
+import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, deleteNote, updateNote } from '../support/intents.ts';
+import { modelFetch } from '../support/model-fetch.ts';
+
+/**
+ * The ways a guarantee could be broken that an independent read of the core found, each
+ * reproduced through the owner API, the dispatcher and the model server on both stores.
+ */
+
+const ORIGIN = 'https://app.test';
+
+/**
+ * The store as one owner's holder sees it, watched (G6): every value a point read hands back
+ * that belongs to another owner is noted in `foreign`.
+ */
+function watchedFor(owner: string, foreign: string[]) {
+  return (store: OutboxStore): OutboxStore => {
+    const note = (what: string, value: unknown) => {
+      const of = (value as { owner?: unknown } | undefined)?.owner;
+      if (typeof of === 'string' && of !== owner) foreign.push(`${what} of ${of}`);
+    };
+    const reads: Record<string, (values: unknown) => void> = {
+      get: (value) => note('a row', value),
+      getMany: (values) => {
+        for (const value of values as unknown[]) note('a row', value);
+      },
+      getReceipt: (value) => note('a receipt', value),
+      getTombstone: (value) => note('a tombstone', value),
+    };
+    return new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        const watch = typeof name === 'string' ? reads[name] : undefined;
+        if (watch === undefined) return value.bind(target);
+        return async (...args: unknown[]) => {
+          const result = await value.apply(target, args);
+          watch(result);
+          return result;
+        };
+      },
+    });
+  };
+}
+
+/** A holder that sends through the real fetch transport, its `auth` hook under the test's hand. */
+async function fetchHolder(world: World, name: string) {
+  const net = modelFetch(world.server, world.clock);
+  const auth = {
+    calls: 0,
+    pending: [] as ((headers: Record<string, string>) => void)[],
+    /** Answers every waiting `auth` call. */
+    answer() {
+      for (const go of this.pending.splice(0)) go({ authorization: `Bearer ${OWNER}` });
+    },
+  };
+  const transport = createFetchTransport({
+    auth: () => {
+      auth.calls++;
+      return new Promise((go) => auth.pending.push(go));
+    },
+    allowedOrigins: [ORIGIN],
+    baseUrl: `${ORIGIN}/sw.js`,
+    timeoutMs: LEASE,
+    clock: world.clock,
+    fetch: net.fetch,
+  });
+  const holder = await world.holder(name, { transport });
+  return { holder, net, auth };
+}
+
+describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
+  let world: World;
+  afterEach(() => world?.close());
+
+  it('G3: a request whose auth hook outlasts its claim never leaves, so it cannot land over the newer edit', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await fetchHolder(world, 'A');
+    const b = await world.holder('B');
+    await a.holder.api.enqueue(updateNote(record.id, { title: 'old' }));
+    const flushA = a.holder.api.flush();
+    await world.until(() => a.auth.calls === 1, 'A awaits its auth hook');
+    // The hook is slow: A's claim runs out, so the row is no longer in flight for anyone.
+    world.clock.advance(LEASE + 1);
+    await b.api.enqueue(updateNote(record.id, { title: 'new' }));
+    await b.api.flush();
+    expect(world.server.records.get(record.id)?.data.title).toBe('new');
+    a.auth.answer();
+    await flushA;
+    // A's old bytes would overwrite 'new' (no If-Match): nothing of A's may reach the wire.
+    expect(a.net.wire).toEqual([]);
+    expect(world.server.records.get(record.id)?.data.title).toBe('new');
+  });
+
+  it('G4: an edit made while a successor is in flight goes after it, even beside its blocked predecessor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const b = await world.holder('B');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'one' }));
+    const flushA = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { title: 'two' }));
+    expect(u2.outcome).toBe('successor');
+    // U1 is rejected; U2, no longer held by it, is claimed and waits at the door: in flight.
+    world.server.inject('reject');
+    a.transport.beforeSend = async (request) => {
+      if (request.requestId === u1.requestId) a.transport.close();
+    };
+    a.transport.open();
+    await world.until(() => world.log.includes(`claim:A:${u2.id}:1`), 'U2 in flight');
+    expect(await world.row(u1.id)).toMatchObject({ state: 'blocked', blockedCode: 'http_422' });
+    const u3 = await b.api.enqueue(updateNote(record.id, { title: 'three' }));
+    expect(u3.outcome).toBe('successor');
+    expect(await world.row(u3.id)).toMatchObject({ successorOf: u2.id });
+    // Another holder must not send U3 while U2 is on its way.
+    await b.api.flush();
+    expect(world.server.seen.map((s) => s.key)).toEqual([u1.requestId]);
+    a.transport.open();
+    await flushA;
+    await b.api.flush();
+    expect(world.server.effects.map((e) => e.key)).toEqual([u2.requestId, u3.requestId]);
+    expect(world.server.records.get(record.id)?.data.title).toBe('three');
+    // The rejected payload was not resent inside a merge.
+    expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
+    expect(await world.row(u1.id)).toMatchObject({ state: 'blocked' });
+  });
+
+  /** A holder whose `readReceipt` throws: the server applies, the answer cannot be read. */
+  async function unreadableReceipts(name: string) {
+    return world.holder(name, {
+      handlers: world.handlers({
+        readReceipt: () => {
+          throw new Error('receipt parser broke');
+        },
+      }),
+    });
+  }
+
+  it.each([
+    { edit: 'update', intent: (c: string) => updateNote(c, { title: 'edited' }), title: 'edited' },
+    { edit: 'delete', intent: (c: string) => deleteNote(c), title: undefined },
+  ])(
+    'G2: a create the server applied, whose answer could not be read, is never merged or cancelled by a later $edit',
+    async ({ edit, intent, title }) => {
+      world = await World.create(kind);
+      const broken = await unreadableReceipts('A');
+      const created = await broken.api.enqueue(createNote({ title: 'draft' }));
+      await broken.api.flush();
+      expect(await world.row(created.id)).toMatchObject({
+        state: 'blocked',
+        blockedCode: 'handler_failed',
+      });
+      expect(world.server.effects).toHaveLength(1);
+      const next = await broken.api.enqueue(intent(created.targetId));
+      expect(next.outcome).toBe('intent');
+      expect(await world.row(created.id)).toMatchObject({ state: 'blocked' });
+      await broken.api.flush();
+      expect(world.server.effects).toHaveLength(1);
+      // The handler is fixed (a new worker): retrying the create replays its key, then the edit goes.
+      const fixed = await world.holder('B');
+      await fixed.api.retry(created.id);
+      await fixed.api.flush();
+      await fixed.api.flush();
+      const posts = world.server.effects.filter((e) => e.method === 'POST');
+      expect(posts.map((e) => e.key)).toEqual([created.requestId]);
+      expect(world.server.records.size).toBe(1);
+      const stored = world.server.records.get(posts[0]!.id)!;
+      expect(edit === 'delete' ? stored.deleted : stored.data.title).toBe(
+        edit === 'delete' ? true : title,
+      );
+      expect(await world.rows()).toEqual([]);
+    },
+  );
+
+  it('G2: an update whose answer was lost is never merged into the next edit: that edit is its successor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a', count: 0 });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'one' }, 1));
+    world.server.inject('drop');
+    await a.api.flush();
+    expect(world.server.effectsFor(u1.requestId!)).toBe(1);
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'two' }, 1));
+    expect(u2.outcome).toBe('successor');
+    await a.api.flush({ force: true });
+    // U1 is resent with its own key (a replay); U2 goes on the revision U1 produced: no conflict.
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+    expect(await a.api.conflicts()).toEqual([]);
+    expect(world.server.records.get(record.id)).toMatchObject({
+      revision: 3,
+      data: { title: 'one', body: 'two' },
+    });
+  });
+
+  it.each([
+    { failure: 'fail503', outcome: 'coalesced' },
+    { failure: 'network', outcome: 'successor' },
+  ] as const)(
+    'G5: a conflict successor whose send met $failure keeps its evidence when the next edit comes ($outcome)',
+    async ({ failure, outcome }) => {
+      world = await World.create(kind);
+      const record = world.server.seed(OWNER, { title: 'a' });
+      world.server.editElsewhere(record.id, { title: 'theirs' });
+      const a = await world.holder('A');
+      const u1 = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+      a.transport.beforeSend = async (request) => {
+        if (request.requestId !== u1.requestId) {
+          world.server.inject(failure);
+          a.transport.beforeSend = undefined;
+        }
+      };
+      await a.api.flush();
+      const [successor] = await world.rows();
+      expect(successor).toMatchObject({
+        successorOf: u1.id,
+        state: 'queued',
+        conflict: { version: 1 },
+      });
+      const u2 = await a.api.enqueue(updateNote(record.id, { body: 'more' }, 3));
+      expect(u2.outcome).toBe(outcome);
+      await a.api.flush({ force: true });
+      await a.api.flush({ force: true });
+      expect(await world.rows()).toEqual([]);
+      const ledger = await a.api.conflicts();
+      expect(ledger).toHaveLength(1);
+      expect(ledger[0]).toMatchObject({ originalId: u1.requestId, overwrittenRevision: 2 });
+      expect(world.server.records.get(record.id)?.data).toMatchObject({
+        title: 'mine',
+        body: 'more',
+      });
+    },
+  );
+
+  /** A value of the owner's written straight into the store that fails to parse. */
+  async function plantCorrupt(id: string, fields: Record<string, unknown>) {
+    const raw = {
+      v: 1,
+      id,
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      savedAt: world.clock.now() - 10,
+      state: 'queued',
+      payload: { title: 'lost?' },
+      baseRevision: 'three',
+      ...fields,
+    };
+    const store = world.holders[0]!.store;
+    await store.replace({
+      owner: OWNER,
+      expected: [{ id, row: null }],
+      put: [raw],
+      reason: 'test',
+    });
+    return raw;
+  }
+
+  it.each([
+    { of: 'a record', pending: false },
+    { of: 'a pending create', pending: true },
+  ])(
+    'G7: an edit of $of never absorbs a quarantined corrupt row: it keeps its raw value',
+    async ({ pending }) => {
+      world = await World.create(kind);
+      const a = await world.holder('A');
+      let targetId = world.server.seed(OWNER, { title: 'a' }).id;
+      let createId: string | undefined;
+      if (pending) {
+        // A create whose answer was lost: edits of it wait as intents.
+        const created = await a.api.enqueue(createNote({ title: 'draft' }));
+        world.server.inject('network');
+        await a.api.flush();
+        targetId = created.targetId;
+        createId = created.id;
+      }
+      const raw = await plantCorrupt('notes-0000000000000000000bad01', { targetId });
+      await a.api.flush();
+      expect(await world.row('notes-0000000000000000000bad01')).toMatchObject({
+        state: 'blocked',
+        blockedCode: 'row_corrupt',
+        raw,
+      });
+      const edit = await a.api.enqueue(updateNote(targetId, { body: 'new' }));
+      expect(edit.outcome).toBe(pending ? 'intent' : 'successor');
+      // An intent waits on its create (§8); an edit of a record goes after the quarantined row.
+      expect(await world.row(edit.id)).toMatchObject({
+        successorOf: createId ?? 'notes-0000000000000000000bad01',
+      });
+      await a.api.flush({ force: true });
+      await a.api.flush({ force: true });
+      expect(await world.row('notes-0000000000000000000bad01')).toMatchObject({
+        blockedCode: 'row_corrupt',
+        raw,
+      });
+      expect((await world.rows()).map((row) => row.id)).toEqual(['notes-0000000000000000000bad01']);
+      expect([...world.server.records.values()].some((r) => r.data.body === 'new')).toBe(true);
+    },
+  );
+
+  it.each([
+    { create: 'settled with a receipt' },
+    { create: 'still queued' },
+    { create: 'cancelled' },
+  ])(
+    "G6: an edit of another owner's pending create ($create) reads nothing of that owner and is not retargeted",
+    async ({ create }) => {
+      world = await World.create(kind);
+      const a = await world.holder('A');
+      const foreign: string[] = [];
+      const b = await world.holder('B', {
+        owner: 'user-2',
+        wrapStore: watchedFor('user-2', foreign),
+      });
+      const created = await a.api.enqueue(createNote({ title: 'theirs' }));
+      if (create === 'settled with a receipt') await a.api.flush();
+      if (create === 'cancelled') await a.api.enqueue(deleteNote(created.targetId));
+      const edit = await b.api.enqueue(updateNote(created.targetId, { title: 'mine' }));
+      expect(edit).toMatchObject({ outcome: 'intent', targetId: created.targetId });
+      expect(await world.row(edit.id)).toMatchObject({
+        owner: 'user-2',
+        targetId: created.targetId,
+        successorOf: created.id,
+      });
+      expect(await world.row(edit.id)).not.toHaveProperty('request');
+      await b.api.flush();
+      expect(world.server.seen.filter((s) => s.owner === 'user-2')).toEqual([]);
+      expect(foreign).toEqual([]);
+    },
+  );
+
+  it('G7: a corrupt value stored under a number key is quarantined once, raw value kept, and shows in rows() and stats()', async () => {
+    world = await World.create(kind);
+    const attempts: string[] = [];
+    const a = await world.holder('A', {
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name, target);
+            if (typeof value !== 'function') return value;
+            if (name !== 'replace') return value.bind(target);
+            return (plan: ReplacePlan) => {
+              if (plan.reason === 'quarantine') attempts.push(plan.reason);
+              return target.replace(plan);
+            };
+          },
+        }),
+    });
+    const raw = {
+      id: 5,
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      targetId: 'n_1',
+      savedAt: world.clock.now(),
+      state: 'queued',
+    };
+    await a.store.replace({ owner: OWNER, expected: [], put: [raw], reason: 'test' });
+    const other = await a.api.enqueue(createNote({ title: 'fine' }));
+    await a.api.flush();
+    await a.api.flush();
+    expect(attempts).toHaveLength(1);
+    const views = await a.api.rows();
+    expect(views.map((v) => [v.id, v.status])).toEqual([['5', 'blocked']]);
+    expect(views[0]!.row).toMatchObject({ blockedCode: 'row_corrupt', raw });
+    expect((await a.api.stats()).counts.blocked).toBe(1);
+    expect(world.server.effectsFor(other.requestId!)).toBe(1);
+    // It can be discarded like any quarantined row.
+    await a.api.discard('5');
+    expect(await a.api.rows()).toEqual([]);
+  });
+
+  it('G1: a holder whose clock is behind merges the edit that fixes a rejected create instead of waiting on a claim that ended', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const behind = { now: () => world.clock.now() - 5_000 };
+    const b = await world.holder('B', { clock: behind });
+    const created = await a.api.enqueue(createNote({ title: '' }));
+    world.server.inject('reject');
+    await a.api.flush();
+    expect(await world.row(created.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'http_422',
+    });
+    const fix = await b.api.enqueue(updateNote(created.targetId, { title: 'named' }));
+    expect(fix.outcome).toBe('coalesced');
+    await b.api.flush();
+    expect([...world.server.records.values()].map((r) => r.data.title)).toEqual(['named']);
+    expect(await world.rows()).toEqual([]);
+  });
+});
