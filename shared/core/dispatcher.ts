@@ -11,9 +11,10 @@ import { planQuarantine } from '../plan/quarantine.ts';
 import {
   type PredecessorLookup,
   type PredecessorState,
-  selectSendableRows,
+  selectBatch,
   targetKey,
 } from '../plan/select.ts';
+import { observeStored } from '../plan/unknown-version.ts';
 import { type FlushState, FlushStop, Semaphore } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { recoverOrphanIntents } from './orphan-intents.ts';
@@ -75,6 +76,8 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
   let converted = 0;
   const active = new Set<Promise<void>>();
   let after: RowCursor | undefined;
+  // Records a row of this pass already holds: later batches send none of their rows (§7, G4).
+  let closed = new Set<string>();
   for (;;) {
     const raws = await guardStorage('flush', () =>
       deps.store.scan(state.owner, { after, limit: deps.batchSize }),
@@ -84,14 +87,21 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     after = { savedAt: last.savedAt, id: last.id };
     const rows = await decodeBatch(deps, state, raws);
     const predecessor = await predecessorLookup(deps, state, rows);
-    converted += await recoverOrphanIntents(deps, state.owner, rows, predecessor);
+    // Converted rows keep their queue place, which this scan may have passed: their records wait.
+    for (const row of await recoverOrphanIntents(deps, state.owner, rows, predecessor)) {
+      converted++;
+      closed.add(targetKey(row));
+    }
     const now = deps.clock.now();
-    const candidates = selectSendableRows(
-      rows.map(({ row }) => row).filter((row) => !state.attempted.has(row.id)),
+    // A row this flush already attempted still holds the later rows of its record.
+    const batch = selectBatch(
+      rows.map(({ row }) => row),
       { now, leaseMs: deps.leaseMs, force: state.force, recovered: state.recovered },
       predecessor,
-      state.busyTargets,
+      new Set([...closed, ...state.busyTargets]),
     );
+    closed = batch.closed;
+    const candidates = batch.sendable.filter((row) => !state.attempted.has(row.id));
     noteWaiting(deps, state, rows, now);
     const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
     for (const row of candidates) {
@@ -122,7 +132,10 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
   return state.report.claimed - claimedBefore + converted;
 }
 
-/** Parses a batch; values that fail to parse are quarantined on the spot (G7). */
+/**
+ * Parses a batch; values that fail to parse are quarantined on the spot (G7). Rows of a format
+ * version this bundle does not know are kept as they are, for selection to hold their record (§17).
+ */
 async function decodeBatch(
   deps: CoreDeps,
   state: FlushState,
@@ -131,10 +144,12 @@ async function decodeBatch(
   const rows: Observed[] = [];
   for (const raw of raws) {
     const decoded = decodeRow(raw);
-    if (decoded.ok) {
-      rows.push({ row: decoded.row, raw });
+    const observed = observeStored(decoded);
+    if (observed !== undefined) {
+      rows.push(observed);
       continue;
     }
+    if (decoded.ok) continue;
     const plan = planQuarantine(decoded, { owner: state.owner, now: deps.clock.now() });
     if ((await guardStorage('flush', () => deps.store.replace(plan))) === 'committed') {
       deps.onEvent?.({ type: 'quarantined', id: decoded.id, issues: decoded.issues });

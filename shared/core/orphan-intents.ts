@@ -4,30 +4,35 @@ import { newRequestId } from '../plan/identity.ts';
 import { planIntentConversion } from '../plan/intent-conversion.ts';
 import { receiptFor } from '../plan/receipt.ts';
 import type { PredecessorLookup } from '../plan/select.ts';
+import { isUnknownVersion } from '../plan/unknown-version.ts';
 import { intentRowsOf, resolvePendingCreate } from './pending-create.ts';
 import { guardStorage } from './storage-guard.ts';
 import type { CoreDeps } from './types.ts';
 
 /**
  * Intent rows whose create vanished without this holder's receipt (SPEC §8): a legacy tab or
- * another holder settled it. Returns how many intents were converted.
+ * another holder settled it. Returns the rows the intents were converted into: they keep their
+ * queue place, which a scan may already have passed.
  */
 export async function recoverOrphanIntents(
   deps: CoreDeps,
   owner: string,
   rows: Observed[],
   predecessor: PredecessorLookup,
-): Promise<number> {
-  let converted = 0;
+): Promise<OutboxRow[]> {
+  const converted: OutboxRow[] = [];
   const orphans = rows.filter(
     ({ row }) =>
+      !isUnknownVersion(row) &&
       row.request === undefined &&
       row.state === 'queued' &&
       row.successorOf !== undefined &&
       predecessor(row.successorOf, row.id) === 'absent',
   );
   for (const orphan of orphans)
-    converted += await guardStorage('flush', () => recoverOrphanIntent(deps, owner, orphan));
+    converted.push(
+      ...(await guardStorage('flush', () => recoverOrphanIntent(deps, owner, orphan))),
+    );
   return converted;
 }
 
@@ -41,11 +46,11 @@ async function recoverOrphanIntent(
   deps: CoreDeps,
   owner: string,
   orphan: Observed,
-): Promise<number> {
+): Promise<OutboxRow[]> {
   const createId = pendingCreateId(orphan.row.targetId);
-  if (createId === undefined) return 0;
+  if (createId === undefined) return [];
   const facts = await resolvePendingCreate(deps.store, owner, createId);
-  if (facts.row !== undefined) return 0;
+  if (facts.row !== undefined) return [];
   let receipt = facts.receipt;
   let storeReceipt = false;
   if (receipt === undefined) {
@@ -54,9 +59,9 @@ async function recoverOrphanIntent(
       collection: orphan.row.collection,
       url: '',
     });
-    if (lookup.kind === 'error') return 0;
+    if (lookup.kind === 'error') return [];
     if (lookup.kind === 'not_found') {
-      if (orphan.row.evidence?.lastErrorCode === 'predecessor_receipt_unknown') return 0;
+      if (orphan.row.evidence?.lastErrorCode === 'predecessor_receipt_unknown') return [];
       const marked: OutboxRow = {
         ...orphan.row,
         evidence: {
@@ -71,7 +76,7 @@ async function recoverOrphanIntent(
         put: [marked],
         reason: 'intent',
       });
-      return 0;
+      return [];
     }
     const pseudoCreate: OutboxRow = {
       ...orphan.row,
@@ -90,7 +95,7 @@ async function recoverOrphanIntent(
     storeReceipt = true;
   }
   const intents = await intentRowsOf(deps.store, owner, orphan.row.collection, orphan.row.targetId);
-  if (intents.length === 0) return 0;
+  if (intents.length === 0) return [];
   const plan = planIntentConversion(
     intents,
     undefined,
@@ -112,8 +117,9 @@ async function recoverOrphanIntent(
     durability: 'strict',
     reason: 'intent',
   });
-  if (committed === 'stale') return 0;
+  if (committed === 'stale') return [];
   for (const { intentId, into } of plan.converted)
     deps.onEvent?.({ type: 'converted', intentId, into });
-  return plan.converted.length;
+  const into = new Set(plan.converted.map((c) => c.into));
+  return plan.put.filter((row) => into.has(row.id));
 }

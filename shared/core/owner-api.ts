@@ -12,6 +12,8 @@ import type { EnqueuePlan } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan/manual-actions.ts';
 import { planRestore, planRestoreSource, type RestoreRefusal } from '../plan/restore.ts';
+import { observeStored } from '../plan/unknown-version.ts';
+import { newerEditOf } from './newer-edit.ts';
 import { resolvePendingCreate } from './pending-create.ts';
 import { createRowReader } from './row-reader.ts';
 import { guardStorage } from './storage-guard.ts';
@@ -49,6 +51,13 @@ export function createOwnerApi(
     const raw = await guardStorage('api', () => store.get(id, owner));
     const decoded = decodeRow(raw);
     if (raw === undefined || !decoded.ok || decoded.row.owner !== owner) {
+      if (!decoded.ok && decoded.unknownVersion && decoded.owner === owner) {
+        throw outboxError(
+          'not_blocked',
+          'A newer version of the library wrote this row; that version sends it.',
+          { id },
+        );
+      }
       if (!decoded.ok && raw !== undefined && decoded.owner === owner) {
         throw outboxError(
           'not_blocked',
@@ -158,8 +167,9 @@ export function createOwnerApi(
         for (const raw of await guardStorage('api', () =>
           store.byTarget(owner, intent.collection, targetId!),
         )) {
-          const decoded = decodeRow(raw);
-          if (decoded.ok) rows.push({ row: decoded.row, raw });
+          // A newer bundle's row is part of the record: the new edit goes after it (§6, §17).
+          const observed = observeStored(decodeRow(raw));
+          if (observed !== undefined) rows.push(observed);
         }
       }
       const fresh = {
@@ -274,7 +284,17 @@ export function createOwnerApi(
     },
 
     async retry(id) {
-      await apply(id, planRetry(await ownRow(id), { owner }));
+      const observed = await ownRow(id);
+      const newer = await guardStorage('api', () => newerEditOf(deps, owner, observed.row));
+      let planned: ManualPlan;
+      try {
+        planned = planRetry(observed, { owner, ...(newer === undefined ? {} : { newer }) });
+      } catch (error) {
+        // The planner is pure; what throws in it is the handler (its request, a conflict policy).
+        const message = error instanceof Error ? error.message : String(error);
+        throw outboxError('handler_failed', message, { id });
+      }
+      await apply(id, planned);
     },
 
     async discard(id) {

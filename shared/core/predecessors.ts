@@ -2,13 +2,6 @@ import { decodeRow } from '../model/row.ts';
 import type { OutboxStore } from '../model/store.ts';
 import type { PredecessorLookup, PredecessorState } from '../plan/select.ts';
 
-/**
- * `superseded` tombstones followed from a predecessor to the conflict successor that replaced
- * it. Each hop is one revision conflict of the record, and a flush stops a record after
- * `maxConflictSuccessors` of them (§10 `conflict_storm`), so real chains are short.
- */
-const MAX_SUPERSEDED_HOPS = 8;
-
 interface Resolved {
   state: PredecessorState;
   /** The ids walked through `superseded` tombstones, the first one included. */
@@ -45,9 +38,12 @@ export async function lookupPredecessors(
 
 /** Only the owner's rows and tombstones are read (G6): another owner's row is absent here. */
 async function resolve(store: OutboxStore, owner: string, id: string): Promise<Resolved> {
+  // Every `superseded` hop is followed: each is one revision conflict of the record, and a
+  // record that keeps conflicting over many flushes builds a long chain. Only a cycle (a corrupt
+  // tombstone) stops the walk.
   const chain = [id];
   let current = id;
-  for (let hop = 0; hop < MAX_SUPERSEDED_HOPS; hop++) {
+  for (;;) {
     const raw = await store.get(current, owner);
     if (raw !== undefined) {
       const decoded = decodeRow(raw);
@@ -58,6 +54,7 @@ async function resolve(store: OutboxStore, owner: string, id: string): Promise<R
     }
     const tombstone = await store.getTombstone(current, owner);
     if (tombstone?.reason !== 'superseded' || tombstone.into === undefined) break;
+    if (chain.includes(tombstone.into)) break;
     current = tombstone.into;
     chain.push(current);
   }

@@ -3,6 +3,7 @@ import { deepEqual } from '../model/json.ts';
 import type { OutboxApi, RowFilter, RowView } from '../model/protocol.ts';
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { ChangeNotice, OutboxStore } from '../model/store.ts';
+import { observeStored } from '../plan/unknown-version.ts';
 import type { OwnerApi } from './types.ts';
 
 /**
@@ -93,8 +94,8 @@ export function createRowFeed(api: OwnerApi, store: OutboxStore, owner: string):
         const changedIds = [...ids];
         const raws = await store.getMany(changedIds, owner);
         for (const [i, id] of changedIds.entries()) {
-          const decoded = decodeRow(raws[i]);
-          if (decoded.ok && matches(decoded.row)) rows.set(id, decoded.row);
+          const observed = raws[i] === undefined ? undefined : observeStored(decodeRow(raws[i]));
+          if (observed !== undefined && matches(observed.row)) rows.set(id, observed.row);
           else rows.delete(id);
         }
         return api.viewsOf([...rows.values()].sort(queueOrder));

@@ -4,6 +4,7 @@ import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
 import { rowStatus } from '../plan/row-status.ts';
 import type { PredecessorState } from '../plan/select.ts';
+import { observeStored } from '../plan/unknown-version.ts';
 import { lookupPredecessors } from './predecessors.ts';
 import { guardStorage } from './storage-guard.ts';
 import type { CoreDeps } from './types.ts';
@@ -35,8 +36,8 @@ export function createRowReader(
     for (;;) {
       const batch = await store.scan(owner, { after, limit: 500 });
       for (const raw of batch) {
-        const decoded = decodeRow(raw);
-        if (decoded.ok) rows.push({ row: decoded.row, raw });
+        const observed = observeStored(decodeRow(raw));
+        if (observed !== undefined) rows.push(observed);
       }
       if (batch.length < 500) return rows;
       const last = batch[batch.length - 1] as RowCursor;
@@ -77,10 +78,7 @@ export function createRowReader(
       if (filter.collection !== undefined && filter.targetId !== undefined) {
         const { collection, targetId } = filter;
         const raws = await guardStorage('api', () => store.byTarget(owner, collection, targetId));
-        const rows = raws.flatMap((raw) => {
-          const decoded = decodeRow(raw);
-          return decoded.ok ? [{ row: decoded.row, raw }] : [];
-        });
+        const rows = raws.flatMap((raw) => observeStored(decodeRow(raw)) ?? []);
         rows.sort((a, b) => a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1));
         return views(rows);
       }
@@ -95,9 +93,9 @@ export function createRowReader(
 
     async row(id: string) {
       const raw = await guardStorage('api', () => store.get(id, owner));
-      const decoded = decodeRow(raw);
-      if (!decoded.ok || decoded.row.owner !== owner) return undefined;
-      const [view] = await views([{ row: decoded.row, raw }]);
+      const observed = raw === undefined ? undefined : observeStored(decodeRow(raw));
+      if (observed === undefined || observed.row.owner !== owner) return undefined;
+      const [view] = await views([observed]);
       return view;
     },
 

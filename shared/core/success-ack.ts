@@ -1,12 +1,11 @@
 import type { Observed, OutboxRow } from '../model/row.ts';
-import { decodeRow, pendingCreateId } from '../model/row.ts';
+import { decodeRow, isIntentRow, pendingCreateId } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { ledgerEntryFor } from '../plan/conflict-ledger.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { planIntentConversion } from '../plan/intent-conversion.ts';
 import { planSettleSuccess } from '../plan/settle.ts';
 import { planSuccessorRebase } from '../plan/successor-rebase.ts';
-import { intentRowsOf } from './pending-create.ts';
 import { guardStorage } from './storage-guard.ts';
 import type { CoreDeps } from './types.ts';
 
@@ -36,33 +35,45 @@ export async function planSuccessAck(
     });
     return plan.kind === 'not_mine' ? undefined : plan.plan;
   }
+  // The record is read once: what the ACK converts and rebases, and the rows it must still hold
+  // when it commits — an intent or a successor written between this read and the commit makes
+  // the plan stale instead of being left behind, unconverted or unrebased (§5, §6, §8).
+  const record = await guardStorage('flush', () =>
+    deps.store.byTarget(ctx.owner, current.collection, current.targetId),
+  );
+  const rows = decodedRows(record);
   // Handler failures in here are caught by the planners (successor_unprepared); what escapes is
   // the store's.
-  const intents = await guardStorage('flush', () =>
-    intentConversion(deps, ctx.owner, current, receipt),
-  );
-  const rebased = await guardStorage('flush', () =>
-    successorRebase(deps, ctx.owner, current, receipt),
-  );
+  const intents = intentConversion(deps, ctx.owner, current, receipt, rows);
+  const rebased = successorRebase(deps, current, receipt, rows);
   const plan = planSettleSuccess(current, raw, receipt, ctx, {
     expected: [...(intents?.expected ?? []), ...(rebased?.expected ?? [])],
     put: [...(intents?.put ?? []), ...(rebased?.put ?? [])],
     delete: intents?.delete ?? [],
     tombstones: intents?.tombstones ?? [],
+    recordIds: record.map((value) => (value as { id: string }).id),
     ...ledger,
   });
   return plan.kind === 'not_mine' ? undefined : plan.plan;
 }
 
+function decodedRows(raws: unknown[]): Observed[] {
+  return raws.flatMap((raw) => {
+    const decoded = decodeRow(raw);
+    return decoded.ok ? [{ row: decoded.row, raw }] : [];
+  });
+}
+
 /** The intent conversions to commit with a create's success ACK (SPEC §8). */
-async function intentConversion(
+function intentConversion(
   deps: CoreDeps,
   owner: string,
   create: OutboxRow,
   receipt: Receipt,
-): Promise<Pick<ReplacePlan, 'expected' | 'put' | 'delete' | 'tombstones'> | undefined> {
+  record: Observed[],
+): Pick<ReplacePlan, 'expected' | 'put' | 'delete' | 'tombstones'> | undefined {
   if (create.kind !== 'create' || pendingCreateId(create.targetId) === undefined) return undefined;
-  const intents = await intentRowsOf(deps.store, owner, create.collection, create.targetId);
+  const intents = record.filter(({ row }) => isIntentRow(row) && row.state !== 'blocked');
   if (intents.length === 0) return undefined;
   const plan = planIntentConversion(intents, create, receipt, deps.handlers[create.collection], {
     now: deps.clock.now(),
@@ -78,19 +89,14 @@ async function intentConversion(
 }
 
 /** The rebased successors of a settled row, to commit with its success ACK (§6, G4). */
-async function successorRebase(
+function successorRebase(
   deps: CoreDeps,
-  owner: string,
   sent: OutboxRow,
   receipt: Receipt,
-): Promise<Pick<ReplacePlan, 'expected' | 'put'> | undefined> {
+  record: Observed[],
+): Pick<ReplacePlan, 'expected' | 'put'> | undefined {
   if (pendingCreateId(sent.targetId) !== undefined) return undefined;
-  const successors: Observed[] = [];
-  for (const raw of await deps.store.byTarget(owner, sent.collection, sent.targetId)) {
-    const decoded = decodeRow(raw);
-    if (decoded.ok && decoded.row.successorOf === sent.id)
-      successors.push({ row: decoded.row, raw });
-  }
+  const successors = record.filter(({ row }) => row.successorOf === sent.id);
   if (successors.length === 0) return undefined;
   const plan = planSuccessorRebase(successors, sent, receipt, deps.handlers[sent.collection]);
   return plan.put.length === 0 ? undefined : plan;

@@ -102,6 +102,11 @@ export type DecodedRow =
       owner: string | undefined;
       raw: unknown;
       issues: string;
+      /**
+       * Set when the value names a format version this bundle does not know (§17): it is not
+       * corrupt, a newer bundle wrote it — left alone, never quarantined.
+       */
+      unknownVersion?: true;
     };
 
 /** The fields the codec parses all the way down: checked for cycles and depth first. */
@@ -125,6 +130,15 @@ export function decodeRow(raw: unknown): DecodedRow {
   });
   if (isUnreadable(raw))
     return bad('(root): unreadable: the browser could not read this stored value back');
+  if (record.v !== undefined && record.v !== 1) {
+    return {
+      ...(bad(`v: format version ${String(record.v)} is not known to this bundle`) as Extract<
+        DecodedRow,
+        { ok: false }
+      >),
+      unknownVersion: true,
+    };
+  }
   for (const field of JSON_FIELDS) {
     const problem =
       record[field] === undefined ? undefined : inspectJson(record[field], { path: field });

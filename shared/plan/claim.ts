@@ -2,6 +2,7 @@ import type { SendDeadline } from '../model/ports.ts';
 import type { Claim, OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { isRowInFlight } from './in-flight.ts';
+import { isUnknownVersion } from './unknown-version.ts';
 
 /** What a claim needs to know about the claiming holder (SPEC §4). */
 export interface ClaimContext {
@@ -23,6 +24,7 @@ export type ClaimPlan =
  */
 export function planClaim(observed: OutboxRow, raw: unknown, ctx: ClaimContext): ClaimPlan {
   if (observed.owner !== ctx.owner) return { kind: 'skip', reason: 'other_owner' };
+  if (isUnknownVersion(observed)) return { kind: 'skip', reason: 'not_queued' };
   if (observed.request === undefined) return { kind: 'skip', reason: 'no_request' };
   if (observed.state !== 'queued' && observed.state !== 'sending')
     return { kind: 'skip', reason: 'not_queued' };

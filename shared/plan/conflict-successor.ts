@@ -97,6 +97,22 @@ export function planConflictSuccessor(
   ctx: ConflictSuccessorContext,
 ): ConflictSuccessorPlan {
   if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'stale' };
+  return planConflictRule(observed, raw, conflict, status, ctx);
+}
+
+/**
+ * The conflict rule itself (SPEC §10), for a row known to meet a newer revision: the durable
+ * successor under `rebase` or a custom policy, the row quarantined under `block` or without a
+ * current revision. The caller has checked the row is its to change (a claim, or a blocked row
+ * the app retries, §13).
+ */
+export function planConflictRule(
+  observed: OutboxRow,
+  raw: unknown,
+  conflict: ConflictFacts,
+  status: number,
+  ctx: Omit<ConflictSuccessorContext, 'holderId' | 'fence'>,
+): Exclude<ConflictSuccessorPlan, { kind: 'stale' }> {
   const evidence = buildConflictEvidence(observed, conflict, status, ctx.now);
   const expected = [{ id: observed.id, row: raw }];
   const policy = ctx.handler.conflict ?? 'rebase';
@@ -107,7 +123,7 @@ export function planConflictSuccessor(
       blockedAt: ctx.now,
       blockedCode: 'revision_conflict',
       blockedDetail: `The server is at revision ${conflict.currentRevision ?? 'unknown'}.`,
-      claim: { ...observed.claim!, expiresAt: ctx.now },
+      ...(observed.claim === undefined ? {} : { claim: { ...observed.claim, expiresAt: ctx.now } }),
       evidence: {
         ...observed.evidence,
         attemptCount: observed.evidence?.attemptCount ?? 1,

@@ -8,6 +8,7 @@ import type { EnqueueContext, EnqueuePlan, NewIntent } from './enqueue-types.ts'
 import { buildRowRequest } from './identity.ts';
 import { mergeIntents } from './merge.ts';
 import { isQuarantined } from './quarantine.ts';
+import { isUnknownVersion } from './unknown-version.ts';
 
 /**
  * The row writes an enqueue plans (SPEC §6, §8): a request row, one merged row, a cancel, or an
@@ -220,7 +221,9 @@ export function planIntentRow(
   ctx: EnqueueContext,
 ): EnqueuePlan {
   // A quarantined value shaped like an intent is not one: never merged, never linked (G7).
-  const intents = chain.filter(({ row }) => isIntentRow(row) && !isQuarantined(row));
+  const intents = chain.filter(
+    ({ row }) => isIntentRow(row) && !isQuarantined(row) && !isUnknownVersion(row),
+  );
   let kind = intent.kind;
   let payload = intent.payload;
   let savedAt = ctx.now;

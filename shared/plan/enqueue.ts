@@ -10,6 +10,7 @@ import type {
 } from './enqueue-types.ts';
 import { isRowInFlight } from './in-flight.ts';
 import { isQuarantined } from './quarantine.ts';
+import { isUnknownVersion } from './unknown-version.ts';
 
 function byQueueOrder(a: Observed, b: Observed): number {
   return a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1);
@@ -97,13 +98,15 @@ export function planEnqueue(
 
 /**
  * Whether a row may be merged into a new edit or cancelled by it (SPEC §6): not in flight, never
- * sent or known to have applied nothing, and not a quarantined value. A row that may have been
- * applied stays, and the new edit becomes its successor (G2); so does a quarantined one, whose
- * raw value must outlive every edit after it (G7).
+ * sent or known to have applied nothing, not a quarantined value and not of a format version
+ * this bundle does not know. A row that may have been applied stays, and the new edit becomes
+ * its successor (G2); so does a quarantined one, whose raw value must outlive every edit after
+ * it (G7), and a newer bundle's row, which that bundle sends (§17).
  */
 function mayMerge(row: OutboxRow, ctx: EnqueueContext): boolean {
   return (
     !isQuarantined(row) &&
+    !isUnknownVersion(row) &&
     !isRowInFlight(row, ctx.now, ctx.leaseMs) &&
     attemptOutcome(row) !== 'unknown'
   );

@@ -1,6 +1,10 @@
 import type { ErrorCode } from '../model/errors.ts';
+import type { CollectionHandler } from '../model/handler.ts';
 import type { Observed } from '../model/row.ts';
-import type { ReplacePlan } from '../model/store.ts';
+import type { Receipt, ReplacePlan } from '../model/store.ts';
+import { attemptOutcome } from './attempt-outcome.ts';
+import { planConflictRule } from './conflict-successor.ts';
+import { isUnknownVersion } from './unknown-version.ts';
 
 /**
  * The state changes an app makes by hand (SPEC §13): `resumeHeld` after it refreshed its
@@ -22,7 +26,7 @@ export function planResumeHeld(
   { row, raw }: Observed,
   ctx: { owner: string; only?: { code: string } },
 ): ReplacePlan | undefined {
-  if (row.state !== 'held') return undefined;
+  if (row.state !== 'held' || isUnknownVersion(row)) return undefined;
   if (ctx.only !== undefined && row.evidence?.lastErrorCode !== ctx.only.code) return undefined;
   const { heldAt: _h, nextAttemptAt: _n, ...rest } = row;
   return {
@@ -34,10 +38,31 @@ export function planResumeHeld(
 }
 
 /**
+ * What `retry` knows of a later edit of the row's record: the receipt of one applied after the
+ * row was blocked (the newest), with what the conflict rule needs.
+ */
+export interface NewerEdit {
+  receipt: Receipt;
+  handler: CollectionHandler;
+  /** The request id a conflict successor would take. */
+  successorId: string;
+  now: number;
+}
+
+/**
  * Queues a blocked row again, with its request, key and fence unchanged: the server replays the
  * answer if it had applied it (G2). A quarantined corrupt row has nothing to send and is refused.
+ *
+ * Once a later edit of the record was applied, a row the server rejected would now land over it
+ * with its old bytes (G4). It goes through the conflict rule instead (§10), against the revision
+ * that edit produced: under `rebase` a durable successor at that revision, with the evidence of
+ * what it overwrites; under `block` it stays blocked as `revision_conflict`. A row that may have
+ * been applied (`handler_failed`) keeps its key: its resend is answered from the ledger.
  */
-export function planRetry({ row, raw }: Observed, ctx: { owner: string }): ManualPlan {
+export function planRetry(
+  { row, raw }: Observed,
+  ctx: { owner: string; newer?: NewerEdit },
+): ManualPlan {
   if (row.state !== 'blocked')
     return { kind: 'refuse', code: 'not_blocked', details: { id: row.id, state: row.state } };
   if (row.blockedCode === 'row_corrupt') {
@@ -47,6 +72,17 @@ export function planRetry({ row, raw }: Observed, ctx: { owner: string }): Manua
       message: 'A corrupt row cannot be retried; inspect its raw value, then discard it.',
       details: { id: row.id },
     };
+  }
+  const { newer } = ctx;
+  if (newer !== undefined && attemptOutcome(row) === 'not_applied' && row.request !== undefined) {
+    const conflict = { currentRevision: newer.receipt.revision ?? null };
+    const planned = planConflictRule(row, raw, conflict, 412, {
+      owner: ctx.owner,
+      now: newer.now,
+      successorId: newer.successorId,
+      handler: newer.handler,
+    });
+    return { kind: 'apply', plan: { ...planned.plan, reason: 'retry' } };
   }
   const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
   return {

@@ -1,6 +1,7 @@
 import { isIntentRow, type OutboxRow, type RowStatus } from '../model/row.ts';
 import { isRowInFlight } from './in-flight.ts';
 import type { PredecessorLookup, SelectContext } from './select.ts';
+import { isUnknownVersion } from './unknown-version.ts';
 
 /** The display status of a row (SPEC §2), derived, never stored. */
 export function rowStatus(
@@ -8,6 +9,7 @@ export function rowStatus(
   ctx: Omit<SelectContext, 'force'>,
   predecessor: PredecessorLookup,
 ): RowStatus {
+  if (isUnknownVersion(row)) return 'unknown';
   if (row.state === 'blocked') return 'blocked';
   if (row.state === 'held') return 'held';
   if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'sending';

@@ -1,6 +1,7 @@
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
 import { isRowInFlight } from './in-flight.ts';
 import { isPulledForward } from './recovery.ts';
+import { isUnknownVersion } from './unknown-version.ts';
 
 /** When and how a selection runs (SPEC §7). */
 export interface SelectContext {
@@ -35,6 +36,8 @@ export function sendability(
   ctx: SelectContext,
   predecessor: PredecessorLookup,
 ): Sendability {
+  // Not this bundle's to send, and its record waits on it (§17).
+  if (isUnknownVersion(row)) return 'unknown_state';
   if (row.state === 'blocked') return 'blocked';
   if (row.state === 'held') return 'held';
   if (isRowInFlight(row, ctx.now, ctx.leaseMs)) return 'in_flight';
@@ -62,8 +65,24 @@ export function selectSendableRows(
   predecessor: PredecessorLookup,
   busyTargets: ReadonlySet<string> = new Set(),
 ): OutboxRow[] {
+  return selectBatch(rows, ctx, predecessor, busyTargets).sendable;
+}
+
+/**
+ * One selection batch of a pass over the queue (SPEC §7): the sendable rows, and the records
+ * closed for the rest of the pass — those `closed` already, those whose row was chosen, and those
+ * whose earlier row holds its later ones. A later batch given them never sends a row of such a
+ * record, so rows of one record go in queue order and one at a time even when they fall in
+ * different batches and no `successorOf` link ties them (G4).
+ */
+export function selectBatch(
+  rows: OutboxRow[],
+  ctx: SelectContext,
+  predecessor: PredecessorLookup,
+  closed: ReadonlySet<string>,
+): { sendable: OutboxRow[]; closed: Set<string> } {
   const chosen: OutboxRow[] = [];
-  const targets = new Set(busyTargets);
+  const targets = new Set(closed);
   for (const row of rows) {
     const key = targetKey(row);
     if (targets.has(key)) continue;
@@ -79,7 +98,7 @@ export function selectSendableRows(
     targets.add(key);
     chosen.push(row);
   }
-  return chosen;
+  return { sendable: chosen, closed: targets };
 }
 
 /** The record a row is about: `collection` + `targetId`. */

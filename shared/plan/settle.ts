@@ -100,6 +100,11 @@ export function planSettleSuccess(
      * convert, no successor to rebase) and let the transaction check it; stale otherwise.
      */
     alone?: boolean;
+    /**
+     * Planned from a read of the record: the ids of its rows then. The transaction checks the
+     * record still holds exactly those, so a row written meanwhile is never left behind.
+     */
+    recordIds?: string[];
   } = { expected: [] },
 ): SettlePlan {
   if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
@@ -115,7 +120,11 @@ export function planSettleSuccess(
       receipts: [receipt],
       tombstones: extra.tombstones ?? [],
       ledger: extra.ledger ?? [],
-      ...(extra.alone ? { records: [{ ...record, ids: [observed.id] }] } : {}),
+      ...(extra.alone
+        ? { records: [{ ...record, ids: [observed.id] }] }
+        : extra.recordIds !== undefined
+          ? { records: [{ ...record, ids: extra.recordIds }] }
+          : {}),
       // Converted intents replace user intent, so they need the strict guarantee (§3).
       durability: converting ? 'strict' : 'default',
       reason: 'settle',

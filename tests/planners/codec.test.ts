@@ -8,6 +8,7 @@ import { planQuarantine } from '../../shared/plan/quarantine.ts';
 import { rowStatus } from '../../shared/plan/row-status.ts';
 import { sendability } from '../../shared/plan/select.ts';
 import { planSettleFailure } from '../../shared/plan/settle.ts';
+import { unknownVersionRow } from '../../shared/plan/unknown-version.ts';
 import { OWNER as WORLD_OWNER, World } from '../support/harness.ts';
 import {
   BUNDLE,
@@ -354,4 +355,63 @@ describe('a row in an unknown state', () => {
   ])('$what', ({ actual, expected }) => {
     expect(actual()).toEqual(expected);
   });
+});
+
+/** SPEC §17: a row of a format version this bundle does not know is a newer bundle's to send. */
+describe('a row of an unknown format version', () => {
+  const newer = { ...updateRow(), v: 2, request: { shape: 'of v2' } };
+  const decodedNewer = decodeRow(structuredClone(newer));
+  if (decodedNewer.ok) throw new Error('a v2 row must not decode as v1');
+  const seen = unknownVersionRow(decodedNewer);
+  const ctx = { now: NOW, leaseMs: LEASE };
+
+  it.each([
+    {
+      rule: 'it decodes as not v1, marked as of an unknown version, not corrupt',
+      check: () => expect(decodedNewer.unknownVersion).toBe(true),
+    },
+    {
+      rule: 'it is never sendable',
+      check: () =>
+        expect(sendability(seen.row, { ...ctx, force: true }, () => 'absent')).toBe(
+          'unknown_state',
+        ),
+    },
+    {
+      rule: 'it is shown as unknown',
+      check: () => expect(rowStatus(seen.row, ctx, () => 'absent')).toBe('unknown'),
+    },
+    {
+      rule: 'it is never claimed',
+      check: () =>
+        expect(
+          planClaim(seen.row, seen.raw, {
+            owner: OWNER,
+            holderId: ME,
+            now: NOW,
+            leaseMs: LEASE,
+            bundle: BUNDLE,
+          }),
+        ).toMatchObject({ kind: 'skip' }),
+    },
+    {
+      rule: 'a new edit of its record is its successor, never merged into it',
+      check: () => {
+        const planned = planEnqueue(
+          {
+            id: 'notes-00000000000000000000new1',
+            collection: 'notes',
+            kind: 'update',
+            targetId: 'n_1',
+            payload: { b: 1 },
+          },
+          [seen],
+          undefined,
+          { owner: OWNER, now: NOW, leaseMs: LEASE, maxRowBytes: 10_000, handler: notes },
+        );
+        expect(planned).toMatchObject({ kind: 'write', result: { outcome: 'successor' } });
+        if (planned.kind === 'write') expect(planned.plan.delete).toEqual([]);
+      },
+    },
+  ])('$rule', ({ check }) => check());
 });

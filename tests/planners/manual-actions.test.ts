@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
 import { planDiscard, planResumeHeld, planRetry } from '../../shared/plan/manual-actions.ts';
-import { createRow, deferred, intentRow, NOW, OWNER, observe, updateRow } from './fixtures.ts';
+import {
+  createRow,
+  deferred,
+  intentRow,
+  NOW,
+  notes,
+  OWNER,
+  observe,
+  receiptOf,
+  updateRow,
+} from './fixtures.ts';
 
 const held = (code: string): OutboxRow => ({
   ...deferred(updateRow()),
@@ -85,6 +95,64 @@ describe('retrying a blocked row', () => {
       expect(put).not.toHaveProperty(field);
     expect(put.request).toEqual(row.request);
     expect(put.claim?.fence).toBe(row.claim?.fence);
+  });
+});
+
+/** `retry` once a later edit of the record was applied (§13, G4): through the conflict rule. */
+describe('retrying a blocked row after a later edit of its record was applied', () => {
+  const rejected: OutboxRow = {
+    ...blocked('http_422', updateRow({ baseRevision: null })),
+    evidence: { attemptCount: 1, lastErrorCode: 'http_422' },
+  };
+  const newer = (conflict?: 'block') => ({
+    receipt: {
+      ...receiptOf(updateRow({ id: 'notes-0000000000000000000000u2' }), 'n_1', 4),
+      settledAt: NOW,
+    },
+    handler: conflict ? { ...notes, conflict } : notes,
+    successorId: 'notes-0000000000000000000000s1',
+    now: NOW,
+  });
+
+  it('a rejected row becomes a durable successor at the revision that edit produced, with evidence (rebase)', () => {
+    const planned = planRetry(observe(rejected), { owner: OWNER, newer: newer() });
+    if (planned.kind !== 'apply') throw new Error('expected a plan');
+    const successor = planned.plan.put![0] as OutboxRow;
+    expect(successor).toMatchObject({
+      id: 'notes-0000000000000000000000s1',
+      state: 'queued',
+      successorOf: rejected.id,
+      baseRevision: 4,
+      request: { headers: { 'if-match': '"4"' } },
+      conflict: { failure: { kind: 'revision_mismatch', currentRevision: 4 } },
+    });
+    expect(planned.plan.delete).toEqual([rejected.id]);
+    expect(planned.plan.tombstones).toMatchObject([{ id: rejected.id, reason: 'superseded' }]);
+  });
+
+  it('under the block policy the row stays blocked, as a revision conflict with its evidence', () => {
+    const planned = planRetry(observe(rejected), { owner: OWNER, newer: newer('block') });
+    if (planned.kind !== 'apply') throw new Error('expected a plan');
+    expect(planned.plan.put![0]).toMatchObject({
+      id: rejected.id,
+      state: 'blocked',
+      blockedCode: 'revision_conflict',
+      conflict: { failure: { currentRevision: 4 } },
+    });
+  });
+
+  it('a row that may have been applied (its answer could not be read) keeps its key: the server replays', () => {
+    const unread: OutboxRow = {
+      ...blocked('handler_failed'),
+      evidence: { attemptCount: 1, lastErrorCode: 'handler_failed', mayHaveApplied: true },
+    };
+    const planned = planRetry(observe(unread), { owner: OWNER, newer: newer() });
+    if (planned.kind !== 'apply') throw new Error('expected a plan');
+    expect(planned.plan.put![0]).toMatchObject({
+      id: unread.id,
+      state: 'queued',
+      request: unread.request,
+    });
   });
 });
 

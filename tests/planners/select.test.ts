@@ -4,6 +4,7 @@ import { rowStatus } from '../../shared/plan/row-status.ts';
 import {
   type PredecessorState,
   type SelectContext,
+  selectBatch,
   selectSendableRows,
   sendability,
 } from '../../shared/plan/select.ts';
@@ -221,6 +222,30 @@ describe('at most one row per record is selected', () => {
     const present = new Set(rows.map((r) => r.id));
     const lookup = (id: string): PredecessorState => (present.has(id) ? 'present' : 'absent');
     expect(selectSendableRows(rows, ctx, lookup).map((r) => r.id)).toEqual(chosen);
+  });
+
+  it.each([
+    { name: 'a row of it on backoff', earlier: deferred(first) },
+    { name: 'a row of it in flight', earlier: claimedBy(first, OTHER, 1) },
+    { name: 'a row of it chosen to send', earlier: first },
+    { name: 'an intent of it', earlier: { ...intentRow('c'), targetId: first.targetId } },
+  ])(
+    'a record closed by an earlier batch ($name) holds its later rows, linked or not (§7, G4)',
+    ({ earlier }) => {
+      const one = selectBatch([earlier], ctx, predecessor, new Set());
+      expect(one.closed).toEqual(new Set([`notes\u0000n_1`]));
+      expect(selectBatch([second], ctx, predecessor, one.closed).sendable).toEqual([]);
+    },
+  );
+
+  it('a blocked row in an earlier batch does not close its record', () => {
+    const one = selectBatch(
+      [updateRow({ ...first, state: 'blocked' })],
+      ctx,
+      predecessor,
+      new Set(),
+    );
+    expect(selectBatch([second], ctx, predecessor, one.closed).sendable).toEqual([second]);
   });
 
   it('a record already being sent by this holder is skipped', () => {

@@ -127,6 +127,17 @@ describe('settling while the claim is mine (SPEC §5)', () => {
     expect(applied(success!(mine)).records).toBeUndefined();
   });
 
+  it('success planned from a read of the record checks it still holds exactly the rows read (§5, §8)', () => {
+    const ids = [mine.id, 'notes-0000000000000000000000w1'];
+    const plan = applied(
+      planSettleSuccess(mine, structuredClone(mine), receiptOf(mine), ctx, {
+        expected: [],
+        recordIds: ids,
+      }),
+    );
+    expect(plan.records).toEqual([{ collection: mine.collection, targetId: mine.targetId, ids }]);
+  });
+
   it('success commits the converted intents with the ACK, under strict durability (§8)', () => {
     const intent = intentRow('c1');
     const converted = { ...intent, id: 'notes-0000000000000000000000u2', targetId: 'n_77' };

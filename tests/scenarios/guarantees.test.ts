@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { lookupPredecessors } from '../../shared/core/predecessors.ts';
 import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
@@ -391,4 +392,253 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     expect([...world.server.records.values()].map((r) => r.data.title)).toEqual(['named']);
     expect(await world.rows()).toEqual([]);
   });
+
+  it('G4: an edit waiting on an edit that conflicted many times keeps waiting on its latest resend', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+    const flush = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'later' }, 1));
+    expect(u2.outcome).toBe('successor');
+    // Another device edits the note before each of our writes: every resend conflicts.
+    let busy = true;
+    world.server.beforeApply = () => {
+      if (busy) world.server.editElsewhere(record.id);
+    };
+    a.transport.open();
+    await flush;
+    while (world.log.filter((l) => l.startsWith('conflict:')).length < 10)
+      await a.api.flush({ force: true });
+    busy = false;
+    const views = await a.api.rows();
+    expect(views.map((v) => v.status).sort()).toEqual(['deferred', 'waiting']);
+    expect(views.find((v) => v.id === u2.id)?.status).toBe('waiting');
+    await a.api.flush({ force: true });
+    await a.api.flush({ force: true });
+    // U1's last resend lands first, then U2's (its own resend: it was made from revision 1).
+    expect(world.server.effects).toHaveLength(2);
+    const ledger = await a.api.conflicts();
+    expect(ledger.map((e) => e.originalId)).toEqual([u2.requestId, u1.requestId]);
+    expect(ledger.map((e) => e.successorId)).toEqual(
+      world.server.effects.map((e) => e.key).reverse(),
+    );
+    expect(world.server.records.get(record.id)?.data).toMatchObject({
+      title: 'mine',
+      body: 'later',
+    });
+  });
+
+  it('G7: a cycle of superseded tombstones ends the predecessor walk instead of looping', async () => {
+    world = await World.create(kind);
+    const { store } = await world.holder('A');
+    const tomb = (id: string, into: string) => ({
+      id,
+      owner: OWNER,
+      reason: 'superseded' as const,
+      into,
+      at: 1,
+    });
+    await store.replace({
+      owner: OWNER,
+      expected: [],
+      tombstones: [
+        tomb('notes-cycle-00000001', 'notes-cycle-00000002'),
+        tomb('notes-cycle-00000002', 'notes-cycle-00000001'),
+      ],
+      reason: 'test',
+    });
+    const lookup = await lookupPredecessors(store, OWNER, ['notes-cycle-00000001'], new Map());
+    expect(lookup('notes-cycle-00000001')).toBe('absent');
+  });
+
+  it('G4: an edit converted late by orphan recovery still goes before a later edit of the record in another batch', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A', { batchSize: 1 });
+    const created = await a.api.enqueue(createNote({ title: 'draft' }));
+    world.server.inject('drop');
+    await a.api.flush();
+    world.clock.advance(1);
+    // An edit of the pending create waits as an intent; its id sorts after any the engine makes.
+    const intent = await a.api.enqueue({
+      ...updateNote(created.targetId, { title: 'old' }),
+      id: 'notes-zzzzzzzzzzzzzzzzzzzzzzzz',
+    });
+    expect(intent.outcome).toBe('intent');
+    // A legacy tab resends the create, gets its answer and removes the row, converting nothing.
+    const createRow = await a.store.get(created.id);
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: created.id, row: createRow }],
+      delete: [created.id],
+      reason: 'test',
+    });
+    const [record] = [...world.server.records.values()];
+    world.clock.advance(1);
+    // The app learned the server id elsewhere and edits the record by it: no link to the intent.
+    const later = await a.api.enqueue(updateNote(record!.id, { title: 'new' }));
+    expect(later.outcome).toBe('queued');
+    await a.api.flush();
+    await a.api.flush();
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.at(-1)?.key).toBe(later.requestId);
+    expect(world.server.records.get(record!.id)?.data.title).toBe('new');
+  });
+
+  it('G5: an edit made while an ACK is planned is rebased with it, not sent into a conflict with its own predecessor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const broken = await unreadableReceipts('A');
+    const u0 = await broken.api.enqueue(updateNote(record.id, { title: 'zero' }, 1));
+    await broken.api.flush();
+    expect(await world.row(u0.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'handler_failed',
+    });
+    let u2: Awaited<ReturnType<typeof broken.api.enqueue>> | undefined;
+    let acks = 0;
+    const b = await world.holder('B', {
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name, target);
+            if (typeof value !== 'function') return value;
+            if (name !== 'replaceEach') return value.bind(target);
+            return async (plans: ReplacePlan[]) => {
+              // The user edits again between the ACK's reads and its commit.
+              if (plans.some((p) => p.receipts?.[0]?.requestId === u1.requestId) && ++acks === 2)
+                u2 = await broken.api.enqueue(updateNote(record.id, { body: 'two' }, 2));
+              return target.replaceEach(plans);
+            };
+          },
+        }),
+    });
+    const u1 = await b.api.enqueue(updateNote(record.id, { title: 'one' }, 2));
+    expect(u1.outcome).toBe('successor');
+    await b.api.flush();
+    await b.api.flush();
+    expect(u2?.outcome).toBe('successor');
+    expect(await b.api.conflicts()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([
+      u0.requestId,
+      u1.requestId,
+      u2?.requestId,
+    ]);
+    expect(world.server.records.get(record.id)).toMatchObject({
+      revision: 4,
+      data: { title: 'one', body: 'two' },
+    });
+  });
+
+  it('G1: an intent written while a create’s ACK is planned is converted with it, never left behind', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    let created: Awaited<ReturnType<typeof a.api.enqueue>> | undefined;
+    let acks = 0;
+    const leftBehind: unknown[][] = [];
+    const b = await world.holder('B', {
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, name) {
+            const value = Reflect.get(target, name, target);
+            if (typeof value !== 'function') return value;
+            if (name !== 'replaceEach') return value.bind(target);
+            return async (plans: ReplacePlan[]) => {
+              const ack = plans.find((p) => p.receipts?.[0]?.requestId === created?.requestId);
+              if (ack !== undefined && ++acks === 2)
+                await a.api.enqueue({ ...updateNote(created!.targetId, {}), kind: 'archive' });
+              const results = await target.replaceEach(plans);
+              if (ack !== undefined && results[plans.indexOf(ack)] === 'committed')
+                leftBehind.push(await target.byTarget(OWNER, 'notes', created!.targetId));
+              return results;
+            };
+          },
+        }),
+    });
+    created = await b.api.enqueue(createNote({ title: 'new' }));
+    const flush = (await world.holdInFlight(b, created.id)).done;
+    const first = await a.api.enqueue(updateNote(created.targetId, { title: 'renamed' }));
+    expect(first.outcome).toBe('intent');
+    b.transport.open();
+    await flush;
+    expect(acks).toBeGreaterThanOrEqual(2);
+    expect(leftBehind).toEqual([[]]);
+    await b.api.flush();
+    expect(world.server.effects.map((e) => e.method)).toEqual(['POST', 'PATCH', 'PATCH']);
+  });
+
+  it('G7: a row of a format version this bundle does not know is left alone, shown as unknown, and a new edit waits on it', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const newer = {
+      v: 2,
+      id: 'notes-0000000000000000000000v2',
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      targetId: record.id,
+      savedAt: world.clock.now() - 10,
+      state: 'queued',
+      payload: { title: 'from a newer bundle' },
+      request: { requestId: 'notes-0000000000000000000000v2', format: 'v2 request' },
+    };
+    await a.store.replace({ owner: OWNER, expected: [], put: [newer], reason: 'test' });
+    await a.api.flush({ force: true });
+    expect(await a.store.get(newer.id)).toEqual(newer);
+    expect(world.server.seen).toEqual([]);
+    const views = await a.api.rows();
+    expect(views.map((v) => [v.id, v.status])).toEqual([[newer.id, 'unknown']]);
+    expect(views[0]!.row).toMatchObject({ v: 2, state: 'queued' });
+    expect((await a.api.stats()).counts.unknown).toBe(1);
+    const edit = await a.api.enqueue(updateNote(record.id, { body: 'mine' }));
+    expect(edit.outcome).toBe('successor');
+    expect(await world.row(edit.id)).toMatchObject({ successorOf: newer.id });
+    await a.api.flush({ force: true });
+    expect(world.server.seen).toEqual([]);
+    expect(await a.store.get(newer.id)).toEqual(newer);
+    expect((await a.api.row(edit.id))?.status).toBe('waiting');
+  });
+
+  it.each([{ policy: 'rebase' as const }, { policy: 'block' as const }])(
+    'G4: retrying a rejected edit after its successor was applied goes through the conflict rule ($policy), never silently over it',
+    async ({ policy }) => {
+      world = await World.create(kind);
+      const record = world.server.seed(OWNER, { title: 'a' });
+      const a = await world.holder('A', { handlers: world.handlers({ conflict: policy }) });
+      // Edits made with no revision: nothing on the wire would stop an old one overwriting.
+      const u1 = await a.api.enqueue(updateNote(record.id, { title: 'one' }));
+      const flush = (await world.holdInFlight(a, u1.id)).done;
+      const u2 = await a.api.enqueue(updateNote(record.id, { title: 'two' }));
+      world.server.inject('reject');
+      a.transport.open();
+      await flush;
+      expect(world.server.records.get(record.id)).toMatchObject({
+        revision: 2,
+        data: { title: 'two' },
+      });
+      expect(await world.row(u1.id)).toMatchObject({ state: 'blocked', blockedCode: 'http_422' });
+      await a.api.retry(u1.id);
+      await a.api.flush();
+      // U1's old bytes never went out again over U2's value.
+      expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
+      expect(world.server.effects.map((e) => e.key)).not.toContain(u1.requestId);
+      expect(world.server.effectsFor(u2.requestId!)).toBe(1);
+      if (policy === 'rebase') {
+        const [entry] = await a.api.conflicts();
+        expect(entry).toMatchObject({
+          originalId: u1.requestId,
+          overwrittenRevision: 2,
+          finalRevision: 3,
+        });
+        expect(world.server.records.get(record.id)?.data.title).toBe('one');
+      } else {
+        expect(await world.row(u1.id)).toMatchObject({
+          state: 'blocked',
+          blockedCode: 'revision_conflict',
+        });
+        expect(world.server.records.get(record.id)?.data.title).toBe('two');
+      }
+    },
+  );
 });

@@ -62,6 +62,8 @@ export class World {
       owner?: string;
       handlers?: Record<string, CollectionHandler>;
       concurrency?: number;
+      /** Rows read per selection batch (SPEC §7); the core's default otherwise. */
+      batchSize?: number;
       /** Wraps the store, e.g. to inject storage faults. */
       wrapStore?: (store: OutboxStore) => OutboxStore;
       /** Sends through this instead of the gate (e.g. the real fetch transport). */
@@ -83,6 +85,7 @@ export class World {
       bundle: 'test',
       leaseMs: LEASE,
       concurrency: options.concurrency ?? 4,
+      ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
       onEvent: (event) => this.record(name, event),
     });
     const holder = { name, core, api: core.forOwner(options.owner ?? OWNER), transport, store };
