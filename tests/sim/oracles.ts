@@ -219,10 +219,23 @@ export class Truth {
       row.request === undefined &&
       typeof row.targetId === 'string' &&
       row.targetId.startsWith('pending:');
-    if (!intent || typeof row.successorOf !== 'string' || seen.has(row.id)) return false;
+    // An edit of a create no receipt is known of, local or on the server (§8): it waits, and
+    // says why.
+    if (intent && asRaw(row.evidence)?.lastErrorCode === 'predecessor_receipt_unknown') return true;
+    // A record holding a newer bundle's row waits for that bundle (§17).
+    if (this.recordRows(String(row.owner), row.collection, row.targetId, row.id).some(isFuture))
+      return true;
+    if (typeof row.successorOf !== 'string' || seen.has(row.id)) return false;
     seen.add(row.id);
-    const before = asRaw(this.rows.get(row.successorOf));
-    return before !== undefined && this.mayRemain(before, seen);
+    // The predecessor, or what it became (merged or superseded into).
+    let id: string | undefined = row.successorOf;
+    for (let hop = 0; hop < 16 && id !== undefined && !this.rows.has(id); hop++)
+      id = this.tombstones.get(id)?.into;
+    const before = asRaw(id === undefined ? undefined : this.rows.get(id));
+    if (before === undefined) return false;
+    // An edit waits behind a newer bundle's row (§17), or as an intent on a blocked create.
+    if (isFuture(before)) return true;
+    return intent && this.mayRemain(before, seen);
   }
 
   reach(what: string): void {
@@ -578,7 +591,7 @@ export class Truth {
     }
     if (plan.reason === 'quarantine') this.reach('quarantine');
     if (by.kind === 'v0' && plan.reason === 'v0-settle')
-      for (const id of plan.delete ?? []) this.legacySettled.add(id);
+      for (const id of plan.delete ?? []) this.legacySettled.add(String(id));
     if (by.kind === 'corrupt')
       for (const value of plan.put ?? [])
         this.corrupt.set(asRaw(value)?.id, { owner: by.owner, value: structuredClone(value) });
@@ -925,7 +938,7 @@ export class Truth {
     // G7: every corrupt value stays quarantined with its raw value, unless the app discarded it.
     for (const [id, { value }] of this.corrupt) {
       this.exercise('G7');
-      if (typeof id === 'string' && this.tombstones.get(id)?.reason === 'discarded') continue;
+      if (this.tombstones.get(String(id))?.reason === 'discarded') continue;
       if (isFuture(asRaw(value))) {
         if (!deepEqual(this.rows.get(id), value))
           this.fail(

@@ -131,18 +131,20 @@ export class SimStore implements OutboxStore {
       );
   }
 
-  get(id: string): Promise<unknown> {
+  get(id: string, owner?: string): Promise<unknown> {
+    if (owner !== undefined) this.#index(owner, `row ${id}`);
     return this.#read(
       `get ${id}`,
-      () => this.real.get(id),
+      () => this.real.get(id, owner),
       (v) => this.#mine(v, `row ${id}`),
     );
   }
 
-  getMany(ids: readonly string[]): Promise<unknown[]> {
+  getMany(ids: readonly string[], owner?: string): Promise<unknown[]> {
+    if (owner !== undefined) this.#index(owner, 'rows');
     return this.#read(
       `getMany ${ids.length}`,
-      () => this.real.getMany(ids),
+      () => this.real.getMany(ids, owner),
       (values) => {
         for (const v of values) this.#mine(v, 'a row');
       },
@@ -198,10 +200,11 @@ export class SimStore implements OutboxStore {
     );
   }
 
-  getReceipt(requestId: string): Promise<Receipt | undefined> {
+  getReceipt(requestId: string, owner?: string): Promise<Receipt | undefined> {
+    if (owner !== undefined) this.#index(owner, `receipt ${requestId}`);
     return this.#read(
       `getReceipt ${requestId}`,
-      () => this.real.getReceipt(requestId),
+      () => this.real.getReceipt(requestId, owner),
       (r) => this.#mine(r, `receipt ${requestId}`),
     );
   }
@@ -224,10 +227,11 @@ export class SimStore implements OutboxStore {
     );
   }
 
-  getTombstone(id: string): Promise<Tombstone | undefined> {
+  getTombstone(id: string, owner?: string): Promise<Tombstone | undefined> {
+    if (owner !== undefined) this.#index(owner, `tombstone ${id}`);
     return this.#read(
       `getTombstone ${id}`,
-      () => this.real.getTombstone(id),
+      () => this.real.getTombstone(id, owner),
       (t) => this.#mine(t, `tombstone ${id}`),
     );
   }

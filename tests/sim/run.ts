@@ -37,27 +37,25 @@ const DRAIN_ROUNDS = 10;
 const RETRYABLE = new Set(['handler_failed', 'successor_unprepared']);
 
 /**
- * Picks the next thing to happen: a ready step, the script's next op, or time moving on. Time
- * passes over steps that are ready only where the seed switched on delays; otherwise it moves
- * (to the next due step, or by an op's tick) once nothing is ready, as between bursts of work.
+ * Picks the next thing to happen: a ready step, the script's next op, or time moving on to the
+ * next due step. Time passes over steps that are ready only where the seed switched on delays
+ * (never over a due timer); otherwise once nothing is ready, as between bursts of work. While
+ * the app waits (a tick) its next op waits too.
  */
-async function stepOnce(
-  world: World,
-  nextOp?: { run: () => Promise<void>; moves: boolean },
-): Promise<boolean> {
+async function stepOnce(world: World, nextOp?: () => Promise<void>): Promise<boolean> {
   const ready = world.sched.ready();
   const due = world.sched.nextDue();
   // A ready timer fires before time moves on: an event loop may be slow, never hours late.
   const stalls = world.live && world.on('delay') && !ready.some((step) => step.timer);
   const weights = ready.map(() => 1);
-  const opMayRun = nextOp !== undefined && (!nextOp.moves || stalls || ready.length === 0);
+  const opMayRun = nextOp !== undefined && world.sched.now >= world.waitUntil;
   weights.push(opMayRun ? Math.max(1, ready.length * 0.3) : 0);
   weights.push(due !== undefined && (stalls || ready.length === 0) ? (ready.length ? 0.2 : 1) : 0);
   if (weights.every((w) => w === 0)) return false;
   const choice = world.rng.weighted(weights);
   world.steps++;
   if (choice < ready.length) await world.sched.execute(ready[choice]!);
-  else if (choice === ready.length) await nextOp!.run();
+  else if (choice === ready.length) await nextOp!();
   else {
     world.sched.now = due!;
     world.sched.log('time moves on');
@@ -120,8 +118,10 @@ async function drain(world: World): Promise<void> {
     if (world.holders[slot] === undefined) await world.startHolder(slot);
   const budget = { left: MAX_DRAIN_STEPS };
   for (let round = 0; round < DRAIN_ROUNDS && !world.truth.violation; round++) {
-    world.sched.now += world.config.leaseMs * 2;
     world.sched.log(`drain round ${round}`);
+    // Leases run out; time gets there through every timer due on the way.
+    world.wait(world.config.leaseMs * 2);
+    await runUntilIdle(world, budget);
     for (const owner of world.owners) {
       const holder = world.rng.pick(world.liveHolders());
       const api = holder.api(owner);
@@ -233,9 +233,7 @@ export async function runSim(config: SimConfig, narrowing: Narrowing = {}): Prom
       await settle();
     };
     while (!world.truth.violation && world.steps < MAX_STEPS) {
-      const op = script[next]?.[1];
-      const nextOp = op && { run, moves: op.op === 'tick' };
-      if (!(await stepOnce(world, nextOp))) break;
+      if (!(await stepOnce(world, next < script.length ? run : undefined))) break;
     }
     if (!world.truth.violation) await drain(world);
     if (!world.truth.violation) await quiescence(world);

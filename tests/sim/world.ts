@@ -96,6 +96,7 @@ export class Holder {
       baseUrl: `${ORIGIN}/`,
       timeoutMs: world.config.leaseMs,
       fetch: this.fetch,
+      clock: { now: () => this.now() },
     });
   }
 
@@ -194,6 +195,15 @@ export class World {
       this.#open = () => openIdbStore({ name, indexedDB: factory, broadcast: false });
     }
     this.legacy = new LegacyWriter(this);
+  }
+
+  /** Until when the app's script waits (a tick): time passes, timers fire in their order. */
+  waitUntil = 0;
+
+  /** Lets `ms` pass: a step due then, so time moves there through every timer due before. */
+  wait(ms: number): void {
+    this.waitUntil = Math.max(this.waitUntil, this.sched.now + ms);
+    this.sched.add('clock', `${ms} ms have passed`, () => undefined, ms);
   }
 
   on(fault: Fault): boolean {
@@ -593,8 +603,8 @@ export class World {
         return 'v0 flush';
       case 'tick':
         if (op.ms >= this.config.leaseMs) this.count('fault:lease-expiry');
-        this.sched.now += op.ms;
-        return `time +${op.ms}`;
+        this.wait(op.ms);
+        return `the app waits ${op.ms} ms`;
       case 'clock-step': {
         const target = this.holders[op.holder];
         if (!target) return 'no holder';
