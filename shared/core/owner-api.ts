@@ -6,7 +6,7 @@ import type { EnqueueResult, FlushOptions, FlushReport } from '../model/protocol
 import type { Observed } from '../model/row.ts';
 import { decodeRow, pendingCreateId } from '../model/row.ts';
 import { summarizeIssues } from '../model/schema-kit.ts';
-import type { ConflictLedgerEntry, ReplacePlan } from '../model/store.ts';
+import type { ConflictLedgerEntry, ReplacePlan, RowKey } from '../model/store.ts';
 import { planEnqueue } from '../plan/enqueue.ts';
 import type { EnqueuePlan } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
@@ -163,10 +163,15 @@ export function createOwnerApi(
           ? undefined
           : await guardStorage('api', () => resolvePendingCreate(store, owner, createId));
       const rows: Observed[] = [];
+      // Every value stored for the record, readable or not: the plan commits only while the
+      // record holds exactly these (§6).
+      let recordKeys: RowKey[] | undefined;
       if (targetId !== undefined) {
+        recordKeys = [];
         for (const raw of await guardStorage('api', () =>
           store.byTarget(owner, intent.collection, targetId!),
         )) {
+          recordKeys.push((raw as { id: RowKey }).id);
           // A newer bundle's row is part of the record: the new edit goes after it (§6, §17).
           const observed = observeStored(decodeRow(raw));
           if (observed !== undefined) rows.push(observed);
@@ -189,6 +194,7 @@ export function createOwnerApi(
           leaseMs: deps.leaseMs,
           maxRowBytes: deps.maxRowBytes,
           handler,
+          ...(recordKeys === undefined ? {} : { recordKeys }),
         });
       } catch (error) {
         // The planner is pure; what throws in it is the handler (`coalesce`).
