@@ -31,6 +31,10 @@ export function planClaim(observed: OutboxRow, raw: unknown, ctx: ClaimContext):
   if (isRowInFlight(observed, ctx.now, ctx.leaseMs)) return { kind: 'skip', reason: 'in_flight' };
   // Fences only grow while a row lives (G3): the next claim is always previous + 1.
   const fence = (observed.claim?.fence ?? 0) + 1;
+  // A row still `sending` is taken over from an attempt that never settled (its holder died or
+  // could not store the answer): that request may have been applied, and stays known to (§6),
+  // whatever this attempt ends with — say it sends nothing because its deadline passed.
+  const unsettled = observed.state === 'sending' ? { mayHaveApplied: true } : {};
   const { nextAttemptAt: _next, ...rest } = observed;
   const row: OutboxRow = {
     ...rest,
@@ -42,6 +46,7 @@ export function planClaim(observed: OutboxRow, raw: unknown, ctx: ClaimContext):
       ...observed.evidence,
       attemptCount: (observed.evidence?.attemptCount ?? 0) + 1,
       lastAttemptAt: ctx.now,
+      ...unsettled,
     },
     writer: { ...observed.writer, bundle: ctx.bundle, at: ctx.now },
   };

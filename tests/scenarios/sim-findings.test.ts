@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Transport } from '../../shared/model/ports.ts';
 import type { OutboxStore, ReplacePlan, ReplaceResult } from '../../shared/model/store.ts';
-import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { updateNote } from '../support/intents.ts';
 
 /**
@@ -31,6 +32,31 @@ function gatedEnqueues(gate: Gate) {
     });
 }
 
+/** A store whose next success ACK fails, as IndexedDB may when the device is short of space. */
+function failingNextAck(state: { armed: boolean }) {
+  return (store: OutboxStore): OutboxStore =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        if (name !== 'replaceEach') return value.bind(target);
+        return async (plans: ReplacePlan[]): Promise<ReplaceResult[]> => {
+          if (state.armed && plans.some((p) => p.reason === 'settle' && p.receipts?.length)) {
+            state.armed = false;
+            throw new DOMException('quota exceeded', 'QuotaExceededError');
+          }
+          return target.replaceEach(plans);
+        };
+      },
+    });
+}
+
+/** A page sender with no credentials: every claimed row is held, nothing leaves. */
+const noCredentials: Transport = {
+  send: async () => ({ kind: 'auth_unavailable' }),
+  lookupReceipt: async () => ({ kind: 'error', message: 'offline' }),
+};
+
 describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) => {
   let world: World;
   afterEach(() => world.close());
@@ -55,5 +81,30 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect(rows.map((row) => [row.targetId, row.payload])).toEqual([
       [record.id, { title: 'first', body: 'second' }],
     ]);
+  });
+
+  it('G2: an attempt that never settled stays unknown after a later attempt that sent nothing, so the next edit is its successor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const ack = { armed: true };
+    const a = await world.holder('A', { wrapStore: failingNextAck(ack) });
+    const b = await world.holder('B', { transport: noCredentials });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    // The server applies U1; A cannot store the ACK: U1 stays claimed, its outcome never written.
+    await a.api.flush();
+    expect(world.server.effectsFor(u1.requestId!)).toBe(1);
+    expect((await world.row(u1.id))?.state).toBe('sending');
+    // After the lease, B takes U1 over but has nothing to send it with: it is held, unsent.
+    world.clock.advance(LEASE + 1);
+    await b.api.flush();
+    expect((await world.row(u1.id))?.state).toBe('held');
+    // U1 may have been applied (it was): the next edit must not merge it under a new key.
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    await a.api.resumeHeld();
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
   });
 });
