@@ -27,6 +27,28 @@ export function planEnqueue(
   pending: PendingCreateFacts | undefined,
   ctx: EnqueueContext,
 ): EnqueuePlan {
+  const planned = planAgainst(intent, existing, pending, ctx);
+  return pending?.row === undefined ? planned : expectingCreate(planned, pending.row);
+}
+
+/**
+ * An edit of a pending create is planned from the create as it was read, and that read is not
+ * the read of the record: the plan holds only while the create is still that row (§6, §8).
+ * Otherwise an edit planned on a create that another holder merged away in between commits as
+ * an intent of a create that is gone, waiting on it for good (G1).
+ */
+function expectingCreate(planned: EnqueuePlan, create: Observed): EnqueuePlan {
+  if (planned.kind !== 'write') return planned;
+  const expected = [...planned.plan.expected, { id: create.row.id, row: create.raw }];
+  return { ...planned, plan: { ...planned.plan, expected } };
+}
+
+function planAgainst(
+  intent: NewIntent,
+  existing: Observed[],
+  pending: PendingCreateFacts | undefined,
+  ctx: EnqueueContext,
+): EnqueuePlan {
   const isCreate = intent.kind === 'create';
   if (isCreate && intent.targetId !== undefined) {
     return {

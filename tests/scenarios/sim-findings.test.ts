@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Transport } from '../../shared/model/ports.ts';
 import type { OutboxStore, ReplacePlan, ReplaceResult } from '../../shared/model/store.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
-import { updateNote } from '../support/intents.ts';
+import { createNote, updateNote } from '../support/intents.ts';
 
 /**
  * Ways to break a guarantee that the simulation of SPEC §20 found in the fixed core, each
@@ -46,6 +46,22 @@ function failingNextAck(state: { armed: boolean }) {
             throw new DOMException('quota exceeded', 'QuotaExceededError');
           }
           return target.replaceEach(plans);
+        };
+      },
+    });
+}
+
+/** A store whose record reads (`byTarget`) wait at a gate while it is armed. */
+function gatedRecordReads(gate: Gate) {
+  return (store: OutboxStore): OutboxStore =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        if (name !== 'byTarget') return value.bind(target);
+        return async (...args: Parameters<OutboxStore['byTarget']>) => {
+          if (!gate.open) await new Promise<void>((go) => gate.waiting.push(go));
+          return target.byTarget(...args);
         };
       },
     });
@@ -106,5 +122,33 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     await a.api.flush({ force: true });
     expect(await world.rows()).toEqual([]);
     expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  });
+
+  it('G1: an edit of a pending create planned on a stale view of the create is planned again, never left waiting on a create that is gone', async () => {
+    world = await World.create(kind);
+    const gate: Gate = { waiting: [], open: true };
+    // A's clock is half a second behind B's: what A saves sorts before what B saved.
+    const behind = { now: () => world.clock.now() - 500 };
+    const a = await world.holder('A', { clock: behind, wrapStore: gatedRecordReads(gate) });
+    const b = await world.holder('B');
+    const create = await b.api.enqueue(createNote({ title: 'draft' }));
+    world.server.inject('fail503');
+    await b.api.flush();
+    expect((await world.row(create.id))?.evidence?.lastErrorCode).toBe('http_503');
+    // A reads the create, then its record only after B merged the create with a new edit.
+    gate.open = false;
+    const late = a.api.enqueue(updateNote(`pending:${create.id}`, { body: 'from A' }));
+    await world.until(() => gate.waiting.length === 1, 'A read the create');
+    const merged = await b.api.enqueue(updateNote(`pending:${create.id}`, { title: 'from B' }));
+    expect(merged.outcome).toBe('coalesced');
+    gate.open = true;
+    gate.waiting.shift()!();
+    expect((await late).outcome).toBe('coalesced');
+    world.clock.advance(LEASE + 1);
+    await b.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.method)).toEqual(['POST']);
+    const [record] = [...world.server.records.values()].filter((r) => r.owner === OWNER);
+    expect(record?.data).toEqual({ title: 'from B', body: 'from A' });
   });
 });
