@@ -17,6 +17,30 @@ function byQueueOrder(a: Observed, b: Observed): number {
 }
 
 /**
+ * A record's rows in the order they were made: queue order, except that a row always comes
+ * after its `successorOf` row. Queue order alone is not that order: a successor saved in the
+ * same millisecond as its predecessor (or under a clock that stepped back) may sort before it,
+ * and a merge folding them in queue order would apply the older edit over the newer (G4).
+ */
+function inMadeOrder(rows: readonly Observed[]): Observed[] {
+  const sorted = [...rows].sort(byQueueOrder);
+  const byId = new Map(sorted.map((observed) => [observed.row.id, observed]));
+  const placed = new Set<string>();
+  const out: Observed[] = [];
+  const place = (observed: Observed, path: Set<string>) => {
+    const { id, successorOf } = observed.row;
+    if (placed.has(id) || path.has(id)) return;
+    path.add(id);
+    const before = successorOf === undefined ? undefined : byId.get(successorOf);
+    if (before !== undefined) place(before, path);
+    placed.add(id);
+    out.push(observed);
+  };
+  for (const observed of sorted) place(observed, new Set());
+  return out;
+}
+
+/**
  * Plans one enqueue (SPEC §6, §8): a plain row; a successor of a row in flight; one merged row
  * replacing rows not in flight; both cancelled; an intent row for a create with no server id
  * yet; or a rejection. Every plan expects the new id absent, so a racing duplicate is `stale`.
@@ -67,7 +91,7 @@ function planAgainst(
   const targetId = intent.targetId ?? `${PENDING_PREFIX}${intent.id}`;
   const createId = isCreate ? undefined : pendingCreateId(targetId);
   const fresh = { ...intent, targetId };
-  const chain = [...existing].sort(byQueueOrder);
+  const chain = inMadeOrder(existing);
 
   if (chain.some(({ row }) => row.kind === 'delete')) {
     return {

@@ -151,4 +151,42 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     const [record] = [...world.server.records.values()].filter((r) => r.owner === OWNER);
     expect(record?.data).toEqual({ title: 'from B', body: 'from A' });
   });
+
+  it('G4: a merge folds the rows it absorbs in the order they were made, even when a successor sorts before its predecessor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    // Saved in the same millisecond, the successor's id sorts before its predecessor's.
+    const u1 = await a.api.enqueue({
+      ...updateNote(record.id, { title: 'first', body: 'first' }),
+      id: 'zz-update-1',
+    });
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue({
+      ...updateNote(record.id, { title: 'second' }),
+      id: 'aa-update-2',
+    });
+    expect(u2.outcome).toBe('successor');
+    world.server.inject('fail503');
+    a.transport.open();
+    await inFlight;
+    // U1 applied nothing (503): the next edit folds U1, U2 and itself into one row, in that order.
+    const u3 = await a.api.enqueue({
+      ...updateNote(record.id, { tag: 'third' }),
+      id: 'mm-update-3',
+    });
+    expect(u3.outcome).toBe('coalesced');
+    expect((await world.row(u3.id))?.payload).toEqual({
+      title: 'second',
+      body: 'first',
+      tag: 'third',
+    });
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'second',
+      body: 'first',
+      tag: 'third',
+    });
+  });
 });
