@@ -1,3 +1,4 @@
+import type { ConflictEvidence } from '../model/conflict-evidence.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { PENDING_PREFIX, pendingCreateId } from '../model/row.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
@@ -17,14 +18,33 @@ function byQueueOrder(a: Observed, b: Observed): number {
 }
 
 /**
+ * The rows a conflict successor replaced (§10): the original and the intermediate resends of its
+ * lineage, kept in its evidence. It stands for them: an edit made while the original was in
+ * flight names the original as `successorOf` and goes after the resend — which keeps the
+ * original's queue place under a new id, so queue order alone may put that edit first.
+ */
+function supersedes(row: OutboxRow): string[] {
+  // The codec checks only `conflict.version`: read the rest as what it may be.
+  const evidence = row.conflict as Partial<ConflictEvidence> | undefined;
+  if (evidence?.version !== 1) return [];
+  const steps = [
+    evidence.predecessor,
+    ...(Array.isArray(evidence.lineage) ? evidence.lineage : []),
+  ];
+  return steps.flatMap((step) => (typeof step?.requestId === 'string' ? [step.requestId] : []));
+}
+
+/**
  * A record's rows in the order they were made: queue order, except that a row always comes
- * after its `successorOf` row. Queue order alone is not that order: a successor saved in the
+ * after its `successorOf` row (or the conflict successor standing for it). Queue order alone is not that order: a successor saved in the
  * same millisecond as its predecessor (or under a clock that stepped back) may sort before it,
  * and a merge folding them in queue order would apply the older edit over the newer (G4).
  */
 function inMadeOrder(rows: readonly Observed[]): Observed[] {
   const sorted = [...rows].sort(byQueueOrder);
   const byId = new Map(sorted.map((observed) => [observed.row.id, observed]));
+  for (const observed of sorted)
+    for (const id of supersedes(observed.row)) if (!byId.has(id)) byId.set(id, observed);
   const placed = new Set<string>();
   const out: Observed[] = [];
   const place = (observed: Observed, path: Set<string>) => {
@@ -170,7 +190,7 @@ function openRows(
   chain: Observed[],
   ctx: EnqueueContext,
 ): { open: Observed[]; before: Observed[] } {
-  const ids = new Set(chain.map(({ row }) => row.id));
+  const ids = new Set(chain.flatMap(({ row }) => [row.id, ...supersedes(row)]));
   let start = chain.length;
   while (start > 0) {
     const candidate = chain[start - 1]!;

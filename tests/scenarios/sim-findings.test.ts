@@ -189,4 +189,45 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       tag: 'third',
     });
   });
+
+  it('G4: an edit made while the original was in flight stays after its conflict successor when a later edit merges them', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }, 1));
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    world.server.editElsewhere(record.id, { other: 'theirs' });
+    // Made while U1 is in flight, saved in the same millisecond, with an id that sorts early.
+    const u2 = await a.api.enqueue({
+      ...updateNote(record.id, { title: 'second' }, 1),
+      id: 'aa-update-2',
+    });
+    expect(u2.outcome).toBe('successor');
+    // U1 meets the other device's edit: its conflict successor is written, and fails with 503.
+    a.transport.beforeSend = async (request) => {
+      if (request.requestId !== u1.requestId) world.server.inject('fail503');
+    };
+    a.transport.open();
+    await inFlight;
+    a.transport.beforeSend = undefined;
+    const resend = (await world.rows()).find((row) => row.conflict !== undefined);
+    expect(resend?.evidence?.lastErrorCode).toBe('http_503');
+    // U3 folds the resend, U2 and itself, in the order they were made.
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
+    expect(u3.outcome).toBe('coalesced');
+    const [merged, ...rest] = await world.rows();
+    expect(rest).toEqual([]);
+    expect(merged?.payload).toEqual({ title: 'second', body: 'first', tag: 'third' });
+    expect(merged?.conflict).toBeDefined();
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'second',
+      body: 'first',
+      tag: 'third',
+      other: 'theirs',
+    });
+    expect(await a.api.conflicts()).toHaveLength(1);
+  });
 });
