@@ -230,4 +230,54 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     });
     expect(await a.api.conflicts()).toHaveLength(1);
   });
+
+  it('G2: a row a legacy tab sent and put back is never merged: its request may have been applied', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    a.transport.answerWith = {
+      kind: 'response',
+      status: 429,
+      headers: { 'retry-after': '1' },
+      body: '{"type":"too-many"}',
+    };
+    a.transport.beforeSend = async () => {
+      // The 429 is the answer to a request the server never saw.
+      world.server.inject('network');
+    };
+    await a.api.flush();
+    a.transport.beforeSend = undefined;
+    expect((await world.row(u1.id))?.evidence?.lastErrorCode).toBe('http_429');
+    // A tab of the old bundle sends the row as it is: the server applies it, the answer is lost,
+    // and the tab puts the row back, queued with its sentAt (it knows nothing of evidence).
+    const store = a.store;
+    const raw = (await store.get(u1.id)) as Record<string, unknown>;
+    const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
+    expect(
+      await store.replace({
+        owner: OWNER,
+        expected: [{ id: u1.id, row: raw }],
+        put: [sending],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    world.server.handle((await world.row(u1.id))!.request!, OWNER);
+    expect(world.server.effectsFor(u1.requestId!)).toBe(1);
+    const back = { ...sending, state: 'queued' };
+    expect(
+      await store.replace({
+        owner: OWNER,
+        expected: [{ id: u1.id, row: sending }],
+        put: [back],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  });
 });
