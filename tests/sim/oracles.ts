@@ -176,8 +176,8 @@ export class Truth {
    * effect order is the old bundle's, not this one's, so the order checks leave them out.
    */
   readonly legacyReordered = new Set<string>();
-  /** Edits retried after a later edit of their record was applied. */
-  readonly revived = new Set<string>();
+  /** Edits the app retried (a blocked row of theirs queued again). */
+  readonly retried = new Set<string>();
   /** Row ids of merged-away rows and what they were when absorbed (for diagnosis). */
   readonly absorbed = new Map<string, string>();
 
@@ -562,32 +562,10 @@ export class Truth {
         for (const edit of this.carriedBy(tomb.id)) this.discarded.add(edit);
     }
     if (plan.reason === 'retry') {
-      for (const value of plan.put ?? []) {
-        const row = asRaw(value);
-        const key = asRaw(row?.request)?.requestId;
-        if (typeof key === 'string' && this.applied.has(key)) continue;
-        // Retrying a row after a later edit of its record was applied writes the old edit over
-        // the newer one on purpose: from now on it counts as made now — through the revision
-        // check, never silently (G4).
-        const edits = [...this.carriedBy(row?.id as string)].flatMap(
-          (id) => this.edits.get(id) ?? [],
-        );
-        const oldest = Math.min(...edits.map((e) => e.made));
-        const record = edits[0] && this.recordOf(edits[0]);
-        const overtaken = [...this.edits.values()].some(
-          (e) =>
-            e.made > oldest &&
-            this.appliedBy.has(e.id) &&
-            record !== undefined &&
-            this.recordOf(e) === record,
-        );
-        if (!overtaken) continue;
-        this.reach('retry-after-newer-edit');
-        for (const edit of edits) {
-          edit.made = ++this.#made;
-          this.revived.add(edit.id);
-        }
-      }
+      // A retried row goes when the app says: what it carries may land after newer edits of its
+      // record, through the revision check (G4, checked where it lands).
+      for (const value of plan.put ?? [])
+        for (const id of this.carriedBy(asRaw(value)?.id as string)) this.retried.add(id);
     }
     if (plan.reason === 'quarantine') this.reach('quarantine');
     if (by.kind === 'v0' && plan.reason === 'v0-settle')
@@ -711,6 +689,8 @@ export class Truth {
       row !== undefined && this.legacyReordered.has(`${req.owner}\u0000${String(row.targetId)}`);
     if (reordered) return;
     this.exercise('G4');
+    // A copy of a key the server already applied changes nothing, whenever it lands.
+    if (req.key !== undefined && this.applied.has(req.key)) return;
     for (const other of this.wire) {
       if (other === req || other.done || other.record !== req.record || other.key === req.key)
         continue;
@@ -769,17 +749,6 @@ export class Truth {
       if (edit?.kind === 'create' && effect.method === 'POST')
         this.createdRecord.set(id, effect.id);
     }
-    // G4: a retried old edit lands over a newer one only through the revision check.
-    const row = asRaw(rowId === undefined ? undefined : this.rows.get(rowId));
-    for (const id of edits) {
-      const edit = this.edits.get(id);
-      if (this.revived.has(id) && edit?.baseRevision != null && row?.conflict === undefined)
-        this.fail(
-          'G4',
-          'retry-silently-overwrote',
-          `${effect.key} wrote the retried ${id} over a newer edit of ${effect.id} without a revision conflict`,
-        );
-    }
     // G4: a record's effects follow the order its edits were made.
     const record = `${effect.owner}\u0000${effect.id}`;
     if (this.legacyReordered.has(record)) return;
@@ -789,6 +758,22 @@ export class Truth {
     if (position < 0) return;
     const last = this.lastPosition.get(record) ?? -1;
     const lastRow = this.lastApplied.get(record);
+    const carried = [...edits].flatMap((id) => this.edits.get(id) ?? []);
+    if (position < last && carried.length > 0 && carried.every((e) => this.retried.has(e.id))) {
+      // The app retried an edit a newer one overtook: it lands over it, but only through the
+      // revision check and the conflict rule, with evidence — never silently (G4).
+      const row = asRaw(rowId === undefined ? undefined : this.rows.get(rowId));
+      const unchecked = carried.every((e) => e.baseRevision == null);
+      if (row?.conflict === undefined && !unchecked)
+        this.fail(
+          'G4',
+          'retry-silently-overwrote',
+          `${effect.key} wrote the retried ${[...edits].join(',')} over a newer edit of ${effect.id} without a revision conflict`,
+        );
+      this.reach('retry-after-newer-edit');
+      for (const edit of carried.sort((x, y) => x.made - y.made)) edit.made = ++this.#made;
+      position = this.#made;
+    }
     if (position < last)
       this.fail(
         'G4',
@@ -877,8 +862,10 @@ export class Truth {
       const rowId = this.keyRow.get(key);
       const edits = this.carriedBy(rowId);
       if (![...edits].some((e) => this.conflicted.has(e)) || this.superseded.has(key)) continue;
-      // The legacy writer settles without a ledger: it knows nothing of conflicts (§17).
+      // The legacy writer settles without a ledger: it knows nothing of conflicts (§17). A row
+      // the app discarded (after its handler failed on the answer) takes its evidence with it.
       if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
+      if (rowId !== undefined && this.tombstones.get(rowId)?.reason === 'discarded') continue;
       this.exercise('G5');
       if (!this.ledger.has(rowId!))
         this.fail(
