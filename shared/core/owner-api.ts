@@ -14,6 +14,7 @@ import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan
 import { planRestore, planRestoreSource, type RestoreRefusal } from '../plan/restore.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import { newerEditOf } from './newer-edit.ts';
+import { overtakenRows } from './overtaken.ts';
 import { resolvePendingCreate } from './pending-create.ts';
 import { createRowReader } from './row-reader.ts';
 import { guardStorage } from './storage-guard.ts';
@@ -177,6 +178,7 @@ export function createOwnerApi(
           if (observed !== undefined) rows.push(observed);
         }
       }
+      const overtaken = await guardStorage('api', () => overtakenRows(deps, owner, rows));
       const fresh = {
         id,
         collection: intent.collection,
@@ -195,6 +197,7 @@ export function createOwnerApi(
           maxRowBytes: deps.maxRowBytes,
           handler,
           ...(recordKeys === undefined ? {} : { recordKeys }),
+          overtaken,
         });
       } catch (error) {
         // The planner is pure; what throws in it is the handler (`coalesce`).

@@ -167,11 +167,13 @@ function planAgainst(
  * sent or known to have applied nothing, not a quarantined value and not of a format version
  * this bundle does not know. A row that may have been applied stays, and the new edit becomes
  * its successor (G2); so does a quarantined one, whose raw value must outlive every edit after
- * it (G7), and a newer bundle's row, which that bundle sends (§17).
+ * it (G7), a newer bundle's row, which that bundle sends (§17), and a blocked row a newer edit
+ * already overtook, whose older fields would land over that edit (G4).
  */
 function mayMerge(row: OutboxRow, ctx: EnqueueContext): boolean {
   return (
     !isQuarantined(row) &&
+    ctx.overtaken?.has(row.id) !== true &&
     !isUnknownVersion(row) &&
     !isRowInFlight(row, ctx.now, ctx.leaseMs) &&
     attemptOutcome(row) !== 'unknown'

@@ -280,4 +280,30 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect(await world.rows()).toEqual([]);
     expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
   });
+
+  it('G4: a rejected edit that a newer edit overtook is not merged into the next one, so its fields never land over the newer edit', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }));
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    // U1 is rejected; its successor U2 goes on and is applied.
+    world.server.inject('reject');
+    a.transport.open();
+    await inFlight;
+    expect((await world.row(u1.id))?.state).toBe('blocked');
+    expect(world.server.effects.map((e) => e.key)).toEqual([u2.requestId]);
+    // U3 comes after U2: it must not carry U1's rejected fields over U2's.
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
+    expect(u3.outcome).not.toBe('coalesced');
+    await a.api.flush();
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'seed',
+      body: 'second',
+      tag: 'third',
+    });
+    expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
+  });
 });
