@@ -771,8 +771,11 @@ export class Truth {
           `${effect.key} wrote the retried ${[...edits].join(',')} over a newer edit of ${effect.id} without a revision conflict`,
         );
       this.reach('retry-after-newer-edit');
-      for (const edit of carried.sort((x, y) => x.made - y.made)) edit.made = ++this.#made;
-      position = this.#made;
+      // They now sit just after the newest edit applied before them, and still before every
+      // edit that was queued behind them.
+      let step = 0;
+      for (const edit of carried.sort((x, y) => x.made - y.made)) edit.made = last + ++step / 1000;
+      position = last + step / 1000;
     }
     if (position < last)
       this.fail(
