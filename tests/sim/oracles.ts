@@ -528,7 +528,9 @@ export class Truth {
             'superseded-twice',
             `${tomb.id} got a second conflict successor ${tomb.into}`,
           );
-        if (!this.conflictAnswers.has(tomb.id))
+        // A retry after a newer edit was applied resends through the conflict rule on what the
+        // receipts say, without asking the server first (§13).
+        if (!this.conflictAnswers.has(tomb.id) && plan.reason !== 'retry')
           this.fail(
             'G5',
             'successor-without-conflict',
