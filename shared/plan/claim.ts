@@ -1,6 +1,7 @@
 import type { SendDeadline } from '../model/ports.ts';
 import type { Claim, OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
+import { attemptOutcome } from './attempt-outcome.ts';
 import { isRowInFlight } from './in-flight.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
@@ -31,10 +32,11 @@ export function planClaim(observed: OutboxRow, raw: unknown, ctx: ClaimContext):
   if (isRowInFlight(observed, ctx.now, ctx.leaseMs)) return { kind: 'skip', reason: 'in_flight' };
   // Fences only grow while a row lives (G3): the next claim is always previous + 1.
   const fence = (observed.claim?.fence ?? 0) + 1;
-  // A row still `sending` is taken over from an attempt that never settled (its holder died or
-  // could not store the answer): that request may have been applied, and stays known to (§6),
-  // whatever this attempt ends with — say it sends nothing because its deadline passed.
-  const unsettled = observed.state === 'sending' ? { mayHaveApplied: true } : {};
+  // What earlier attempts left unknown stays known for the row's life (§6), whatever this attempt
+  // ends with — say it sends nothing because its deadline passed. The claim is where it is kept:
+  // a row still `sending` whose holder died or could not store the answer, or one a legacy tab
+  // sent and put back, carries no outcome of its own, and settling this attempt rewrites both.
+  const unsettled = attemptOutcome(observed) === 'unknown' ? { mayHaveApplied: true } : {};
   const { nextAttemptAt: _next, ...rest } = observed;
   const row: OutboxRow = {
     ...rest,

@@ -306,4 +306,40 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     });
     expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
   });
+
+  it('G2: a row a legacy tab sent stays unknown after this bundle tried it again and sent nothing', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const b = await world.holder('B', { transport: noCredentials });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    // A tab of the old bundle sends U1: the server applies it, the answer is lost, the tab puts
+    // the row back, queued with its sentAt.
+    const store = a.store;
+    const raw = (await store.get(u1.id)) as Record<string, unknown>;
+    const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
+    await store.replace({
+      owner: OWNER,
+      expected: [{ id: u1.id, row: raw }],
+      put: [sending],
+      reason: 'legacy',
+    });
+    world.server.handle((await world.row(u1.id))!.request!, OWNER);
+    const back = { ...sending, state: 'queued' };
+    await store.replace({
+      owner: OWNER,
+      expected: [{ id: u1.id, row: sending }],
+      put: [back],
+      reason: 'legacy',
+    });
+    // B, with no credentials, claims it and sends nothing: held, its sentAt gone.
+    world.clock.advance(LEASE + 1);
+    await b.api.flush();
+    expect((await world.row(u1.id))?.state).toBe('held');
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    await a.api.resumeHeld();
+    await a.api.flush({ force: true });
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  });
 });
