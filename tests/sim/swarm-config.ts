@@ -112,7 +112,7 @@ export function swarmConfig(seed: number, store: StoreKind): SimConfig {
     batchSize: rng.pick([2, 3, 50]),
     concurrency: rng.pick([1, 2, 4]),
     conflict: rng.chance(0.15) ? 'block' : 'rebase',
-    hot: rng.pick([0.1, 0.3, 0.75]),
+    hot: rng.pick([0.1, 0.3, 0.75, 0.95]),
   };
 }
 
@@ -296,7 +296,7 @@ export function generateScript(config: SimConfig): Op[] {
       () => ({ op: 'resume-held', owner: owner(), holder: holder() }),
     ],
     [
-      on.has('restore') ? 3 : 0,
+      on.has('restore') ? 6 : 0,
       () => ({ op: 'restore', owner: owner(), holder: holder(), pick: rng.int(0, 9) }),
     ],
     [1, () => ({ op: 'read', owner: owner(), holder: holder() })],
