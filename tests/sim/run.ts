@@ -126,6 +126,12 @@ async function drain(world: World): Promise<void> {
       const holder = world.rng.pick(world.liveHolders());
       const api = holder.api(owner);
       world.call(holder, 'resumeHeld', () => api.resumeHeld());
+      // The app writes back what a conflict overwrote, once the network is good (§10.1).
+      const entry = [...world.truth.ledger.values()].find((e) => e.owner === owner);
+      if (round === 0 && entry !== undefined && world.actors.has('restore')) {
+        world.count('actor:restore');
+        world.call(holder, 'restore', () => api.restore(entry.successorId));
+      }
       for (const row of world.ownRows(owner))
         if (row.state === 'blocked' && RETRYABLE.has(row.blockedCode ?? ''))
           world.call(holder, 'retry', () => api.retry(row.id));

@@ -83,6 +83,8 @@ export interface SimConfig {
   conflict: 'rebase' | 'block';
   /** How often another device edits a record just before a request of this one arrives. */
   hot: number;
+  /** Conflict successors of one record in one flush before `conflict_storm` (§10). */
+  maxConflictSuccessors: number;
 }
 
 /** What a replay narrows: faults and actors switched off, fewer holders or owners, ops kept. */
@@ -113,6 +115,7 @@ export function swarmConfig(seed: number, store: StoreKind): SimConfig {
     concurrency: rng.pick([1, 2, 4]),
     conflict: rng.chance(0.15) ? 'block' : 'rebase',
     hot: rng.pick([0.1, 0.3, 0.75, 0.95]),
+    maxConflictSuccessors: rng.pick([3, 3, 12]),
   };
 }
 

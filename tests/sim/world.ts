@@ -128,6 +128,7 @@ export class Holder {
         leaseMs: world.config.leaseMs,
         concurrency: world.config.concurrency,
         batchSize: world.config.batchSize,
+        maxConflictSuccessors: world.config.maxConflictSuccessors,
         onEvent: (event) => world.event(this, event),
       });
       this.cores.set(owner, core);
