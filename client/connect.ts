@@ -138,17 +138,22 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
       throw error;
     }
   };
-  const flush = async (flushOptions: FlushOptions = {}): Promise<FlushReport[]> => {
+  const flush = async (
+    flushOptions: FlushOptions & { linger?: boolean } = {},
+  ): Promise<FlushReport[]> => {
     if (closed) throw new OutboxError('closed');
     if (pageSender !== undefined) return pageSender.flush(flushOptions);
     const worker = await channel.ensure().then((link) => link.worker);
     return flushViaWorker(worker, owner, flushOptions, options.flushTimeoutMs ?? 60_000);
   };
-  const flushSoon = (flushOptions: FlushOptions = {}) =>
+  const flushSoon = (flushOptions: FlushOptions & { linger?: boolean } = {}) =>
     void flush(flushOptions).catch(() => undefined);
-  /** After a write: flush soon, and ask for Background Sync should the flush not get through. */
+  /**
+   * After a write: flush soon — after the worker's linger, so writes made back to back go in one
+   * batch (§15.1) — and ask for Background Sync should the flush not get through.
+   */
   const written = <T>(result: T): T => {
-    flushSoon();
+    flushSoon({ linger: true });
     void registered?.registration.then(requestBackgroundSync);
     return result;
   };

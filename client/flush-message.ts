@@ -17,7 +17,7 @@ import { withTimeout } from './timeout.ts';
 export function flushViaWorker(
   worker: ServiceWorker,
   owner: string,
-  options: FlushOptions,
+  options: FlushOptions & { linger?: boolean },
   timeoutMs: number,
 ): Promise<FlushReport[]> {
   const { port1, port2 } = new MessageChannel();
@@ -35,7 +35,7 @@ export function flushViaWorker(
         );
     };
   });
-  const message: FlushMessage = { type: FLUSH_MESSAGE, owner, force: options.force === true };
+  const message: FlushMessage = { type: FLUSH_MESSAGE, owner, ...options };
   worker.postMessage(message, [port2]);
   return withTimeout(reply, timeoutMs).finally(() => port1.close());
 }

@@ -20,7 +20,8 @@ export interface PageSender {
   readonly holderId: string;
   /** The page API served in the tab, bound to the owner. */
   api(): Promise<EndpointApi>;
-  flush(options?: FlushOptions): Promise<FlushReport[]>;
+  /** `linger`: an enqueue's flush, which may wait to fill a batch (§15.1). */
+  flush(options?: FlushOptions & { linger?: boolean }): Promise<FlushReport[]>;
   /** Stops flushing (a worker took over); a flush in progress finishes under its claims. */
   stop(): void;
 }

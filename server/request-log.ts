@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { HEADER } from 'sw-outbox/wire';
+import { HEADER, readBatchRequest } from 'sw-outbox/wire';
 import type { DemoAuth } from './auth.ts';
 
 /**
@@ -34,6 +34,13 @@ export interface LoggedRequest {
   aborted?: true;
   /** When the answer went out, or the client went away. */
   endedAt?: number;
+  /** A batch request (SPEC §15.1): how many items it carried. */
+  items?: number;
+  /**
+   * An item of a batch: the `seq` of the batch request it came in. Each item is logged as its
+   * request alone would be, right after its batch, with the item's own answer.
+   */
+  batch?: number;
 }
 
 /** A bounded log of requests (oldest dropped first). */
@@ -70,16 +77,23 @@ declare module 'fastify' {
   }
 }
 
-/** Logs every `/api/` request: at arrival (before auth and faults), then its answer or abort. */
+/**
+ * Logs every `/api/` request and every batch request with its items: at arrival (before auth and
+ * faults), then its answer or abort.
+ */
 export function logRequests(
   app: FastifyInstance,
   ctx: { auth: Pick<DemoAuth, 'check'>; now: () => number },
   log: RequestLog,
 ): void {
   app.decorateRequest('logged', null);
+  /** The entries of a batch request's items, once its body was read. */
+  const items = new WeakMap<object, LoggedRequest[]>();
+  const isBatch = (request: { routeOptions: { config?: { batch?: boolean } } }) =>
+    request.routeOptions.config?.batch === true;
   app.addHook('onRequest', (request, reply, done) => {
     const path = request.url.split('?')[0] ?? request.url;
-    if (path.startsWith('/api/')) {
+    if (path.startsWith('/api/') || isBatch(request)) {
       const check = ctx.auth.check(request.headers[HEADER.authorization]);
       const key = request.headers[HEADER.idempotencyKey];
       const referer = request.headers.referer;
@@ -100,16 +114,64 @@ export function logRequests(
       const logged = request.logged;
       reply.raw.once('close', () => {
         if (reply.raw.writableFinished || logged.status !== undefined) return;
-        logged.aborted = true;
-        logged.endedAt = ctx.now();
+        for (const entry of [logged, ...(items.get(request) ?? [])]) {
+          entry.aborted = true;
+          entry.endedAt = ctx.now();
+        }
       });
     }
     done();
   });
+  app.addHook('preHandler', (request, _reply, done) => {
+    const batch = request.logged;
+    const read = batch !== null && isBatch(request) ? readBatchRequest(request.body) : undefined;
+    if (batch !== null && read?.ok) {
+      batch.items = read.items.length;
+      const { seq, key: _key, digest: _digest, items: _items, ...from } = batch;
+      items.set(
+        request,
+        read.items.map((item) => {
+          const key = item.headers[HEADER.idempotencyKey];
+          const digest = item.headers[HEADER.contentDigest];
+          return log.arrive({
+            ...from,
+            method: item.method,
+            route: item.path,
+            path: item.path.split('?')[0] ?? item.path,
+            batch: seq,
+            ...(key === undefined ? {} : { key: key.replaceAll('"', '') }),
+            ...(digest === undefined ? {} : { digest }),
+          });
+        }),
+      );
+    }
+    done();
+  });
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    const entries = items.get(request);
+    if (entries !== undefined && typeof payload === 'string') {
+      try {
+        const answers = (JSON.parse(payload) as { items?: { status?: number }[] }).items ?? [];
+        entries.forEach((entry, i) => {
+          const status = answers[i]?.status;
+          if (typeof status === 'number') {
+            entry.status = status;
+            entry.endedAt = ctx.now();
+          }
+        });
+      } catch {
+        // Not an answer per item (a batch-level problem): the items have none of their own.
+      }
+    }
+    done(null, payload);
+  });
   app.addHook('onResponse', (request, reply, done) => {
     if (request.logged !== null && request.logged.aborted === undefined) {
-      request.logged.status = reply.statusCode;
-      request.logged.endedAt = ctx.now();
+      // A batch-level answer (401, 413, 503) is every item's.
+      for (const entry of [request.logged, ...(items.get(request) ?? [])]) {
+        entry.status ??= reply.statusCode;
+        entry.endedAt ??= ctx.now();
+      }
     }
     done();
   });

@@ -8,8 +8,12 @@ import {
   PUSH_FLUSH_TYPE,
   SYNC_TAG,
 } from '../shared/model/connection.ts';
-import type { FlushOptions } from '../shared/model/protocol.ts';
-import { earliestAttempt, type FlushRun, needsRetry } from '../shared/runtime/flush-scheduler.ts';
+import {
+  earliestAttempt,
+  type FlushRun,
+  needsRetry,
+  type RunOptions,
+} from '../shared/runtime/flush-scheduler.ts';
 import type { EngineContext } from './context.ts';
 
 /**
@@ -45,16 +49,13 @@ export function attachTriggers(scope: ServiceWorkerGlobalScope, ctx: EngineConte
     }
   });
 
-  const run = (
-    trigger: string,
-    options: FlushOptions & { owners?: string[] } = {},
-  ): Promise<FlushRun> =>
+  const run = (trigger: string, options: RunOptions = {}): Promise<FlushRun> =>
     ctx.scheduler.run(trigger, options).catch((error: unknown) => {
       ctx.emit({ type: 'trigger_failed', trigger, holderId: ctx.holderId, error: String(error) });
       throw error;
     });
   /** A run plus its wake-up, for triggers whose event may stay alive until then. */
-  const runAndWake = (trigger: string, options?: FlushOptions & { owners?: string[] }) =>
+  const runAndWake = (trigger: string, options?: RunOptions) =>
     run(trigger, options).then(
       (result) => result.wake,
       () => undefined,
@@ -80,7 +81,8 @@ export function attachTriggers(scope: ServiceWorkerGlobalScope, ctx: EngineConte
    * when connectivity returns after a few failed attempts — before asking the browser for another.
    */
   const syncFlush = async (lastChance: boolean) => {
-    let result = await run('sync');
+    // The client registers a sync with every enqueue: it may wait to fill a batch (§15.1).
+    let result = await run('sync', { linger: true });
     for (let pass = 1; pass < SYNC_PASSES && needsRetry(result.reports); pass++) {
       const at = earliestAttempt(result.reports);
       const wait = at === undefined ? undefined : at - ctx.clock.now();
@@ -120,7 +122,7 @@ export function attachTriggers(scope: ServiceWorkerGlobalScope, ctx: EngineConte
     }
     if (!isOutboxMessage<FlushMessage>(data, FLUSH_MESSAGE)) return;
     const reply = event.ports[0];
-    const options: FlushOptions & { owners?: string[] } = { force: data.force === true };
+    const options: RunOptions = { force: data.force === true, linger: data.linger === true };
     if (typeof data.owner === 'string') options.owners = [data.owner];
     const done = run('message', options).then(
       (result) => {

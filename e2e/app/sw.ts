@@ -4,7 +4,8 @@ import { createOutboxEngine, type EngineEvent, restHandler } from '../../sw/inde
  * The e2e service worker: the `notes` collection of the reference server through `restHandler`.
  * Its script URL tunes it: `lease` (ms), `timeout` (per attempt, ms), `version` (a new value is a
  * worker update), `sync=none` (a browser without Background Sync, as Firefox and Safari are),
- * `heartbeat` (ms, see below). Every engine event is kept in `self.__e2e.events` and broadcast on
+ * `heartbeat` (ms, see below), `batch` (`off` sends every row alone; a path is the configured
+ * batch endpoint; unset, the one the server advertises). Every engine event is kept in `self.__e2e.events` and broadcast on
  * `e2e-events`, tagged with this worker start's holder id, so tests can read an event log.
  */
 
@@ -16,8 +17,14 @@ const channel = new BroadcastChannel('e2e-events');
 if (params.get('sync') === 'none') withoutBackgroundSync();
 const events: Array<EngineEvent & { holder: string; version: string; at: number }> = [];
 
+const batch = params.get('batch');
 const engine = createOutboxEngine({
-  collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
+  collections: {
+    notes: restHandler({
+      baseUrl: '/api/notes',
+      ...(batch === null ? {} : { batch: batch === 'off' ? false : { url: batch } }),
+    }),
+  },
   leaseMs,
   requestTimeoutMs: Number(params.get('timeout') ?? leaseMs),
   backoff: { baseMs: 250, maxMs: 2000 },

@@ -30,16 +30,16 @@ test('edits made offline reach the server exactly once after the tab is closed a
 
   await demo.editNote('Shopping', { body: 'milk, eggs, bread' });
   await demo.addNote('Call the plumber', 'Tuesday');
-  // Once the create has been tried (and refused), an edit of it is an intent row (SPEC §8).
+  // The create was tried and refused with a 503, an answer that says nothing was applied: an
+  // edit of it merges into it (SPEC §6), one create with the new title and no intent row.
   await expect(demo.card('Call the plumber').locator('.badge')).toHaveText('deferred');
   await demo.editNote('Call the plumber', { title: 'Call the plumber before 10' });
   await demo.deleteNote('Old list');
 
   await expect(demo.card('Call the plumber before 10').locator('.chip')).toHaveText([
     'create · deferred',
-    'update · intent',
   ]);
-  await expect(demo.page.locator('#rows tbody tr[data-row]')).toHaveCount(4);
+  await expect(demo.page.locator('#rows tbody tr[data-row]')).toHaveCount(3);
   await expect(demo.figure('edits-made')).toHaveText('6');
   await demo.screenshot('editor', 'offline-editor');
   await demo.screenshot('inspector', 'offline-inspector');
@@ -50,16 +50,17 @@ test('edits made offline reach the server exactly once after the tab is closed a
   // No tab is open: the worker's own retry timer sends everything (SPEC §12).
   await expect
     .poll(async () => (await demoServer.stats(user)).effects, { timeout: 20_000 })
-    .toBe(6);
+    .toBe(5);
 
   await demo.open();
   await expect(demo.page.locator('#rows .empty')).toHaveText(/outbox is empty/);
-  await expect(demo.figure('effects')).toHaveText('6');
-  await expect(demo.figure('receipts')).toHaveText('6');
+  // Six edits made, five requests: the plumber's create carries its edit.
+  await expect(demo.figure('effects')).toHaveText('5');
+  await expect(demo.figure('receipts')).toHaveText('5');
   await expect(demo.figure('applied-twice')).toHaveText('0');
   await expect(demo.page.locator('.verdict')).toHaveAttribute('data-verdict', 'ok');
-  await expect(demo.page.locator('#receipts tbody tr')).toHaveCount(6);
-  await expect(demo.page.locator('#receipts td.ok')).toHaveCount(6);
+  await expect(demo.page.locator('#receipts tbody tr')).toHaveCount(5);
+  await expect(demo.page.locator('#receipts td.ok')).toHaveCount(5);
   await expect(demo.page.locator('#events [data-event="settled"]').first()).toBeVisible();
 
   await expect(demo.card('Shopping').locator('.card-body')).toHaveText('milk, eggs, bread');
@@ -69,7 +70,7 @@ test('edits made offline reach the server exactly once after the tab is closed a
   await demo.screenshot('inspector', 'synced-inspector');
 
   const stats = await demoServer.stats(user);
-  expect(Object.values(stats.effectsByKey)).toEqual([1, 1, 1, 1, 1, 1]);
+  expect(Object.values(stats.effectsByKey)).toEqual([1, 1, 1, 1, 1]);
   // The two dropped answers came back as replays of the stored response, not second writes.
   expect(stats.replays).toBeGreaterThanOrEqual(2);
   const notes = await demoServer.notes(user);

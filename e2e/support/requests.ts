@@ -4,6 +4,7 @@ import type { BrowserContext, Request, Route } from '@playwright/test';
  * Every API request the browser makes — from pages and from the service worker — seen through
  * `context.route` (which also intercepts the worker's fetches, TOOLING): a log to assert "sent
  * once, in this order", and gates that hold a matching request open until the test releases it.
+ * A batch request (SPEC §15.1) is logged as its items, each the request it stands for.
  */
 
 export interface LoggedRequest {
@@ -15,6 +16,15 @@ export interface LoggedRequest {
   from: 'worker' | 'page';
   /** Whether it carried an `Authorization` header. */
   authorized: boolean;
+  /** An item of a batch request (SPEC §15.1): the index of that batch in `batches`. */
+  batch?: number;
+}
+
+/** A batch request (SPEC §15.1): its items are logged in `entries` as requests of their own. */
+export interface LoggedBatch {
+  from: 'worker' | 'page';
+  /** The items' idempotency keys, in item order. */
+  keys: Array<string | undefined>;
 }
 
 export interface Gate {
@@ -27,7 +37,9 @@ export interface Gate {
 type Match = (request: LoggedRequest) => boolean;
 
 export class RequestLog {
+  /** Every request, and every item of a batch as the request it stands for. */
   readonly entries: LoggedRequest[] = [];
+  readonly batches: LoggedBatch[] = [];
   readonly #gates: Array<{
     match: Match;
     reached: (r: LoggedRequest) => void;
@@ -37,6 +49,7 @@ export class RequestLog {
   static async attach(context: BrowserContext): Promise<RequestLog> {
     const log = new RequestLog();
     await context.route('**/api/**', (route) => log.#handle(route));
+    await context.route('**/sync/batch', (route) => log.#handle(route));
     return log;
   }
 
@@ -71,10 +84,17 @@ export class RequestLog {
   }
 
   async #handle(route: Route): Promise<void> {
-    const entry = toLogged(route.request());
-    this.entries.push(entry);
-    const index = this.#gates.findIndex((gate) => gate.match(entry));
-    if (index >= 0) {
+    const logged = toLogged(route.request());
+    let entries = [logged];
+    if (logged.path.endsWith('/sync/batch') && logged.method === 'POST') {
+      entries = batchItems(logged, this.batches.length);
+      this.batches.push({ from: logged.from, keys: entries.map((item) => item.key) });
+    }
+    this.entries.push(...entries);
+    // A gate that matches one item holds the whole batch.
+    const index = this.#gates.findIndex((gate) => entries.some((entry) => gate.match(entry)));
+    const entry = entries.find((e) => this.#gates[index]?.match(e));
+    if (index >= 0 && entry) {
       const [gate] = this.#gates.splice(index, 1);
       gate!.reached(entry);
       await gate!.released;
@@ -94,4 +114,25 @@ function toLogged(request: Request): LoggedRequest {
     authorized: request.headers().authorization !== undefined,
     from: request.serviceWorker() ? 'worker' : 'page',
   };
+}
+
+/** The items of a batch request, each as the request it stands for. */
+function batchItems(batch: LoggedRequest, index: number): LoggedRequest[] {
+  const { items } = JSON.parse(batch.body ?? '{}') as {
+    items?: Array<{
+      method: string;
+      path: string;
+      headers: Record<string, string>;
+      body: string | null;
+    }>;
+  };
+  return (items ?? []).map((item) => ({
+    method: item.method,
+    path: item.path.split('?')[0] ?? item.path,
+    key: item.headers['idempotency-key']?.replaceAll('"', ''),
+    body: item.body,
+    authorized: batch.authorized,
+    from: batch.from,
+    batch: index,
+  }));
 }

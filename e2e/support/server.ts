@@ -25,10 +25,11 @@ export interface Note {
 }
 
 export class ReferenceServer extends ServerProcess {
-  static async start(): Promise<ReferenceServer> {
+  /** Starts one; `args` go to its command line (`--no-batch`, say). */
+  static async start(args: string[] = []): Promise<ReferenceServer> {
     const { url, child, dir } = await ServerProcess.launch({
       command: ['server/dist/cli.js', '--port', '0'],
-      args: ['--admin', '--static', 'dist/e2e'],
+      args: ['--admin', '--static', 'dist/e2e', ...args],
       label: 'e2e',
       timeoutMs: 15_000,
     });

@@ -29,7 +29,8 @@ const AddFaultsSchema = z.union([
  * - `GET /__stats?user=<name>` → this process's counters and the store's counts
  * - `DELETE /__stats` → resets this process's counters
  * - `GET /__requests?user=<name>` → `{ requests }`: every `/api/` request of that user (all users'
- *   without `user`) in arrival order, with key, referer, status or abort (see request-log.ts)
+ *   without `user`) in arrival order, with key, referer, status or abort, and every batch request
+ *   followed by its items, each logged as its request alone would be (see request-log.ts)
  * - `DELETE /__requests` → empties the request log
  */
 export function adminRoutes(ctx: AppContext) {

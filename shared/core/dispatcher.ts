@@ -1,12 +1,10 @@
-import type { CollectionHandler } from '../model/handler.ts';
-import type { Outcome } from '../model/outcome.ts';
 import { emptyFlushReport, type FlushReport } from '../model/protocol.ts';
-import type { Observed } from '../model/row.ts';
-import { decodeRow, type OutboxRow } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
+import { decodeRow } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
-import { planClaim, sendDeadline } from '../plan/claim.ts';
-import { classifyResult } from '../plan/classify.ts';
+import { NO_CREDENTIALS } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
+import { planResumeHeld } from '../plan/manual-actions.ts';
 import { planQuarantine } from '../plan/quarantine.ts';
 import {
   type PredecessorLookup,
@@ -19,7 +17,8 @@ import { type FlushState, FlushStop, Semaphore } from './flush-state.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { recoverOrphanIntents } from './orphan-intents.ts';
 import { lookupPredecessors } from './predecessors.ts';
-import { settleOutcome } from './settle-outcome.ts';
+import { type BatchGroup, batchRouteOf, DEFAULT_BATCH, gather, sendGroup } from './send-batch.ts';
+import { sendOne } from './send-one.ts';
 import { guardStorage } from './storage-guard.ts';
 import type { CoreDeps } from './types.ts';
 
@@ -44,6 +43,8 @@ export async function runFlush(
     conflictsPerTarget: new Map(),
     deferred: new Map(),
     recovered: new Set(),
+    lost: new Set(),
+    released: new Set(),
     waiting: new Map(),
   };
   try {
@@ -70,18 +71,44 @@ export async function runFlush(
   return state.report;
 }
 
-/** One scan over the owner's rows in queue order; returns how many rows it claimed or converted. */
+/**
+ * One scan over the owner's rows in queue order; returns how many rows it claimed, converted,
+ * released or lost to another holder's claim (those the next pass looks at again).
+ */
 async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
   const claimedBefore = state.report.claimed;
+  const lostBefore = state.lost.size;
   let converted = 0;
   const active = new Set<Promise<void>>();
   let after: RowCursor | undefined;
   // Records a row of this pass already holds: later batches send none of their rows (§7, G4).
   let closed = new Set<string>();
-  for (;;) {
-    const raws = await guardStorage('flush', () =>
-      deps.store.scan(state.owner, { after, limit: deps.batchSize }),
+  // A scan reads at least a full batch's worth of rows (§15.1).
+  const limit = Math.max(
+    deps.batchSize,
+    deps.batch === false ? 0 : (deps.batch.maxRows ?? DEFAULT_BATCH.maxRows),
+  );
+  /** Runs a send task; its records are free again once it has settled. */
+  const start = (keys: string[], send: () => Promise<void>) => {
+    const task = send()
+      .catch((error: unknown) => {
+        state.stop ??= error instanceof FlushStop ? error.reason : 'storage';
+        if (!(error instanceof FlushStop))
+          deps.logger?.error('send failed', { error: String(error) });
+      })
+      .finally(() => {
+        for (const key of keys) state.busyTargets.delete(key);
+        active.delete(task);
+      });
+    active.add(task);
+  };
+  const startGroup = (group: BatchGroup) =>
+    start(
+      group.rows.map(({ row }) => targetKey(row)),
+      () => sendGroup(deps, state, group),
     );
+  for (;;) {
+    const raws = await guardStorage('flush', () => deps.store.scan(state.owner, { after, limit }));
     if (raws.length === 0) break;
     const last = raws[raws.length - 1] as { savedAt: number; id: string };
     after = { savedAt: last.savedAt, id: last.id };
@@ -89,6 +116,11 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     const predecessor = await predecessorLookup(deps, state, rows);
     // Converted rows keep their queue place, which this scan may have passed: their records wait.
     for (const row of await recoverOrphanIntents(deps, state.owner, rows, predecessor)) {
+      converted++;
+      closed.add(targetKey(row));
+    }
+    // Released rows are queued again behind this scan: the next pass sends them.
+    for (const row of await releaseUncredentialed(deps, state, rows)) {
       converted++;
       closed.add(targetKey(row));
     }
@@ -104,32 +136,32 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     const candidates = batch.sendable.filter((row) => !state.attempted.has(row.id));
     noteWaiting(deps, state, rows, now);
     const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
+    const groups = new Map<string, BatchGroup>();
     for (const row of candidates) {
       if (state.stop !== undefined) break;
-      // Twice as many rows in hand as may be on the network: the next rows are claimed (and the
-      // last ones settled) while requests are in flight, so a slot never waits on IndexedDB.
+      // Twice as many sends in hand as may be on the network: the next rows are claimed (and
+      // the last ones settled) while requests are in flight, so a slot never waits on IndexedDB.
       while (active.size >= 2 * deps.concurrency) await Promise.race(active);
       if (state.stop !== undefined) break;
       const key = targetKey(row);
+      // At most one row of a record in flight, and so in a batch (G4).
       if (state.busyTargets.has(key)) continue;
       state.busyTargets.add(key);
       state.attempted.add(row.id);
-      const task = sendOne(deps, state, row, rawById.get(row.id))
-        .catch((error: unknown) => {
-          state.stop ??= error instanceof FlushStop ? error.reason : 'storage';
-          if (!(error instanceof FlushStop))
-            deps.logger?.error('send failed', { id: row.id, error: String(error) });
-        })
-        .finally(() => {
-          state.busyTargets.delete(key);
-          active.delete(task);
-        });
-      active.add(task);
+      const observed = { row, raw: rawById.get(row.id) };
+      const route = batchRouteOf(deps, state.owner, row);
+      if (route === undefined) start([key], () => sendOne(deps, state, row, observed.raw));
+      else for (const group of gather(groups, route, observed)) startGroup(group);
     }
-    if (state.stop !== undefined || raws.length < deps.batchSize) break;
+    // Rows gathered but not sent (the flush stopped) go back with their records unclaimed.
+    for (const group of groups.values()) {
+      if (state.stop === undefined) startGroup(group);
+      else for (const { row } of group.rows) state.busyTargets.delete(targetKey(row));
+    }
+    if (state.stop !== undefined || raws.length < limit) break;
   }
   await Promise.all(active);
-  return state.report.claimed - claimedBefore + converted;
+  return state.report.claimed - claimedBefore + converted + state.lost.size - lostBefore;
 }
 
 /**
@@ -156,6 +188,33 @@ async function decodeBatch(
     }
   }
   return rows;
+}
+
+/**
+ * Rows held only for want of credentials (`auth_required`, never sent) are nobody's: a holder
+ * that has credentials for the owner queues them again (§13) — a worker that started without the
+ * page's token may have claimed them first. At most once per row and flush, so a row held again
+ * at send time (the credentials went meanwhile) waits. Rows a server answered 401 stay held.
+ */
+async function releaseUncredentialed(
+  deps: CoreDeps,
+  state: FlushState,
+  rows: Observed[],
+): Promise<OutboxRow[]> {
+  const { hasCredentials } = deps;
+  if (hasCredentials === undefined) return [];
+  const released: OutboxRow[] = [];
+  for (const observed of rows) {
+    if (state.released.has(observed.row.id)) continue;
+    const plan = planResumeHeld(observed, { owner: state.owner, only: { code: NO_CREDENTIALS } });
+    if (plan === undefined) continue;
+    state.credentialed ??= hasCredentials(state.owner).catch(() => false);
+    if (!(await state.credentialed)) break;
+    state.released.add(observed.row.id);
+    if ((await guardStorage('flush', () => deps.store.replace(plan))) === 'committed')
+      released.push(observed.row);
+  }
+  return released;
 }
 
 /** Looks up every `successorOf` row: from this batch, else from the store. */
@@ -191,77 +250,5 @@ function noteWaiting(deps: CoreDeps, state: FlushState, rows: Observed[], now: n
     }
     if (row.nextAttemptAt === undefined || row.state !== 'queued') continue;
     state.waiting.set(row.id, Math.max(row.nextAttemptAt, now));
-  }
-}
-
-function classify(
-  handler: CollectionHandler | undefined,
-  result: Parameters<typeof classifyResult>[0],
-  now: number,
-): Outcome {
-  const fallback = classifyResult(result, now);
-  return handler?.classify ? handler.classify(result, fallback) : fallback;
-}
-
-/** Claim → send → settle for one row (SPEC §4, §5). */
-async function sendOne(
-  deps: CoreDeps,
-  state: FlushState,
-  observed: OutboxRow,
-  raw: unknown,
-): Promise<void> {
-  const claim = planClaim(observed, raw, {
-    owner: state.owner,
-    holderId: deps.holderId,
-    now: deps.clock.now(),
-    leaseMs: deps.leaseMs,
-    bundle: deps.bundle,
-  });
-  if (claim.kind === 'skip') return;
-  if ((await guardStorage('flush', () => state.writes.submit(claim.plan))) === 'stale') {
-    state.report.stale++;
-    return;
-  }
-  state.report.claimed++;
-  const { row, fence } = claim;
-  const request = row.request!;
-  deps.onEvent?.({ type: 'claimed', id: row.id, holderId: deps.holderId, fence });
-  const handler = deps.handlers[row.collection];
-  const deadline = sendDeadline(row.claim!, { leaseMs: deps.leaseMs, marginMs: deps.sendMarginMs });
-  const result = await state.sends.run(async () => {
-    // A claim that waited for a slot is not spent after the flush stopped (say, offline), nor
-    // on a request that could outlive its lease: it goes back to the queue unsent.
-    if (state.stop !== undefined) return 'flush_stopped' as const;
-    const now = deps.clock.now();
-    if (now - row.sentAt! > deps.leaseMs / 2 || now >= deadline.leaveBy)
-      return 'lease_lapsed' as const;
-    // The transport bounds what it awaits by the claim too (§4): past `leaveBy` nothing leaves.
-    const answer = await deps.transport.send(request, {
-      owner: state.owner,
-      collection: row.collection,
-      deadline,
-    });
-    // The network itself failed: stop before the slot passes to a row claimed ahead (§12 retries).
-    if (answer.kind === 'network_error' || answer.kind === 'timeout') state.stop ??= 'offline';
-    return answer;
-  });
-  if (typeof result === 'string') {
-    const unsent: Outcome = { kind: 'transient', code: result, device: true };
-    await settleOutcome(deps, state, row, fence, unsent, { kind: 'timeout' });
-    return;
-  }
-  deps.onEvent?.({ type: 'sent', id: row.id, requestId: request.requestId, fence });
-  try {
-    const outcome = classify(handler, result, deps.clock.now());
-    await settleOutcome(deps, state, row, fence, outcome, result);
-  } catch (error) {
-    if (error instanceof FlushStop) throw error;
-    // The answer could not be read: the app's handler threw (classify, readReceipt,
-    // readConflict, a conflict policy). Block the row with the reason rather than leave it
-    // claimed; once the handler is fixed, `retry` resends the same key and the server replays.
-    const detail = error instanceof Error ? error.message : String(error);
-    deps.logger?.error('handler failed', { id: row.id, error: detail });
-    const failed: Outcome = { kind: 'permanent', code: 'handler_failed', detail };
-    await settleOutcome(deps, state, row, fence, failed, result);
   }
 }

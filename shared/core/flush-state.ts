@@ -20,6 +20,12 @@ export interface FlushState {
   deferred: Map<string, number>;
   /** Origins a request succeeded to: their rows deferred for network reasons are due (§12). */
   recovered: Set<string>;
+  /** Rows whose claim another holder's write beat: the next pass looks at them once more. */
+  lost: Set<string>;
+  /** Held rows this flush queued again because it has the credentials they waited for. */
+  released: Set<string>;
+  /** Whether this holder has credentials for the owner: asked once, when a scan first needs it. */
+  credentialed?: Promise<boolean>;
   /** Rows the latest pass saw waiting on backoff, with their `nextAttemptAt`. */
   waiting: Map<string, number>;
   /** At most `concurrency` requests on the network at once; claims and ACKs run beside them. */

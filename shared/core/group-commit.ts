@@ -3,6 +3,12 @@ import type { OutboxStore, ReplacePlan, ReplaceResult } from '../model/store.ts'
 /** Submits plans to be committed together with whatever else is waiting (SPEC §4 batching). */
 export interface GroupCommit {
   submit(plan: ReplacePlan): Promise<ReplaceResult>;
+  /**
+   * Submits several plans at once: they commit in one transaction (with whatever else waits),
+   * each compared on its own; the results are in plan order. The claims of a batch, the ACKs of
+   * its answers (SPEC §4, §15.1).
+   */
+  submitMany(plans: readonly ReplacePlan[]): Promise<ReplaceResult[]>;
 }
 
 interface Waiting {
@@ -38,12 +44,23 @@ export function createGroupCommit(store: OutboxStore): GroupCommit {
     running = false;
   }
 
+  const enqueue = (plan: ReplacePlan) =>
+    new Promise<ReplaceResult>((resolve, reject) => {
+      queue.push({ plan, resolve, reject });
+    });
+  const submitMany = (plans: readonly ReplacePlan[]): Promise<ReplaceResult[]> => {
+    // Queued before the drain starts, so they reach one `replaceEach` together.
+    const results = Promise.all(plans.map(enqueue));
+    if (!running && queue.length > 0) void drain();
+    return results;
+  };
+
   return {
     submit(plan) {
-      return new Promise<ReplaceResult>((resolve, reject) => {
-        queue.push({ plan, resolve, reject });
-        if (!running) void drain();
-      });
+      const result = enqueue(plan);
+      if (!running) void drain();
+      return result;
     },
+    submitMany,
   };
 }

@@ -17,6 +17,7 @@ export const DEFAULT_TUNING: OutboxTuning = {
   receipts: { maxCount: 500, maxAgeMs: 7 * 24 * 60 * 60 * 1000 },
   conflictLedgerMax: 100,
   maxConflictSuccessors: 3,
+  batch: {},
 };
 
 /**

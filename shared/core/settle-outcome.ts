@@ -6,7 +6,7 @@ import type { classifyResult } from '../plan/classify.ts';
 import { receiptFor } from '../plan/receipt.ts';
 import { requestOrigin } from '../plan/recovery.ts';
 import { planSettleFailure } from '../plan/settle.ts';
-import type { FlushState } from './flush-state.ts';
+import { type FlushState, FlushStop } from './flush-state.ts';
 import { settleConflict } from './settle-conflict.ts';
 import { guardStorage } from './storage-guard.ts';
 import { planSuccessAck } from './success-ack.ts';
@@ -29,8 +29,9 @@ export async function settleOutcome(
   fence: number,
   outcome: Outcome,
   result: Parameters<typeof classifyResult>[0],
+  /** The plan made against the row as claimed went stale already: start by reading it. */
+  reread = false,
 ): Promise<void> {
-  const holder = { owner: state.owner, holderId: deps.holderId, fence };
   if (outcome.kind === 'conflict') {
     await settleConflict(deps, state, sent, fence, outcome, result);
     return;
@@ -39,61 +40,145 @@ export async function settleOutcome(
   // that it is its record's only row: no reads, and the transaction still checks both (the row
   // unchanged, the record holding just it). When stale, re-read, look up the record's successors
   // and intents, and plan again (a takeover, a new intent, a waiting edit).
-  let observed: { raw: unknown; row: OutboxRow | undefined } | undefined = { raw: sent, row: sent };
-  for (let attempt = 0; attempt < MAX_SETTLE_PLANS; attempt++) {
-    const now = deps.clock.now();
-    const alone = attempt === 0;
+  let observed: Observation | undefined = reread ? undefined : { raw: sent, row: sent };
+  for (let attempt = reread ? 1 : 0; attempt < MAX_SETTLE_PLANS; attempt++) {
     if (observed === undefined) {
       const raw = await guardStorage('flush', () => deps.store.get(sent.id, state.owner));
       const decoded = decodeRow(raw);
       observed = { raw, row: decoded.ok ? decoded.row : undefined };
     }
-    const { raw, row: current } = observed;
+    const plan = await planOutcome(deps, state, sent, fence, outcome, observed, attempt === 0);
     observed = undefined;
-    let plan: ReplacePlan | undefined;
-    if (outcome.kind === 'success') {
-      const receipt = receiptFor(
-        deps.handlers[sent.collection],
-        sent,
-        outcome.status,
-        outcome.body,
-        now,
-      );
-      plan = await planSuccessAck(deps, current, raw, receipt, { ...holder, now }, alone);
-      if (plan === undefined) {
-        // Not mine: change nothing, but the answer is still news for the UI (§5).
-        deps.onEvent?.({
-          type: 'settled',
-          id: sent.id,
-          outcome: 'success',
-          stale: true,
-          status: outcome.status,
-        });
-        return;
-      }
-    } else {
-      const attempts = current?.evidence?.attemptCount ?? 1;
-      const retryAfter = outcome.kind === 'transient' ? outcome.retryAfterMs : undefined;
-      const nextAttemptAt =
-        now + backoffDelay(attempts, deps.backoff, deps.ids.random(), retryAfter);
-      const failure = planSettleFailure(current, raw, outcome, { ...holder, now, nextAttemptAt });
-      if (failure.kind === 'not_mine') {
-        state.report.stale++;
-        deps.onEvent?.({ type: 'settled', id: sent.id, outcome: outcome.kind, stale: true });
-        return;
-      }
-      plan = failure.plan;
-    }
+    if (plan === undefined) return;
     if ((await guardStorage('flush', () => state.writes.submit(plan))) === 'committed') {
-      for (const tomb of plan.tombstones ?? []) {
-        if (tomb.reason === 'converted' && tomb.into)
-          deps.onEvent?.({ type: 'converted', intentId: tomb.id, into: tomb.into });
-      }
-      countOutcome(deps, state, sent, outcome, nextOf(plan));
+      noteSettled(deps, state, sent, outcome, plan);
       return;
     }
   }
   state.report.stale++;
+}
+
+/** One answer of a batch: the row as claimed, its fence, the item's result and its outcome. */
+export interface BatchAnswer {
+  sent: OutboxRow;
+  fence: number;
+  result: Parameters<typeof classifyResult>[0];
+  outcome: Outcome;
+}
+
+/**
+ * Settles the answers of a batch (SPEC §5, §15.1): every plan made against its row as claimed
+ * and committed in one transaction, each row checked on its own. A row whose plan went stale, a
+ * conflict (its durable successor, §10) or a plan the app's handler could not make is settled
+ * alone, as a single answer would be.
+ */
+export async function settleMany(
+  deps: CoreDeps,
+  state: FlushState,
+  answers: readonly BatchAnswer[],
+  settleAlone: (answer: BatchAnswer, reread: boolean) => Promise<void>,
+): Promise<void> {
+  const planned: { answer: BatchAnswer; plan: ReplacePlan }[] = [];
+  // One jitter for the batch: rows that failed together come due together and go as one again.
+  let drawn: number | undefined;
+  const jitter = () => (drawn ??= deps.ids.random());
+  const alone: { answer: BatchAnswer; reread: boolean }[] = [];
+  for (const answer of answers) {
+    const { sent, fence, outcome } = answer;
+    if (outcome.kind === 'conflict') {
+      alone.push({ answer, reread: false });
+      continue;
+    }
+    let plan: ReplacePlan | undefined;
+    try {
+      plan = await planOutcome(
+        deps,
+        state,
+        sent,
+        fence,
+        outcome,
+        { raw: sent, row: sent },
+        true,
+        jitter,
+      );
+    } catch (error) {
+      if (error instanceof FlushStop) throw error;
+      alone.push({ answer, reread: false });
+      continue;
+    }
+    if (plan !== undefined) planned.push({ answer, plan });
+  }
+  const results = await guardStorage('flush', () =>
+    state.writes.submitMany(planned.map(({ plan }) => plan)),
+  );
+  planned.forEach(({ answer, plan }, i) => {
+    if (results[i] === 'committed') noteSettled(deps, state, answer.sent, answer.outcome, plan);
+    else alone.push({ answer, reread: true });
+  });
+  await Promise.all(alone.map(({ answer, reread }) => settleAlone(answer, reread)));
+}
+
+interface Observation {
+  raw: unknown;
+  row: OutboxRow | undefined;
+}
+
+/**
+ * Plans one outcome against an observation of the row; undefined when the claim is not mine
+ * (reported: a success is still news for the UI, §5). `alone` bets that the sent row is its
+ * record's only row (see {@link planSuccessAck}).
+ */
+async function planOutcome(
+  deps: CoreDeps,
+  state: FlushState,
+  sent: OutboxRow,
+  fence: number,
+  outcome: Exclude<Outcome, { kind: 'conflict' }>,
+  observed: Observation,
+  alone: boolean,
+  jitter = () => deps.ids.random(),
+): Promise<ReplacePlan | undefined> {
+  const holder = { owner: state.owner, holderId: deps.holderId, fence };
+  const now = deps.clock.now();
+  const { raw, row: current } = observed;
+  if (outcome.kind === 'success') {
+    const handler = deps.handlers[sent.collection];
+    const receipt = receiptFor(handler, sent, outcome.status, outcome.body, now);
+    const plan = await planSuccessAck(deps, current, raw, receipt, { ...holder, now }, alone);
+    if (plan === undefined) {
+      deps.onEvent?.({
+        type: 'settled',
+        id: sent.id,
+        outcome: 'success',
+        stale: true,
+        status: outcome.status,
+      });
+    }
+    return plan;
+  }
+  const attempts = current?.evidence?.attemptCount ?? 1;
+  const retryAfter = outcome.kind === 'transient' ? outcome.retryAfterMs : undefined;
+  const nextAttemptAt = now + backoffDelay(attempts, deps.backoff, jitter(), retryAfter);
+  const failure = planSettleFailure(current, raw, outcome, { ...holder, now, nextAttemptAt });
+  if (failure.kind === 'apply') return failure.plan;
+  state.report.stale++;
+  deps.onEvent?.({ type: 'settled', id: sent.id, outcome: outcome.kind, stale: true });
+  return undefined;
+}
+
+/** What a committed settle tells: converted intents, counts and the `settled` event. */
+function noteSettled(
+  deps: CoreDeps,
+  state: FlushState,
+  sent: OutboxRow,
+  outcome: Outcome,
+  plan: ReplacePlan,
+): void {
+  for (const tomb of plan.tombstones ?? []) {
+    if (tomb.reason === 'converted' && tomb.into)
+      deps.onEvent?.({ type: 'converted', intentId: tomb.id, into: tomb.into });
+  }
+  countOutcome(deps, state, sent, outcome, nextOf(plan));
 }
 
 function nextOf(plan: ReplacePlan): number | undefined {

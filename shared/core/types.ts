@@ -35,6 +35,22 @@ export interface OutboxTuning {
   conflictLedgerMax: number;
   /** Conflict successors for one record in one flush before `conflict_storm` (§10). Default 3. */
   maxConflictSuccessors: number;
+  /** Many rows per request where the server takes batches (§15.1); `false` sends each alone. */
+  batch: BatchTuning | false;
+}
+
+/** How rows travel in batches (SPEC §15.1). */
+export interface BatchTuning {
+  /** Most rows in one batch. Default 50. */
+  maxRows?: number;
+  /** Most bytes of items in one batch. Default 256 KiB. */
+  maxBytes?: number;
+  /**
+   * How long a flush that an enqueue triggered waits for more rows to fill a batch (the
+   * scheduler's, §15.1); an explicit flush never waits. Default 5 ms in the worker, 0 in a page
+   * sender.
+   */
+  lingerMs?: number;
 }
 
 /** Everything a core needs: ports, handlers and identity. One core = one holder (§4). */
@@ -50,6 +66,11 @@ export interface OutboxCoreConfig extends Partial<OutboxTuning> {
   /** Library version written to `writer.bundle` (§4). */
   bundle: string;
   onEvent?: (event: OutboxEvent) => void;
+  /**
+   * Whether this holder has credentials for an owner now (§13). A holder that has them sends the
+   * rows any holder held for want of them (`auth_required`, never sent). Absent: it has none.
+   */
+  hasCredentials?: (owner: string) => Promise<boolean>;
 }
 
 /** One holder's outbox: per-owner APIs over one store, and the flush loop. */

@@ -41,6 +41,8 @@ export interface FlushMessage {
   type: typeof FLUSH_MESSAGE;
   owner?: string;
   force?: boolean;
+  /** Sent after an enqueue: the worker may wait `batch.lingerMs` to fill a batch (§15.1). */
+  linger?: boolean;
 }
 
 /**

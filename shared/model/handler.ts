@@ -86,4 +86,18 @@ export interface CollectionHandler {
   classify?(result: TransportResult, fallback: Outcome): Outcome;
   /** Conflict policy; `rebase` unless set. */
   conflict?: ConflictPolicy;
+  /**
+   * How this collection's rows travel in batches (SPEC §15.1): through `url` (on the origin of
+   * the requests), at most `maxRows` rows and `maxBytes` of items per batch; `false` sends every
+   * row alone. Unset: through the endpoint the server advertises, if it does.
+   */
+  batch?: false | BatchOption;
+}
+
+/** A collection's batch endpoint and the limits it takes (SPEC §15.1). */
+export interface BatchOption {
+  /** The batch endpoint, e.g. `/sync/batch`; relative URLs resolve as request URLs do. */
+  url: string;
+  maxRows?: number;
+  maxBytes?: number;
 }

@@ -83,4 +83,34 @@ export interface Transport {
    * credentials (SPEC §10.1). A transport without it cannot restore (`history_unavailable`).
    */
   lookupHistory?(url: string, ctx: { owner: string; collection: string }): Promise<HistoryLookup>;
+  /**
+   * The batch endpoint a request may travel through (SPEC §15.1) and its limits: `url`, the
+   * handler's configured endpoint, when given; else the one the request's origin advertised.
+   * Undefined sends the request alone: no endpoint is known, the origin takes no batches, or
+   * the endpoint is on another origin. A transport without it sends every request alone.
+   */
+  batchRoute?(request: RowRequest, ctx: { owner: string; url?: string }): BatchRoute | undefined;
+  /**
+   * Sends claimed requests through one batch route: one result per request, in order, each what
+   * the request alone would have got (a batch-level 401, 429, 503 or lost answer repeated for
+   * every request). Requests that the route cannot carry together still go, alone or in smaller
+   * batches, under the same deadline. `'unsupported'` when the endpoint took none of them (it
+   * takes no batches, or refused this envelope) and nothing ran: the caller sends each request
+   * alone under its claim.
+   */
+  sendBatch?(
+    route: BatchRoute,
+    requests: readonly RowRequest[],
+    ctx: { owner: string; deadline: SendDeadline },
+  ): Promise<TransportResult[] | 'unsupported'>;
+}
+
+/** Where a batch of requests goes and how much it may carry (SPEC §15.1). */
+export interface BatchRoute {
+  /** Absolute URL of the batch endpoint. */
+  url: string;
+  /** Most requests in one batch. */
+  maxRows: number;
+  /** Most bytes of items in one batch. */
+  maxBytes: number;
 }

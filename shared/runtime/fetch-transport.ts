@@ -9,7 +9,10 @@ import type {
   TransportResult,
 } from '../model/ports.ts';
 import type { RowRequest } from '../model/row.ts';
+import { BATCH_MIN_LIMITS } from '../wire/batch.ts';
 import { formatIdempotencyKey, HEADER } from '../wire/protocol.ts';
+import { createBatchBook } from './batch-book.ts';
+import { sendBatches } from './batch-send.ts';
 
 /**
  * The `fetch` transport (SPEC §14), shared by the service worker and the page sender. It sends
@@ -18,6 +21,11 @@ import { formatIdempotencyKey, HEADER } from '../wire/protocol.ts';
  * made under a claim's deadline (SPEC §4) is bounded by it as a whole: the `auth` hook and the
  * request's assembly count against it, nothing leaves once `leaveBy` has passed by the holder's
  * clock, and a request still running at `abortAt` is aborted.
+ *
+ * Batches (SPEC §15.1): the transport keeps a book of batch endpoints per origin
+ * (`batch-book.ts`) — learned from the `Link` its answers carry, same origin only, or configured
+ * by a handler — and sends many rows as one request through one (`batch-send.ts`), under the
+ * earliest deadline of their claims.
  */
 
 /** Credentials for an owner: headers to add, `{}` for cookie sessions, null when none exist. */
@@ -38,6 +46,8 @@ export interface FetchTransportOptions {
   fetch?: typeof fetch;
   /** The holder's clock, which claim deadlines are in (§4). Default: the system clock. */
   clock?: Clock;
+  /** The largest batch to send, whatever a server takes (§15.1). Default 50 rows, 256 KiB. */
+  batch?: { maxRows?: number; maxBytes?: number };
 }
 
 type Fetched =
@@ -49,6 +59,10 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
   const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const allowed = new Set(options.allowedOrigins.map((origin) => new URL(origin).origin));
   const now = () => (options.clock ?? Date).now();
+  const book = createBatchBook({
+    maxItems: options.batch?.maxRows ?? BATCH_MIN_LIMITS.maxItems,
+    maxBytes: options.batch?.maxBytes ?? BATCH_MIN_LIMITS.maxBytes,
+  });
 
   async function attempt(
     url: URL,
@@ -108,45 +122,80 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
     return { url, auth };
   }
 
-  return {
-    async send(request: RowRequest, ctx): Promise<TransportResult> {
-      const { deadline } = ctx;
-      if (deadline !== undefined && now() >= deadline.leaveBy) return lapsed('before it started');
-      const prepared = await withinDeadline(
-        prepare(request.url, options.baseUrl, ctx.owner),
-        deadline,
-        now,
-      );
-      if (prepared === LAPSED) return lapsed(`while auth(${ctx.owner}) was awaited`);
-      if (!('url' in prepared)) return prepared;
+  /**
+   * One request under a claim's deadline (SPEC §4): `init` gets the credentials and builds the
+   * request; the answer's `Link` teaches the batch book its origin's endpoint (§15.1).
+   */
+  async function deliver(
+    rawUrl: string,
+    owner: string,
+    deadline: SendDeadline | undefined,
+    init: (auth: Record<string, string>) => RequestInit,
+  ): Promise<TransportResult> {
+    if (deadline !== undefined && now() >= deadline.leaveBy) return lapsed('before it started');
+    const prepared = await withinDeadline(prepare(rawUrl, options.baseUrl, owner), deadline, now);
+    if (prepared === LAPSED) return lapsed(`while auth(${owner}) was awaited`);
+    if (!('url' in prepared)) return prepared;
+    const request = init(prepared.auth);
+    // The last look before the wire: whatever the hook or the assembly took counts (§4).
+    if (deadline !== undefined && now() >= deadline.leaveBy) return lapsed('before it could leave');
+    const fetched = await attempt(
+      prepared.url,
+      { ...request, credentials: options.credentials ?? 'same-origin' },
+      deadline === undefined
+        ? options.timeoutMs
+        : Math.min(options.timeoutMs, deadline.abortAt - now()),
+    );
+    if (fetched.kind !== 'ok') return fetched;
+    const headers = lowerCaseHeaders(fetched.response.headers);
+    book.noteLink(prepared.url, headers[HEADER.link]);
+    return { kind: 'response', status: fetched.response.status, headers, body: fetched.body };
+  }
+
+  const send: Transport['send'] = (request, ctx) =>
+    deliver(request.url, ctx.owner, ctx.deadline, (auth) => {
       const headers = new Headers(request.headers);
       // A row that names its key header (or none, §22) carries it as stored; older rows may not.
       if (request.keyHeader === undefined && !headers.has(HEADER.idempotencyKey)) {
         headers.set(HEADER.idempotencyKey, formatIdempotencyKey(request.requestId));
       }
-      for (const [name, value] of Object.entries(prepared.auth)) headers.set(name, value);
-      // The last look before the wire: whatever the hook or the assembly took counts (§4).
-      if (deadline !== undefined && now() >= deadline.leaveBy)
-        return lapsed('before it could leave');
-      const fetched = await attempt(
-        prepared.url,
-        {
-          method: request.method,
-          headers,
-          body: request.body,
-          credentials: options.credentials ?? 'same-origin',
-        },
-        deadline === undefined
-          ? options.timeoutMs
-          : Math.min(options.timeoutMs, deadline.abortAt - now()),
-      );
-      if (fetched.kind !== 'ok') return fetched;
-      return {
-        kind: 'response',
-        status: fetched.response.status,
-        headers: lowerCaseHeaders(fetched.response.headers),
-        body: fetched.body,
-      };
+      for (const [name, value] of Object.entries(auth)) headers.set(name, value);
+      return { method: request.method, headers, body: request.body };
+    });
+
+  /** Resolves a URL as request URLs are; undefined when it is none or not an allowed origin. */
+  const resolve = (rawUrl: string): URL | undefined => {
+    try {
+      const url = new URL(rawUrl, options.baseUrl);
+      return allowed.has(url.origin) ? url : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  return {
+    send,
+
+    batchRoute(request, ctx) {
+      // The batch protocol carries the key as Idempotency-Key: rows with their own go alone.
+      if (request.keyHeader !== undefined) return undefined;
+      const target = resolve(request.url);
+      const configured = ctx.url === undefined ? undefined : resolve(ctx.url);
+      if (target === undefined || (ctx.url !== undefined && configured === undefined))
+        return undefined;
+      return book.route(target, configured);
+    },
+
+    sendBatch(route, requests, ctx) {
+      const single = (request: RowRequest) =>
+        send(request, { owner: ctx.owner, collection: '', deadline: ctx.deadline });
+      const post = (url: string, body: string) =>
+        deliver(url, ctx.owner, ctx.deadline, (auth) => ({
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body,
+        }));
+      return sendBatches({ book, baseUrl: options.baseUrl, post, single }, route, requests);
     },
 
     async lookupReceipt(requestId, ctx): Promise<ReceiptLookup> {

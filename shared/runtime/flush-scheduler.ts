@@ -15,6 +15,16 @@ export interface FlushRun {
   wake: Promise<void> | undefined;
 }
 
+/** What a trigger asks of a run: which owners, forced or not, and whether it may linger. */
+export interface RunOptions extends FlushOptions {
+  owners?: string[];
+  /**
+   * The run was triggered by an enqueue: wait `lingerMs` first, so rows enqueued back to back
+   * go in one batch (SPEC §15.1). Runs that linger together share one flush.
+   */
+  linger?: boolean;
+}
+
 /** Options of {@link createFlushScheduler}. */
 export interface FlushSchedulerOptions {
   core: () => Promise<OutboxCore>;
@@ -32,11 +42,13 @@ export interface FlushSchedulerOptions {
   online?: () => boolean;
   /** Called with each run's reports (telemetry, sync registration). */
   onRun?: (reports: FlushReport[], trigger: string) => void;
+  /** How long a lingering run waits before it flushes (§15.1). Default 0: it does not wait. */
+  lingerMs?: number;
 }
 
 /** Runs flushes for a sender's owners and keeps its one wake-up timer. */
 export interface FlushScheduler {
-  run(trigger: string, options?: FlushOptions & { owners?: string[] }): Promise<FlushRun>;
+  run(trigger: string, options?: RunOptions): Promise<FlushRun>;
   /** Cancels the wake-up timer and lets whoever waits on it go; later runs may arm a new one. */
   releaseWake(): void;
   /** Cancels the wake-up timer and refuses later runs (a page sender that handed over). */
@@ -77,6 +89,8 @@ export function createFlushScheduler(options: FlushSchedulerOptions): FlushSched
       }
     | undefined;
   let stopped = false;
+  /** Runs waiting out their linger, by what they flush. */
+  const lingering = new Map<string, Promise<FlushRun>>();
 
   function arm(at: number): Promise<void> {
     if (timer !== undefined && timer.at <= at) return timer.done;
@@ -121,10 +135,22 @@ export function createFlushScheduler(options: FlushSchedulerOptions): FlushSched
     return at === undefined ? undefined : arm(at);
   }
 
-  async function run(
-    trigger: string,
-    flushOptions: FlushOptions & { owners?: string[] } = {},
-  ): Promise<FlushRun> {
+  async function run(trigger: string, runOptions: RunOptions = {}): Promise<FlushRun> {
+    const { linger, ...flushOptions } = runOptions;
+    const lingerMs = options.lingerMs ?? 0;
+    if (linger && lingerMs > 0 && !stopped) {
+      // Every enqueue of the window joins the first one's run: one flush, full batches.
+      const key = `${flushOptions.force === true}:${flushOptions.owners?.join('\u0000') ?? '*'}`;
+      let waiting = lingering.get(key);
+      if (waiting === undefined) {
+        waiting = new Promise((resolve) => setTimeout(resolve, lingerMs)).then(() => {
+          lingering.delete(key);
+          return run(trigger, flushOptions);
+        });
+        lingering.set(key, waiting);
+      }
+      return waiting;
+    }
     if (stopped) return { reports: [], wake: undefined };
     // Offline, a flush can only fail, and it would compete with the enqueue that triggered it.
     // `online` and Background Sync bring the loop back; a forced flush, and the browser's own

@@ -53,6 +53,18 @@ export interface Sender {
 }
 
 const DEFAULT_LEASE_MS = 10_000;
+/** How long an enqueue's flush in the worker waits to fill a batch (SPEC §15.1). */
+const DEFAULT_LINGER_MS = 5;
+
+/**
+ * The linger of an enqueue's flush. A page sender sends at once unless told otherwise: it runs
+ * where no worker controls the page, and a worker starting meanwhile (activation, its start
+ * flush) with none of the page's credentials would claim the rows first and hold them.
+ */
+function lingerOf(config: SenderConfig, kind: SenderWiring['kind']): number {
+  if (config.batch === false) return 0;
+  return config.batch?.lingerMs ?? (kind === 'sw' ? DEFAULT_LINGER_MS : 0);
+}
 
 /** What differs between the worker's sender and the page sender. */
 export interface SenderWiring {
@@ -83,6 +95,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
         baseUrl: globalThis.location?.href ?? origin,
         timeoutMs: config.requestTimeoutMs ?? config.leaseMs ?? DEFAULT_LEASE_MS,
         clock,
+        ...(config.batch ? { batch: config.batch } : {}),
         ...(config.fetch ? { fetch: config.fetch } : {}),
       }),
       clock,
@@ -90,6 +103,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
       handlers: withConflictDefault(config.collections, config.conflict),
       holderId,
       bundle: BUNDLE_VERSION,
+      hasCredentials: async (owner) => (await credentials.source(owner)) !== null,
       ...(config.onEvent ? { onEvent: config.onEvent } : {}),
       ...(config.logger ? { logger: config.logger } : {}),
     }),
@@ -101,6 +115,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
     retryDelayMs: config.backoff?.baseMs ?? 1000,
     maxWakeDelayMs: config.backoff?.maxMs ?? 300_000,
     online: () => globalThis.navigator?.onLine !== false,
+    lingerMs: lingerOf(config, wiring.kind),
     ...(wiring.onRun ? { onRun: wiring.onRun } : {}),
   });
   return { holderId, clock, store, core, scheduler, credentials };
@@ -116,6 +131,7 @@ const TUNING_KEYS = [
   'receipts',
   'conflictLedgerMax',
   'maxConflictSuccessors',
+  'batch',
 ] as const;
 
 function tuning(config: SenderConfig): Partial<OutboxTuning> {

@@ -1,4 +1,5 @@
 import type {
+  BatchOption,
   CollectionHandler,
   ConflictPolicy,
   IntentInfo,
@@ -19,6 +20,11 @@ export interface RestHandlerOptions {
   conflict?: ConflictPolicy;
   /** Method for updates; `PATCH` by default. */
   updateMethod?: string;
+  /**
+   * Batches (SPEC §15.1): the endpoint and its limits, or `false` to send every row alone.
+   * Unset: the endpoint the server advertises with a `Link` header, if it does.
+   */
+  batch?: false | BatchOption;
 }
 
 /**
@@ -35,8 +41,9 @@ export function restHandler(options: RestHandlerOptions): CollectionHandler {
       : { [HEADER.ifMatch]: formatRevisionTag(revision) };
 
   return {
-    // No policy of its own unless given: the engine's `conflict` (default `rebase`) applies.
-    ...(options.conflict === undefined ? {} : { conflict: options.conflict }),
+    // Unset, they are the engine's: its `conflict` (default `rebase`), the advertised endpoint.
+    conflict: options.conflict,
+    batch: options.batch,
     toRequest(intent: IntentInfo): PreparedRequest {
       const body = intent.payload === undefined ? null : JSON.stringify(intent.payload);
       const json: Record<string, string> =

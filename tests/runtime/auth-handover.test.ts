@@ -1,7 +1,11 @@
+import { IDBFactory } from 'fake-indexeddb';
 import { describe, expect, it, vi } from 'vitest';
 import { createRowFeed } from '../../shared/core/row-feed.ts';
+import type { OutboxStore } from '../../shared/model/store.ts';
+import type { AuthHook } from '../../shared/runtime/credentials.ts';
 import { createEndpoint } from '../../shared/runtime/endpoint.ts';
 import { createSender, type Sender } from '../../shared/runtime/sender.ts';
+import { openIdbStore } from '../../shared/store/idb.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 
@@ -14,8 +18,14 @@ import { restHandler } from '../../shared/wire/rest-handler.ts';
 const OWNER = 'alice';
 const TOKENS: Record<string, number> = { 'Bearer good': 201, 'Bearer expired': 401 };
 
-function world() {
-  const store = createMemoryStore({ name: `auth-${Math.random()}` });
+/** Senders on one database, each with its own connection, and one server that logs requests. */
+function world(kind: 'memory' | 'idb' = 'memory') {
+  const name = `auth-${Math.random()}`;
+  const factory = new IDBFactory();
+  const open = async () =>
+    kind === 'memory'
+      ? createMemoryStore({ name })
+      : openIdbStore({ name, indexedDB: factory, broadcast: false });
   const seen: Array<{ key: string | null; auth: string | null }> = [];
   const fetch = (async (_url: string, init: RequestInit) => {
     const headers = new Headers(init.headers);
@@ -29,14 +39,18 @@ function world() {
         })
       : new Response(null, { status, headers: { 'www-authenticate': 'Bearer' } });
   }) as typeof globalThis.fetch;
-  const start = (): Sender =>
+  const start = (
+    sender: 'sw' | 'tab' = 'sw',
+    config: { auth?: AuthHook; wrapStore?: (store: OutboxStore) => OutboxStore } = {},
+  ): Sender =>
     createSender(
       {
         collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
-        store: async () => store,
+        store: async () => (config.wrapStore ?? ((store) => store))(await open()),
         fetch,
+        ...(config.auth ? { auth: config.auth } : {}),
       },
-      { kind: 'sw', owners: async () => [OWNER] },
+      { kind: sender, owners: async () => [OWNER] },
     );
   const connect = async (sender: Sender) => {
     const api = (await sender.core()).forOwner(OWNER);
@@ -45,11 +59,22 @@ function world() {
       holderId: sender.holderId,
       bundle: 'test',
       api,
-      feed: createRowFeed(api, store, OWNER),
+      feed: createRowFeed(api, await sender.store(), OWNER),
       credentials: sender.credentials,
     }).api;
   };
   return { seen, start, connect };
+}
+
+/** The store with its own `replaceEach`; every other method is the store's. */
+function withReplaceEach(store: OutboxStore, replaceEach: OutboxStore['replaceEach']): OutboxStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'replaceEach') return replaceEach;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 const statusOf = async (sender: Sender, id: string) =>
@@ -112,3 +137,88 @@ describe('credentials handed over after a restart (SPEC §13)', () => {
     expect(w.seen).toEqual([]);
   });
 });
+
+describe.each(['memory', 'idb'] as const)(
+  'a row held for want of credentials (SPEC §13, %s)',
+  (kind) => {
+    /** A page sender with the user's token enqueues; a worker starting meanwhile has none. */
+    async function heldByWorker(
+      pageToken: string,
+      wrapStore?: (store: OutboxStore, worker: () => Sender) => OutboxStore,
+    ) {
+      const w = world(kind);
+      const worker = w.start('sw');
+      const page = w.start(
+        'tab',
+        wrapStore ? { wrapStore: (store) => wrapStore(store, () => worker) } : {},
+      );
+      await page.credentials.set(OWNER, { authorization: pageToken });
+      const api = (await page.core()).forOwner(OWNER);
+      const { id } = await api.enqueue({ collection: 'notes', kind: 'create', payload: { t: 3 } });
+      return { w, page, worker, id };
+    }
+
+    it('is sent, once, by any holder that has the credentials', async () => {
+      const { w, page, worker, id } = await heldByWorker('Bearer good');
+      // The worker claims the row first and, finding no credentials, holds it: never anonymous.
+      expect((await (await worker.core()).flush(OWNER)).held).toBe(1);
+      expect((await (await worker.core()).flush(OWNER)).claimed).toBe(0);
+      expect(await statusOf(page, id)).toBe('held');
+      expect(w.seen).toEqual([]);
+
+      // The page sender has them: its next flush sends the row, without a setAuth.
+      const report = await (await page.core()).flush(OWNER);
+      expect(report).toMatchObject({ claimed: 1, succeeded: 1, held: 0 });
+      expect(await statusOf(page, id)).toBeUndefined();
+      expect((await (await page.core()).flush(OWNER)).claimed).toBe(0);
+      expect(w.seen).toEqual([{ key: `"${id}"`, auth: 'Bearer good' }]);
+    });
+
+    it('is sent by the page sender whose claim the worker beat, in the same flush', async () => {
+      // The page's scan finds the row queued; before its claim lands, the worker (no credentials)
+      // claims the row and holds it.
+      let raced = false;
+      const { w, page, id } = await heldByWorker('Bearer good', (store, worker) =>
+        withReplaceEach(store, async (plans) => {
+          if (!raced && plans.some((plan) => plan.reason === 'claim')) {
+            raced = true;
+            expect((await (await worker().core()).flush(OWNER)).held).toBe(1);
+          }
+          return store.replaceEach(plans);
+        }),
+      );
+      const report = await (await page.core()).flush(OWNER);
+      expect(raced).toBe(true);
+      expect(report).toMatchObject({ stale: 1, claimed: 1, succeeded: 1 });
+      expect(await statusOf(page, id)).toBeUndefined();
+      expect(w.seen).toEqual([{ key: `"${id}"`, auth: 'Bearer good' }]);
+    });
+
+    it('a row held again because the credentials went meanwhile waits for the next flush', async () => {
+      const { w, page, worker, id } = await heldByWorker('Bearer good');
+      await (await worker.core()).flush(OWNER);
+      // The app's hook has a token when the flush starts, none any more when the request leaves.
+      const tokens = [{ authorization: 'Bearer good' }, null];
+      const third = w.start('sw', { auth: () => tokens.shift() ?? null });
+      const report = await (await third.core()).flush(OWNER);
+      expect(report).toMatchObject({ claimed: 1, held: 1, succeeded: 0 });
+      expect(await statusOf(page, id)).toBe('held');
+      expect(w.seen).toEqual([]);
+    });
+
+    it('a row a server answered 401 stays held for every holder until resumeHeld', async () => {
+      const { w, page, worker, id } = await heldByWorker('Bearer expired');
+      // The page's rejected token: the server answers 401 and the row is held.
+      expect((await (await page.core()).flush(OWNER)).held).toBe(1);
+      // A worker that has a good token does not send it again: only the app knows the token changed.
+      await worker.credentials.set(OWNER, { authorization: 'Bearer good' });
+      expect((await (await worker.core()).flush(OWNER)).claimed).toBe(0);
+      expect(await statusOf(worker, id)).toBe('held');
+      expect(w.seen.map((s) => s.auth)).toEqual(['Bearer expired']);
+
+      expect(await (await worker.core()).forOwner(OWNER).resumeHeld()).toBe(1);
+      expect((await (await worker.core()).flush(OWNER)).succeeded).toBe(1);
+      expect(w.seen.map((s) => s.auth)).toEqual(['Bearer expired', 'Bearer good']);
+    });
+  },
+);

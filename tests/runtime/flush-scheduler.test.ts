@@ -29,7 +29,7 @@ function scriptedCore(script: FlushReport[]) {
   return { core, calls };
 }
 
-function scheduler(script: FlushReport[], online = () => true) {
+function scheduler(script: FlushReport[], online = () => true, lingerMs?: number) {
   const { core, calls } = scriptedCore(script);
   const s = createFlushScheduler({
     core: async () => core,
@@ -38,6 +38,7 @@ function scheduler(script: FlushReport[], online = () => true) {
     retryDelayMs: 1000,
     maxWakeDelayMs: 60_000,
     online,
+    ...(lingerMs === undefined ? {} : { lingerMs }),
   });
   return { s, calls };
 }
@@ -152,5 +153,29 @@ describe('the flush scheduler', () => {
       ['alice', false],
       ['bob', false],
     ]);
+  });
+
+  it('lets an enqueue’s run linger to fill a batch: every enqueue of the window shares one flush (SPEC §15.1)', async () => {
+    const { s, calls } = scheduler([], () => true, 5);
+    const runs = [1, 2, 3].map(() => s.run('message', { owners: ['alice'], linger: true }));
+    await vi.advanceTimersByTimeAsync(4);
+    expect(calls).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    const [first, ...others] = await Promise.all(runs);
+    expect(calls).toEqual([{ owner: 'alice', at: 1_000_005, force: false }]);
+    for (const other of others) expect(other).toBe(first);
+    // The next enqueue after the flush began lingers on its own.
+    void s.run('message', { owners: ['alice'], linger: true });
+    await vi.advanceTimersByTimeAsync(5);
+    expect(calls.map((c) => c.at)).toEqual([1_000_005, 1_000_010]);
+  });
+
+  it('never lingers on an explicit flush, nor without a lingerMs', async () => {
+    const lingering = scheduler([], () => true, 5);
+    await lingering.s.run('message', { owners: ['alice'] });
+    expect(lingering.calls.map((c) => c.at)).toEqual([1_000_000]);
+    const plain = scheduler([]);
+    await plain.s.run('message', { owners: ['alice'], linger: true });
+    expect(plain.calls.map((c) => c.at)).toEqual([1_000_000]);
   });
 });

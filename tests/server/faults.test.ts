@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore, type RunningServer, StoreUnavailableError } from '../../server/index.ts';
+import { contentDigest } from '../../shared/wire/protocol.ts';
 import { Api, newKey, newUser, send, startTestServer, waitFor } from './helpers.ts';
 
 /** Fault injection (SPEC §15) through the admin routes, as the demo and e2e tests use it. */
@@ -204,6 +205,62 @@ describe('fault injection', () => {
     expect(requests[1].digest).toBe(requests[0].digest);
     expect(requests[0].digest).toMatch(/^sha-256=:/);
     expect(requests.every((entry: { user: string }) => entry.user === user)).toBe(true);
+  });
+
+  it('logs a batch request with its item count, then each item as its request alone, with its own answer (SPEC §15.1)', async () => {
+    const user = newUser();
+    const api = await Api.login(server.url, user);
+    await admin('DELETE', '/__requests');
+    const [good, bad] = [newKey(), newKey()];
+    const item = (key: string, title: string) => {
+      const body = JSON.stringify({ title });
+      return {
+        method: 'POST',
+        path: '/api/notes',
+        headers: {
+          'idempotency-key': `"${key}"`,
+          'content-type': 'application/json',
+          'content-digest': contentDigest(body),
+        },
+        body,
+      };
+    };
+    const batch = (items: unknown[]) =>
+      send(
+        server.url,
+        'POST',
+        '/sync/batch',
+        {
+          authorization: `Bearer ${api.token}`,
+          'content-type': 'application/json',
+          referer: `${server.url}/sw.js`,
+        },
+        JSON.stringify({ items }),
+      );
+    expect((await batch([item(good, 'kept'), item(bad, '')])).status).toBe(200);
+    await admin('POST', '/__faults', { kind: 'unavailable', route: 'POST /sync/batch', user });
+    expect((await batch([item(good, 'kept')])).status).toBe(503);
+    await admin('DELETE', `/__faults?user=${user}`);
+
+    const { requests } = (await admin('GET', `/__requests?user=${user}`)).json;
+    expect(
+      requests.map((entry: Record<string, unknown>) => [
+        entry.seq,
+        entry.route,
+        entry.key,
+        entry.status,
+        entry.items,
+        entry.batch,
+      ]),
+    ).toEqual([
+      [expect.any(Number), '/sync/batch', undefined, 200, 2, undefined],
+      [requests[0].seq + 1, '/api/notes', good, 201, undefined, requests[0].seq],
+      [requests[0].seq + 2, '/api/notes', bad, 422, undefined, requests[0].seq],
+      // Turned away before its body was read: the batch alone is logged.
+      [requests[0].seq + 3, '/sync/batch', undefined, 503, undefined, undefined],
+    ]);
+    expect(requests[1].referer).toBe(`${server.url}/sw.js`);
+    expect(requests[1].digest).toBe(item(good, 'kept').headers['content-digest']);
   });
 
   it('counts effects per key and resets the counters', async () => {

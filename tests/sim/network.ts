@@ -1,5 +1,11 @@
 import type { Json } from '../../shared/model/json.ts';
 import type { RowRequest } from '../../shared/model/row.ts';
+import {
+  BATCH_MIN_LIMITS,
+  BATCH_PATH,
+  formatBatchLink,
+  readBatchRequest,
+} from '../../shared/wire/batch.ts';
 import type { ModelServer } from '../support/model-server.ts';
 import type { Truth, WireRequest } from './oracles.ts';
 import type { Prng } from './prng.ts';
@@ -37,6 +43,10 @@ function problem(status: number, type: string, extra: Record<string, string> = {
 
 interface Travel {
   req: WireRequest;
+  /** The items of a batch (SPEC §15.1): each a request of its own on the wire. */
+  items: WireRequest[];
+  /** A batch answer's item statuses, in item order. */
+  statuses?: number[];
   arrival?: number;
   answer?: number;
   arrived: boolean;
@@ -46,6 +56,8 @@ interface Travel {
 
 export interface NetworkOptions {
   faults: ReadonlySet<Fault>;
+  /** The server takes batches at `/sync/batch` and says so in a `Link` on every answer. */
+  batches: boolean;
   leaseMs: number;
   /** Whether faults may strike now (off while the run drains). */
   live(): boolean;
@@ -93,21 +105,35 @@ export class Network {
         const rawKey = headers['idempotency-key'];
         const key = rawKey === undefined ? undefined : rawKey.replaceAll('"', '');
         const bearer = headers.authorization?.replace(/^Bearer /, '');
-        const req: WireRequest = {
-          no: ++this.#no,
+        const body = typeof init.body === 'string' ? init.body : null;
+        const no = ++this.#no;
+        const wire = (k: string | undefined, m: string, path: string): WireRequest => ({
+          no,
           holder,
           owner: bearer ?? '',
-          method,
-          path: url.pathname,
-          key: method === 'GET' ? undefined : key,
+          method: m,
+          path,
+          key: k,
           leftAt: this.sched.now,
           done: false,
           legacy,
-        };
+        });
+        const batch = method === 'POST' && url.pathname === BATCH_PATH;
+        const req = wire(method === 'GET' || batch ? undefined : key, method, url.pathname);
+        // Each item of a batch leaves as the request it stands for (§15.1), one after another.
+        const items: WireRequest[] = [];
+        if (batch) {
+          const read = readBatchRequest(JSON.parse(body ?? 'null'));
+          for (const item of read.ok ? read.items : []) {
+            const itemKey = item.headers['idempotency-key']?.replaceAll('"', '');
+            items.push(wire(itemKey, item.method, item.path));
+          }
+          this.options.count('batch');
+        }
         this.truth.leave(req, clock(), this.sched.now);
-        const travel: Travel = { req, arrived: false, resolve, reject };
+        for (const item of items) this.truth.leave(item, clock(), this.sched.now);
+        const travel: Travel = { req, items, arrived: false, resolve, reject };
         this.#travels.set(req, travel);
-        const body = typeof init.body === 'string' ? init.body : null;
         const request: RowRequest = {
           requestId: key ?? '',
           fingerprint: '',
@@ -126,6 +152,11 @@ export class Network {
       })) as unknown as typeof fetch;
   }
 
+  #arrived(travel: Travel): void {
+    this.truth.arrived(travel.req);
+    for (const item of travel.items) this.truth.arrived(item);
+  }
+
   #answer(travel: Travel, outcome: Response | 'lost', label: string): void {
     travel.arrived = true;
     travel.answer = this.sched.add(
@@ -133,13 +164,18 @@ export class Network {
       `answer #${travel.req.no} to ${travel.req.holder}: ${label}`,
       () => {
         this.#travels.delete(travel.req);
-        this.truth.arrived(travel.req);
+        this.#arrived(travel);
         if (outcome === 'lost') {
           travel.reject(new TypeError('fetch failed'));
           return;
         }
         if (outcome.status === 412 && travel.req.key !== undefined)
           this.truth.conflictAnswers.add(travel.req.key);
+        // The items of a batch answered 412 met a conflict each, as alone (§15.1).
+        travel.items.forEach((item, i) => {
+          if (travel.statuses?.[i] === 412 && item.key !== undefined)
+            this.truth.conflictAnswers.add(item.key);
+        });
         travel.resolve(outcome);
       },
       this.#delay(),
@@ -173,6 +209,7 @@ export class Network {
       return ' 429';
     }
     if (req.method === 'GET') return this.#read(travel, request, principal);
+    if (req.path === BATCH_PATH) return this.#batch(travel, request, principal);
     const ledgerKey = `${principal}\u0000${req.key ?? ''}`;
     if (this.#committing.has(ledgerKey)) {
       this.#answer(
@@ -209,13 +246,43 @@ export class Network {
     }
     const applied = this.server.effects.length > before;
     if (result.status === 422) this.options.count('rejections');
-    const answer = response(result.status, result.headers, result.body);
+    const answer = response(result.status, this.#link(result.headers), result.body);
     if (this.#on('lost-after', 0.15)) {
       this.#answer(travel, 'lost', 'lost after the server');
       return ` ${result.status}${applied ? ' applied' : ''}, answer lost`;
     }
     this.#answer(travel, answer, String(result.status));
     return ` ${result.status}${applied ? ' applied' : ''}${result.headers['idempotent-replayed'] ? ' replay' : ''}`;
+  }
+
+  /** `POST /sync/batch`: every item through the same checks and ledger, in order (§15.1). */
+  #batch(travel: Travel, request: RowRequest, principal: string): string {
+    if (!this.options.batches) {
+      this.#answer(travel, problem(404, 'not-found'), '404');
+      return ' 404 (no batches here)';
+    }
+    const before = this.server.effects.length;
+    const result = this.server.handleBatch(request.body ?? '', principal);
+    for (const effect of this.server.effects.slice(before)) this.truth.effect(effect);
+    if (result.kind !== 'response') {
+      this.#answer(travel, 'lost', result.kind);
+      return ` ${result.kind}`;
+    }
+    travel.statuses = itemStatuses(result.body);
+    const summary = ` batch [${travel.statuses.join(',')}] ${this.server.effects.length - before} applied`;
+    if (this.#on('lost-after', 0.15)) {
+      this.#answer(travel, 'lost', 'lost after the server');
+      return `${summary}, answer lost`;
+    }
+    this.#answer(travel, response(result.status, this.#link(result.headers), result.body), 'batch');
+    return summary;
+  }
+
+  /** Headers of an answer, with the batch endpoint advertised where the server takes batches. */
+  #link(headers: Record<string, string>): Record<string, string> {
+    return this.options.batches
+      ? { ...headers, link: formatBatchLink(BATCH_PATH, BATCH_MIN_LIMITS) }
+      : headers;
   }
 
   #read(travel: Travel, request: RowRequest, principal: string): string {
@@ -260,7 +327,7 @@ export class Network {
     this.#travels.delete(travel.req);
     if (travel.arrival !== undefined && !travel.arrived) this.sched.cancel(travel.arrival);
     if (travel.answer !== undefined) this.sched.cancel(travel.answer);
-    this.truth.arrived(travel.req);
+    this.#arrived(travel);
     this.sched.log(
       `abort #${travel.req.no} of ${travel.req.holder}${travel.arrived ? ' (answer lost)' : ' (never arrived)'}`,
     );
@@ -272,7 +339,7 @@ export class Network {
     for (const travel of [...this.#travels.values()]) {
       if (travel.req.holder !== holder) continue;
       this.#travels.delete(travel.req);
-      this.truth.arrived(travel.req);
+      this.#arrived(travel);
       if (!travel.arrived && travel.arrival !== undefined && this.rng.chance(0.5))
         this.sched.cancel(travel.arrival);
     }
@@ -281,5 +348,15 @@ export class Network {
   /** Requests still travelling or committing. */
   get busy(): number {
     return this.#travels.size + this.#committing.size;
+  }
+}
+
+/** The statuses of a batch answer's items, in order. */
+function itemStatuses(body: string): number[] {
+  try {
+    const parsed = JSON.parse(body) as { items?: Array<{ status?: unknown }> };
+    return (parsed.items ?? []).map((item) => (typeof item.status === 'number' ? item.status : 0));
+  } catch {
+    return [];
   }
 }

@@ -85,6 +85,8 @@ export interface SimConfig {
   hot: number;
   /** Conflict successors of one record in one flush before `conflict_storm` (§10). */
   maxConflictSuccessors: number;
+  /** The server takes batches (SPEC §15.1): holders send many rows per request. */
+  batches: boolean;
 }
 
 /** What a replay narrows: faults and actors switched off, fewer holders or owners, ops kept. */
@@ -116,6 +118,7 @@ export function swarmConfig(seed: number, store: StoreKind): SimConfig {
     conflict: rng.chance(0.15) ? 'block' : 'rebase',
     hot: rng.pick([0.1, 0.3, 0.75, 0.95]),
     maxConflictSuccessors: rng.pick([3, 3, 12]),
+    batches: rng.chance(0.4),
   };
 }
 

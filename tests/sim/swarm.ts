@@ -97,6 +97,7 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
   for (const n of [1, 2, 3])
     rows.push({ group: 'actor', key: `holders:${n}`, label: `${n} holder${n > 1 ? 's' : ''}` });
   rows.push({ group: 'actor', key: 'owners:2', label: 'two owners' });
+  rows.push({ group: 'actor', key: 'fault:batch', label: 'batched sends (§15.1)' });
   rows.push({ group: 'actor', key: 'actor:restart', label: 'holder restarted' });
   for (const g of GUARANTEES) rows.push({ group: 'oracle', key: `oracle:${g}`, label: g });
   for (const what of [

@@ -11,6 +11,7 @@ import { buildRowRequest } from '../../shared/plan/identity.ts';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { openIdbStore } from '../../shared/store/idb.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
+import { BATCH_PATH } from '../../shared/wire/batch.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { ModelServer } from '../support/model-server.ts';
 import { Network, ORIGIN } from './network.ts';
@@ -170,7 +171,15 @@ export class World {
     this.actors = new Set(config.actors);
     this.owners = OWNERS.slice(0, config.owners);
     this.truth = new Truth(config.leaseMs, (entry) => this.restoredValue(entry));
-    this.server.validate = (body) => (body.title === '' ? 'title must not be empty' : undefined);
+    // An empty title is what the server refuses, as the demo's server does.
+    this.server.reject = (request) => {
+      if (request.method === 'DELETE' || request.body === null) return undefined;
+      const body = JSON.parse(request.body) as Record<string, Json>;
+      return body.title === ''
+        ? { status: 422, body: { type: 'validation-failed', detail: 'title must not be empty' } }
+        : undefined;
+    };
+    if (config.batches) this.server.batchPath = BATCH_PATH;
     // Another device that keeps editing a record: it gets there just before a request does.
     this.server.beforeApply = (request) => {
       if (request.method === 'POST' || !this.strikes('other-device', config.hot)) return;
@@ -182,6 +191,7 @@ export class World {
     const count = (fault: string) => this.count(`fault:${fault}`);
     this.net = new Network(this.sched, this.rng, this.server, this.truth, {
       faults: this.faults,
+      batches: config.batches,
       leaseMs: config.leaseMs,
       live: () => this.live,
       unauthorized: () => this.unauthorized,

@@ -68,6 +68,8 @@ export class World {
       wrapStore?: (store: OutboxStore) => OutboxStore;
       /** Sends through this instead of the gate (e.g. the real fetch transport). */
       transport?: Transport;
+      /** The holder's randomness for backoff jitter (a fixed 0.5 by default). */
+      random?: () => number;
       /** This holder's own clock (skew between holders); the world's by default. */
       clock?: Clock;
     } = {},
@@ -79,7 +81,10 @@ export class World {
       store,
       transport: options.transport ?? transport,
       clock: options.clock ?? this.clock,
-      ids: countingIds(`${name}${this.counter++}`),
+      ids: {
+        ...countingIds(`${name}${this.counter++}`),
+        ...(options.random ? { random: options.random } : {}),
+      },
       handlers: options.handlers ?? this.handlers(),
       holderId: name,
       bundle: 'test',

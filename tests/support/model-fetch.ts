@@ -1,6 +1,16 @@
+import type { TransportResult } from '../../shared/model/ports.ts';
 import type { RowRequest } from '../../shared/model/row.ts';
+import { formatBatchLink } from '../../shared/wire/batch.ts';
 import type { TestClock } from './clock.ts';
 import type { ModelServer } from './model-server.ts';
+
+const NOT_FOUND: TransportResult = {
+  kind: 'response',
+  status: 404,
+  headers: { 'content-type': 'application/problem+json' },
+  body: '{"type":"not-found"}',
+};
+const BATCH_LIMITS = { maxItems: 100, maxBytes: 1024 * 1024 };
 
 /** One request as it reached the wire: by whom, when (by the test clock), with which key. */
 export interface WireRecord {
@@ -14,6 +24,7 @@ export interface WireRecord {
  * A `fetch` onto the model server, for tests of the real fetch transport: the principal is the
  * bearer token, every request that reaches the wire is recorded with the clock's time, and
  * `hold` keeps requests on the wire until their signal aborts or `release` lets them through.
+ * `POST <server.batchPath>` is the batch endpoint (SPEC §15.1); other paths than `/api/…` are 404.
  */
 export function modelFetch(server: ModelServer, clock: TestClock) {
   const wire: WireRecord[] = [];
@@ -48,9 +59,18 @@ export function modelFetch(server: ModelServer, clock: TestClock) {
         );
       });
     }
-    const result = server.handle(request, owner);
+    const result =
+      request.url === server.batchPath
+        ? server.handleBatch(request.body ?? '', owner)
+        : request.url.startsWith('/api/')
+          ? server.handle(request, owner)
+          : NOT_FOUND;
     if (result.kind !== 'response') throw new TypeError('Failed to fetch');
-    return new Response(result.body, { status: result.status, headers: result.headers });
+    const response = new Response(result.body, { status: result.status, headers: result.headers });
+    // The reference server advertises its batch endpoint on every answer (SPEC §15.1).
+    if (server.advertiseBatches && server.batchPath !== undefined)
+      response.headers.set('link', formatBatchLink(server.batchPath, BATCH_LIMITS));
+    return response;
   }) as typeof globalThis.fetch;
   return {
     fetch,

@@ -6,6 +6,7 @@ import type {
   TransportResult,
 } from '../../shared/model/ports.ts';
 import type { RowRequest } from '../../shared/model/row.ts';
+import { readBatchRequest } from '../../shared/wire/batch.ts';
 
 /**
  * A small in-memory model of the reference server (SPEC §15) for unit and scenario tests:
@@ -60,8 +61,17 @@ export class ModelServer {
   readonly history = new Map<string, ModelVersion>();
   /** Runs before each write is checked: "another device" that keeps editing, for instance. */
   beforeApply?: (request: RowRequest) => void;
-  /** Validates a create's or an update's body: a message means 422 `validation-failed`. */
-  validate?: (body: Record<string, Json>) => string | undefined;
+  /**
+   * Refuses a write as the server's validation would (422 `validation-failed`, say), after the
+   * ledger check and before anything is applied; nothing is stored for it.
+   */
+  reject?: (request: RowRequest) => { status: number; body: Json } | undefined;
+  /** Where the batch endpoint is (SPEC §15.1); none by default: a batch gets 404. */
+  batchPath: string | undefined;
+  /** Advertise the endpoint with a `Link` on every answer, as the reference server does. */
+  advertiseBatches = false;
+  /** Every batch that reached the server (SPEC §15.1): the keys of its items, in item order. */
+  readonly batches: string[][] = [];
 
   /** Queues faults for the next requests, in order. */
   inject(...faults: Fault[]): void {
@@ -126,9 +136,40 @@ export class ModelServer {
 
   /** Handles one request as the reference server would; `drop` applies, then loses the answer. */
   handle(request: RowRequest, owner: string): TransportResult {
+    return this.run(request, owner, this.faults.shift());
+  }
+
+  /**
+   * Handles a batch body (SPEC §15.1) as the reference server's `POST /sync/batch` would: each
+   * item runs as its request alone, in order, and gets its own answer. The next fault acts on
+   * the whole batch: `network` runs nothing, `unauthorized` and `fail503` answer for every item,
+   * `drop` runs every item and loses the answer.
+   */
+  handleBatch(body: string, owner: string): TransportResult {
     const fault = this.faults.shift();
     if (fault === 'network') return { kind: 'network_error', message: 'injected' };
-    const key = (request.headers['idempotency-key'] ?? '').replaceAll('"', '');
+    const read = readBatchRequest(JSON.parse(body));
+    if (!read.ok) return this.respond(400, { type: 'batch-malformed', detail: read.detail });
+    this.batches.push(read.items.map((item) => keyOf(item.headers)));
+    if (fault === 'unauthorized') return this.respond(401, { type: 'unauthorized' });
+    if (fault === 'fail503')
+      return { ...this.respond(503, { type: 'unavailable' }), headers: { 'retry-after': '1' } };
+    const items = read.items.map((item) => {
+      const answer = this.run(
+        { requestId: '', fingerprint: '', ...item, url: item.path },
+        owner,
+        undefined,
+      );
+      if (answer.kind !== 'response') throw new Error('an item always has an answer');
+      return { status: answer.status, headers: answer.headers, body: answer.body };
+    });
+    if (fault === 'drop') return { kind: 'network_error', message: 'response dropped' };
+    return this.respond(200, { items });
+  }
+
+  private run(request: RowRequest, owner: string, fault: Fault | undefined): TransportResult {
+    if (fault === 'network') return { kind: 'network_error', message: 'injected' };
+    const key = keyOf(request.headers);
     this.seen.push({ method: request.method, url: request.url, key, owner });
     if (fault === 'unauthorized') return this.respond(401, { type: 'unauthorized' });
     if (fault === 'reject') return this.respond(422, { type: 'validation-failed' });
@@ -152,6 +193,8 @@ export class ModelServer {
       return fault === 'drop' ? { kind: 'network_error', message: 'response dropped' } : replay;
     }
     this.beforeApply?.(request);
+    const refused = this.reject?.(request);
+    if (refused) return this.respond(refused.status, refused.body);
     const result = this.apply(request, owner, key);
     // Only outcomes of a write are stored; a failed precondition leaves nothing (seed 001).
     if (result.status < 300)
@@ -172,9 +215,6 @@ export class ModelServer {
   private apply(request: RowRequest, owner: string, key: string) {
     const [, , id] = request.url.split('/').slice(1);
     const body = request.body ? (JSON.parse(request.body) as Record<string, Json>) : {};
-    const invalid = request.method === 'DELETE' ? undefined : this.validate?.(body);
-    if (invalid !== undefined)
-      return this.respond(422, { type: 'validation-failed', detail: invalid });
     if (request.method === 'POST') {
       const record = this.seed(owner, body);
       this.effects.push({ key, owner, method: 'POST', id: record.id, revision: 1 });
@@ -227,6 +267,10 @@ export class ModelServer {
       ? { kind: 'found', status: stored.status, body: JSON.parse(stored.body) as Json }
       : { kind: 'not_found' };
   }
+}
+
+function keyOf(headers: Record<string, string>): string {
+  return (headers['idempotency-key'] ?? '').replaceAll('"', '');
 }
 
 /**
