@@ -157,12 +157,6 @@ export function createOwnerApi(
     let targetId = intent.targetId;
     let baseRevision = intent.baseRevision;
     for (let attempt = 0; attempt < MAX_ENQUEUE_PLANS; attempt++) {
-      const createId =
-        targetId === undefined || intent.kind === 'create' ? undefined : pendingCreateId(targetId);
-      const pending =
-        createId === undefined
-          ? undefined
-          : await guardStorage('api', () => resolvePendingCreate(store, owner, createId));
       const rows: Observed[] = [];
       // Every value stored for the record, readable or not: the plan commits only while the
       // record holds exactly these (§6).
@@ -178,6 +172,15 @@ export function createOwnerApi(
           if (observed !== undefined) rows.push(observed);
         }
       }
+      // What is known of a pending create is read after its record, never before (§8): a
+      // receipt, a deleted create or converted intents that appear in between change the record
+      // the plan expects, so a plan made from facts that no longer hold is stale, not committed.
+      const createId =
+        targetId === undefined || intent.kind === 'create' ? undefined : pendingCreateId(targetId);
+      const pending =
+        createId === undefined
+          ? undefined
+          : await guardStorage('api', () => resolvePendingCreate(store, owner, createId));
       const overtaken = await guardStorage('api', () => overtakenRows(deps, owner, rows));
       const fresh = {
         id,

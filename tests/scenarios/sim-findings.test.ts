@@ -135,10 +135,10 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     world.server.inject('fail503');
     await b.api.flush();
     expect((await world.row(create.id))?.evidence?.lastErrorCode).toBe('http_503');
-    // A reads the create, then its record only after B merged the create with a new edit.
+    // A's edit is planned while B merges the create with a new edit.
     gate.open = false;
     const late = a.api.enqueue(updateNote(`pending:${create.id}`, { body: 'from A' }));
-    await world.until(() => gate.waiting.length === 1, 'A read the create');
+    await world.until(() => gate.waiting.length === 1, 'A planning');
     const merged = await b.api.enqueue(updateNote(`pending:${create.id}`, { title: 'from B' }));
     expect(merged.outcome).toBe('coalesced');
     gate.open = true;
@@ -341,5 +341,60 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     await a.api.resumeHeld();
     await a.api.flush({ force: true });
     expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  });
+
+  it('G4: an edit of a create that vanished is planned again once another holder found its receipt, so it goes after the edit converted first', async () => {
+    world = await World.create(kind);
+    const gate: Gate = { waiting: [], open: true };
+    const a = await world.holder('A');
+    const b = await world.holder('B', { wrapStore: gatedRecordReads(gate) });
+    const create = await a.api.enqueue(createNote({ title: 'draft' }));
+    // A tab of the old bundle sends the create and deletes its row: no receipt is kept here.
+    const raw = (await a.store.get(create.id)) as {
+      request: Parameters<typeof world.server.handle>[0];
+    };
+    world.server.handle(raw.request, OWNER);
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: create.id, row: raw }],
+      delete: [create.id],
+      reason: 'legacy',
+    });
+    const first = await a.api.enqueue(updateNote(`pending:${create.id}`, { title: 'first' }));
+    expect(first.outcome).toBe('intent');
+    // B's edit is planned while A does what follows: B's read of the record waits until then.
+    gate.open = false;
+    const second = b.api.enqueue(updateNote(`pending:${create.id}`, { body: 'second' }));
+    await world.until(() => gate.waiting.length === 1, 'B planning');
+    // Meanwhile A finds the receipt on the server, converts the first edit and sends it.
+    a.transport.close();
+    const sending = a.api.flush();
+    await world.until(
+      () => world.log.some((line) => line.startsWith(`convert:${first.id}->`)),
+      'the first edit converted',
+    );
+    const converted = world.log
+      .find((line) => line.startsWith(`convert:${first.id}->`))!
+      .split('->')[1]!;
+    await world.until(
+      () => world.log.includes(`claim:A:${converted}:1`),
+      'the converted edit in flight',
+    );
+    gate.open = true;
+    gate.waiting.shift()!();
+    // The receipt is known now: the second edit is an edit of the server id, after the first.
+    const made = await second;
+    expect(made.outcome).toBe('successor');
+    await b.api.flush();
+    a.transport.open();
+    await sending;
+    world.clock.advance(LEASE + 1);
+    await b.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([
+      create.requestId,
+      converted,
+      made.requestId,
+    ]);
   });
 });
