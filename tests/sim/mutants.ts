@@ -76,6 +76,56 @@ export const MUTANTS: Record<string, Mutant> = {
   },
 };
 
+/**
+ * The rules the fixes of the suspected findings brought in, each taken out again, one at a time:
+ * whether the simulation finds the old behaviour on its own is how it decides each suspicion.
+ * Not part of `npm test`; `npm run sim -- --mutant NAME` runs one.
+ */
+export const REVERTS: Record<string, Mutant> = {
+  'predecessor-hops-8': {
+    title: 'predecessor look-ups follow at most 8 superseded hops',
+    file: 'shared/core/predecessors.ts',
+    edits: [
+      {
+        from: `  for (;;) {
+    const raw = await store.get(current, owner);`,
+        to: `  for (let hop = 0; hop < 8; hop++) {
+    const raw = await store.get(current, owner);`,
+      },
+    ],
+  },
+  'settled-claim-live': {
+    title: "a held or blocked row's expired claim counts as live to a holder whose clock is behind",
+    file: 'shared/plan/in-flight.ts',
+    edits: [{ from: `  if (row.state !== 'sending') return false;\n`, to: '' }],
+  },
+  'ack-without-record-check': {
+    title: 'the full ACK with intents has no record check',
+    file: 'shared/plan/settle.ts',
+    edits: [
+      {
+        from: `        : extra.recordIds !== undefined
+          ? { records: [{ ...record, ids: extra.recordIds }] }
+          : {}),`,
+        to: `        : {}),`,
+      },
+    ],
+  },
+  'batches-forget-records': {
+    title:
+      'rows of one record without a successor link are ordered within one selection batch only',
+    file: 'shared/core/dispatcher.ts',
+    edits: [{ from: `    closed = batch.closed;`, to: `    closed = new Set();` }],
+  },
+  'retry-ignores-newer-edit': {
+    title: 'retry of a blocked row after its successor was applied resends it as it is',
+    file: 'shared/plan/manual-actions.ts',
+    edits: [
+      { from: `  const { newer } = ctx;`, to: `  const newer: typeof ctx.newer = undefined;` },
+    ],
+  },
+};
+
 /** The simulation's entry points, of the real build or of a mutant. */
 export type SimModule = typeof import('./index.ts');
 
@@ -83,7 +133,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Applies a mutant to a copy of the code and returns the copy's file with the edit made. */
 export function mutate(name: string): string {
-  const mutant = MUTANTS[name];
+  const mutant = MUTANTS[name] ?? REVERTS[name];
   if (!mutant) throw new Error(`no mutant ${name}`);
   const dir = join(ROOT, '.tmp', 'mutants', name);
   rmSync(dir, { recursive: true, force: true });
