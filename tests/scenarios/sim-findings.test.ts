@@ -67,6 +67,23 @@ function gatedRecordReads(gate: Gate) {
     });
 }
 
+/** A store whose claims wait at a gate while it is closed. */
+function gatedClaims(gate: Gate) {
+  return (store: OutboxStore): OutboxStore =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        if (name !== 'replaceEach') return value.bind(target);
+        return async (plans: ReplacePlan[]): Promise<ReplaceResult[]> => {
+          if (!gate.open && plans.some((p) => p.reason === 'claim'))
+            await new Promise<void>((go) => gate.waiting.push(go));
+          return target.replaceEach(plans);
+        };
+      },
+    });
+}
+
 /** A page sender with no credentials: every claimed row is held, nothing leaves. */
 const noCredentials: Transport = {
   send: async () => ({ kind: 'auth_unavailable' }),
@@ -396,5 +413,48 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       converted,
       made.requestId,
     ]);
+  });
+
+  it('G4: a row selected past a blocked row of its record is not claimed once that row was retried, so the two never travel together', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const gate: Gate = { waiting: [], open: true };
+    let failReceipt = true;
+    const handlers = world.handlers({
+      readReceipt: () => {
+        if (!failReceipt) return {};
+        failReceipt = false;
+        throw new Error('the app cannot read this answer');
+      },
+    });
+    const a = await world.holder('A', { handlers });
+    // B's claims wait at a gate: B selects, then the app retries, then B claims.
+    const b = await world.holder('B', { wrapStore: gatedClaims(gate) });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    await a.api.flush();
+    expect((await world.row(u1.id))?.blockedCode).toBe('handler_failed');
+    // U1 may have been applied: U2 is its successor, free to go past it while it is blocked.
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    gate.open = false;
+    const flushed = b.api.flush();
+    await world.until(() => gate.waiting.length === 1, 'B selected U2');
+    // The app fixed its handler and retries U1, which goes first again.
+    await a.api.retry(u1.id);
+    gate.open = true;
+    gate.waiting.shift()!();
+    await flushed;
+    await a.api.flush();
+    expect(await world.rows()).toEqual([]);
+    // B's claim of U2 rested on U1 being blocked: stale. U2 left only once U1 was settled.
+    const log = world.log.map((line, at) => ({ line, at }));
+    const u1Settled = log.filter(
+      ({ line }) => /^settle:\w+:/.test(line) && line.includes(`:${u1.id}:success`),
+    );
+    const u2Sent = log.find(
+      ({ line }) => line.startsWith('send:') && line.endsWith(`:${u2.requestId}`),
+    );
+    expect(u1Settled.length).toBeGreaterThan(0);
+    expect(u2Sent!.at).toBeGreaterThan(u1Settled[u1Settled.length - 1]!.at);
   });
 });
