@@ -51,7 +51,7 @@ export const MUTANTS: Record<string, Mutant> = {
     file: 'shared/plan/claim.ts',
     edits: [
       {
-        from: `      expected: [{ id: observed.id, row: raw }],
+        from: `      expected: [{ id: observed.id, row: raw }, ...passed],
       put: [row],
       reason: 'claim',`,
         to: `      expected: [],

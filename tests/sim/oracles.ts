@@ -384,7 +384,9 @@ export class Truth {
         const row = asRaw(value)!;
         const before = asRaw(this.rows.get(row.id));
         this.exercise('G3');
-        if (before !== undefined && liveClaim(before, by.now, this.leaseMs))
+        // Judged by the clock the claim was planned with (its sentAt): a clock may step between.
+        const plannedAt = typeof row.sentAt === 'number' ? row.sentAt : by.now;
+        if (before !== undefined && liveClaim(before, plannedAt, this.leaseMs))
           this.fail(
             'G3',
             'live-claim-taken',
