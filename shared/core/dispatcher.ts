@@ -1,7 +1,7 @@
 import { emptyFlushReport, type FlushReport } from '../model/protocol.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow } from '../model/row.ts';
-import type { RowCursor } from '../model/store.ts';
+import type { Expectation, RowCursor } from '../model/store.ts';
 import { NO_CREDENTIALS } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
 import { planResumeHeld } from '../plan/manual-actions.ts';
@@ -46,6 +46,7 @@ export async function runFlush(
     lost: new Set(),
     released: new Set(),
     waiting: new Map(),
+    passedOver: new Map(),
   };
   try {
     // A pass that claimed something may have unblocked successors: go again until quiet.
@@ -113,7 +114,8 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     const last = raws[raws.length - 1] as { savedAt: number; id: string };
     after = { savedAt: last.savedAt, id: last.id };
     const rows = await decodeBatch(deps, state, raws);
-    const predecessor = await predecessorLookup(deps, state, rows);
+    const blockedPredecessors = new Map<string, Expectation>();
+    const predecessor = await predecessorLookup(deps, state, rows, blockedPredecessors);
     // Converted rows keep their queue place, which this scan may have passed: their records wait.
     for (const row of await recoverOrphanIntents(deps, state.owner, rows, predecessor)) {
       converted++;
@@ -134,6 +136,8 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     );
     closed = batch.closed;
     const candidates = batch.sendable.filter((row) => !state.attempted.has(row.id));
+    for (const row of candidates)
+      state.passedOver.set(row.id, passedOver(row, rows, blockedPredecessors));
     noteWaiting(deps, state, rows, now);
     const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
     const groups = new Map<string, BatchGroup>();
@@ -222,6 +226,7 @@ async function predecessorLookup(
   deps: CoreDeps,
   state: FlushState,
   rows: Observed[],
+  blocked: Map<string, Expectation>,
 ): Promise<PredecessorLookup> {
   const known = new Map<string, PredecessorState>();
   for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
@@ -231,8 +236,31 @@ async function predecessorLookup(
       state.owner,
       rows.map(({ row }) => row.successorOf),
       known,
+      blocked,
     ),
   );
+}
+
+/**
+ * The blocked rows a selected row was let past (§7): the earlier blocked rows of its record in
+ * this scan, and its predecessor when blocked. A blocked row does not hold its record; one the
+ * app retries meanwhile does again, so the claim expects each as it was seen.
+ */
+function passedOver(
+  row: OutboxRow,
+  rows: Observed[],
+  blockedPredecessors: Map<string, Expectation>,
+): Expectation[] {
+  const key = targetKey(row);
+  const passed = new Map<string, Expectation>();
+  for (const { row: other, raw } of rows) {
+    if (other.id === row.id) break;
+    if (other.state === 'blocked' && targetKey(other) === key)
+      passed.set(other.id, { id: other.id, row: raw });
+  }
+  const predecessor = row.successorOf && blockedPredecessors.get(row.successorOf);
+  if (predecessor) passed.set(String(predecessor.id), predecessor);
+  return [...passed.values()];
 }
 
 /** Rows that still wait — on backoff or on another holder's lease — and when (§12 timer). */

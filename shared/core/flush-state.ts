@@ -1,4 +1,5 @@
 import type { FlushReport } from '../model/protocol.ts';
+import type { Expectation } from '../model/store.ts';
 import type { GroupCommit } from './group-commit.ts';
 
 /** Thrown inside a flush to stop it for a device-side reason (never marks the network offline). */
@@ -28,6 +29,11 @@ export interface FlushState {
   credentialed?: Promise<boolean>;
   /** Rows the latest pass saw waiting on backoff, with their `nextAttemptAt`. */
   waiting: Map<string, number>;
+  /**
+   * For each row selected, the blocked rows of its record it was let past, as they were seen:
+   * its claim holds only while they still are (§7).
+   */
+  passedOver: Map<string, Expectation[]>;
   /** At most `concurrency` requests on the network at once; claims and ACKs run beside them. */
   sends: Semaphore;
   /** Claims and ACKs of this flush, committed together when they arrive together. */

@@ -6,7 +6,7 @@ import type { EnqueueResult, FlushOptions, FlushReport } from '../model/protocol
 import type { Observed } from '../model/row.ts';
 import { decodeRow, pendingCreateId } from '../model/row.ts';
 import { summarizeIssues } from '../model/schema-kit.ts';
-import type { ConflictLedgerEntry, ReplacePlan } from '../model/store.ts';
+import type { ConflictLedgerEntry, ReplacePlan, RowKey } from '../model/store.ts';
 import { planEnqueue } from '../plan/enqueue.ts';
 import type { EnqueuePlan } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
@@ -14,6 +14,7 @@ import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan
 import { planRestore, planRestoreSource, type RestoreRefusal } from '../plan/restore.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import { newerEditOf } from './newer-edit.ts';
+import { overtakenRows } from './overtaken.ts';
 import { resolvePendingCreate } from './pending-create.ts';
 import { createRowReader } from './row-reader.ts';
 import { guardStorage } from './storage-guard.ts';
@@ -156,22 +157,31 @@ export function createOwnerApi(
     let targetId = intent.targetId;
     let baseRevision = intent.baseRevision;
     for (let attempt = 0; attempt < MAX_ENQUEUE_PLANS; attempt++) {
+      const rows: Observed[] = [];
+      // Every value stored for the record, readable or not: the plan commits only while the
+      // record holds exactly these (§6).
+      let recordKeys: RowKey[] | undefined;
+      if (targetId !== undefined) {
+        recordKeys = [];
+        for (const raw of await guardStorage('api', () =>
+          store.byTarget(owner, intent.collection, targetId!),
+        )) {
+          recordKeys.push((raw as { id: RowKey }).id);
+          // A newer bundle's row is part of the record: the new edit goes after it (§6, §17).
+          const observed = observeStored(decodeRow(raw));
+          if (observed !== undefined) rows.push(observed);
+        }
+      }
+      // What is known of a pending create is read after its record, never before (§8): a
+      // receipt, a deleted create or converted intents that appear in between change the record
+      // the plan expects, so a plan made from facts that no longer hold is stale, not committed.
       const createId =
         targetId === undefined || intent.kind === 'create' ? undefined : pendingCreateId(targetId);
       const pending =
         createId === undefined
           ? undefined
           : await guardStorage('api', () => resolvePendingCreate(store, owner, createId));
-      const rows: Observed[] = [];
-      if (targetId !== undefined) {
-        for (const raw of await guardStorage('api', () =>
-          store.byTarget(owner, intent.collection, targetId!),
-        )) {
-          // A newer bundle's row is part of the record: the new edit goes after it (§6, §17).
-          const observed = observeStored(decodeRow(raw));
-          if (observed !== undefined) rows.push(observed);
-        }
-      }
+      const overtaken = await guardStorage('api', () => overtakenRows(deps, owner, rows));
       const fresh = {
         id,
         collection: intent.collection,
@@ -189,6 +199,8 @@ export function createOwnerApi(
           leaseMs: deps.leaseMs,
           maxRowBytes: deps.maxRowBytes,
           handler,
+          ...(recordKeys === undefined ? {} : { recordKeys }),
+          overtaken,
         });
       } catch (error) {
         // The planner is pure; what throws in it is the handler (`coalesce`).

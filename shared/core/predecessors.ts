@@ -1,11 +1,13 @@
 import { decodeRow } from '../model/row.ts';
-import type { OutboxStore } from '../model/store.ts';
+import type { Expectation, OutboxStore } from '../model/store.ts';
 import type { PredecessorLookup, PredecessorState } from '../plan/select.ts';
 
 interface Resolved {
   state: PredecessorState;
   /** The ids walked through `superseded` tombstones, the first one included. */
   chain: string[];
+  /** The row found at the end of the chain, as read. */
+  found?: Expectation;
 }
 
 /**
@@ -19,6 +21,8 @@ export async function lookupPredecessors(
   owner: string,
   ids: Iterable<string | undefined>,
   known: Map<string, PredecessorState>,
+  /** Filled with each blocked predecessor read here, by the id asked for, as it was read. */
+  blocked?: Map<string, Expectation>,
 ): Promise<PredecessorLookup> {
   const resolved = new Map<string, Resolved>();
   for (const [id, state] of known) resolved.set(id, { state, chain: [id] });
@@ -26,7 +30,9 @@ export async function lookupPredecessors(
   for (const id of ids) if (id !== undefined && !resolved.has(id)) missing.add(id);
   await Promise.all(
     [...missing].map(async (id) => {
-      resolved.set(id, await resolve(store, owner, id));
+      const entry = await resolve(store, owner, id);
+      resolved.set(id, entry);
+      if (entry.state === 'blocked' && entry.found) blocked?.set(id, entry.found);
     }),
   );
   return (id, askerId) => {
@@ -50,6 +56,7 @@ async function resolve(store: OutboxStore, owner: string, id: string): Promise<R
       return {
         state: decoded.ok && decoded.row.state === 'blocked' ? 'blocked' : 'present',
         chain,
+        found: { id: current, row: raw },
       };
     }
     const tombstone = await store.getTombstone(current, owner);

@@ -133,7 +133,7 @@ export async function sendGroup(
   }
   const ctx = claimContext(deps, state);
   const planned = group.rows.flatMap(({ row, raw }) => {
-    const claim = planClaim(row, raw, ctx);
+    const claim = planClaim(row, raw, ctx, state.passedOver.get(row.id));
     return claim.kind === 'claim' ? [claim] : [];
   });
   const results = await guardStorage('flush', () =>

@@ -15,7 +15,12 @@ export async function sendOne(
   observed: OutboxRow,
   raw: unknown,
 ): Promise<void> {
-  const claim = planClaim(observed, raw, claimContext(deps, state));
+  const claim = planClaim(
+    observed,
+    raw,
+    claimContext(deps, state),
+    state.passedOver.get(observed.id),
+  );
   if (claim.kind === 'skip') return;
   if ((await guardStorage('flush', () => state.writes.submit(claim.plan))) === 'stale') {
     noteLost(state, [observed]);

@@ -118,9 +118,11 @@ export interface ReplacePlan {
   /**
    * Records whose rows (of `owner`, by `by_owner_target`) must be exactly `ids`, checked in the
    * same transaction: an ACK planned without reading its record is stale once a successor or an
-   * intent row of that record exists (§5, §6, §8).
+   * intent row of that record exists (§5, §6, §8); an enqueue is stale once another edit of its
+   * record committed after it read the record (§6). `ids` are keys as stored: a corrupt value's
+   * may not be a string.
    */
-  records?: Array<{ collection: string; targetId: string; ids: string[] }>;
+  records?: Array<{ collection: string; targetId: string; ids: RowKey[] }>;
   put?: unknown[];
   delete?: RowKey[];
   receipts?: Receipt[];

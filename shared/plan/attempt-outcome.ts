@@ -43,11 +43,15 @@ export function appliedNothing(code: string): boolean {
  * What is known of the row's effect. `evidence.mayHaveApplied` keeps an unknown outcome for the
  * row's life: a later answer that applied nothing (a 401 or 503 checked before the server's
  * ledger) does not say an earlier attempt of the same key did not. A row still `sending` after
- * its claim ended was never settled: its request may have left.
+ * its claim ended was never settled: its request may have left; so may one a legacy tab sent
+ * and put back.
  */
 export function attemptOutcome(row: OutboxRow): AttemptOutcome {
   if (!wasAttempted(row)) return 'unsent';
   if (row.evidence?.mayHaveApplied === true || row.state === 'sending') return 'unknown';
+  // Settling an attempt always drops `sentAt`: a row back in the queue with its `sentAt` was sent
+  // by a writer that records no outcome — a legacy tab (§17) — and may have been applied.
+  if (row.sentAt !== undefined) return 'unknown';
   const code = row.evidence?.lastErrorCode;
   return code !== undefined && appliedNothing(code) ? 'not_applied' : 'unknown';
 }

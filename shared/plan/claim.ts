@@ -1,6 +1,7 @@
 import type { SendDeadline } from '../model/ports.ts';
 import type { Claim, OutboxRow } from '../model/row.ts';
-import type { ReplacePlan } from '../model/store.ts';
+import type { Expectation, ReplacePlan } from '../model/store.ts';
+import { attemptOutcome } from './attempt-outcome.ts';
 import { isRowInFlight } from './in-flight.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
@@ -22,7 +23,17 @@ export type ClaimPlan =
  * Plans taking one row: a compare-and-swap on the row as observed that writes this holder's
  * claim with the next fence. If another holder got there first the replace is `stale`.
  */
-export function planClaim(observed: OutboxRow, raw: unknown, ctx: ClaimContext): ClaimPlan {
+export function planClaim(
+  observed: OutboxRow,
+  raw: unknown,
+  ctx: ClaimContext,
+  /**
+   * The blocked rows of its record the selection let it go past (§7): a blocked row does not hold
+   * its record, but one queued again meanwhile (a retry) does, so the claim holds only while they
+   * are as they were seen — the selection's test made again inside the claim's transaction.
+   */
+  passed: readonly Expectation[] = [],
+): ClaimPlan {
   if (observed.owner !== ctx.owner) return { kind: 'skip', reason: 'other_owner' };
   if (isUnknownVersion(observed)) return { kind: 'skip', reason: 'not_queued' };
   if (observed.request === undefined) return { kind: 'skip', reason: 'no_request' };
@@ -31,6 +42,11 @@ export function planClaim(observed: OutboxRow, raw: unknown, ctx: ClaimContext):
   if (isRowInFlight(observed, ctx.now, ctx.leaseMs)) return { kind: 'skip', reason: 'in_flight' };
   // Fences only grow while a row lives (G3): the next claim is always previous + 1.
   const fence = (observed.claim?.fence ?? 0) + 1;
+  // What earlier attempts left unknown stays known for the row's life (§6), whatever this attempt
+  // ends with — say it sends nothing because its deadline passed. The claim is where it is kept:
+  // a row still `sending` whose holder died or could not store the answer, or one a legacy tab
+  // sent and put back, carries no outcome of its own, and settling this attempt rewrites both.
+  const unsettled = attemptOutcome(observed) === 'unknown' ? { mayHaveApplied: true } : {};
   const { nextAttemptAt: _next, ...rest } = observed;
   const row: OutboxRow = {
     ...rest,
@@ -42,6 +58,7 @@ export function planClaim(observed: OutboxRow, raw: unknown, ctx: ClaimContext):
       ...observed.evidence,
       attemptCount: (observed.evidence?.attemptCount ?? 0) + 1,
       lastAttemptAt: ctx.now,
+      ...unsettled,
     },
     writer: { ...observed.writer, bundle: ctx.bundle, at: ctx.now },
   };
@@ -51,7 +68,7 @@ export function planClaim(observed: OutboxRow, raw: unknown, ctx: ClaimContext):
     fence,
     plan: {
       owner: ctx.owner,
-      expected: [{ id: observed.id, row: raw }],
+      expected: [{ id: observed.id, row: raw }, ...passed],
       put: [row],
       reason: 'claim',
     },

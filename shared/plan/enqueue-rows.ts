@@ -62,6 +62,21 @@ function expectAll(chain: Observed[], newId: string): ReplacePlan['expected'] {
 }
 
 /**
+ * The record as the enqueue read it, checked in its write transaction (§6). Expecting the rows
+ * it saw unchanged is not enough: a row another edit added meanwhile is not among them, and two
+ * edits planned on the same empty record would both land, neither merged nor linked (G4).
+ */
+function recordAsRead(
+  collection: string,
+  targetId: string,
+  ctx: EnqueueContext,
+): Pick<ReplacePlan, 'records'> {
+  return ctx.recordKeys === undefined
+    ? {}
+    : { records: [{ collection, targetId, ids: [...ctx.recordKeys] }] };
+}
+
+/**
  * A row carrying a request for the intent: a new row, a successor (`place.successorOf`), or the
  * merged row taking an older row's place (`place.savedAt`, `place.base`).
  */
@@ -200,6 +215,7 @@ export function planCancel(
     plan: {
       owner: ctx.owner,
       expected: expectAll(chain, intent.id),
+      ...recordAsRead(intent.collection, intent.targetId, ctx),
       delete: cancelled.map(({ row }) => row.id),
       tombstones: ids.map((id) => ({
         id,
@@ -299,6 +315,7 @@ function planRowWrite(
     plan: {
       owner: ctx.owner,
       expected: expectAll(chain, row.id),
+      ...recordAsRead(row.collection, row.targetId, ctx),
       put: [row],
       delete: replaced.map(({ row: r }) => r.id),
       tombstones: replaced.map(({ row: r }) => ({

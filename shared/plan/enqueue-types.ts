@@ -3,7 +3,7 @@ import type { CollectionHandler } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
 import type { EnqueueResult } from '../model/protocol.ts';
 import type { Observed } from '../model/row.ts';
-import type { Receipt, ReplacePlan, Tombstone } from '../model/store.ts';
+import type { Receipt, ReplacePlan, RowKey, Tombstone } from '../model/store.ts';
 
 /** The inputs and the result of planning one enqueue (SPEC §6, §8). */
 
@@ -25,6 +25,17 @@ export interface EnqueueContext {
   leaseMs: number;
   maxRowBytes: number;
   handler: CollectionHandler;
+  /**
+   * The keys of every value stored for the record when it was read, corrupt ones included. The
+   * plan commits only while the record holds exactly these (§6): an edit committed meanwhile
+   * by another tab or holder makes it stale, and it is planned again against that edit.
+   */
+  recordKeys?: readonly RowKey[];
+  /**
+   * Blocked rows of the record that a newer edit overtook — applied after they were blocked. They
+   * are never merged (§6): their older fields would land over that newer edit (G4).
+   */
+  overtaken?: ReadonlySet<string>;
 }
 
 /** What is known about the create a `pending:<C>` target refers to (§8). */

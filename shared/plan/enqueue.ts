@@ -1,3 +1,4 @@
+import type { ConflictEvidence } from '../model/conflict-evidence.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { PENDING_PREFIX, pendingCreateId } from '../model/row.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
@@ -17,11 +18,76 @@ function byQueueOrder(a: Observed, b: Observed): number {
 }
 
 /**
+ * The rows a conflict successor replaced (§10): the original and the intermediate resends of its
+ * lineage, kept in its evidence. It stands for them: an edit made while the original was in
+ * flight names the original as `successorOf` and goes after the resend — which keeps the
+ * original's queue place under a new id, so queue order alone may put that edit first.
+ */
+function supersedes(row: OutboxRow): string[] {
+  // The codec checks only `conflict.version`: read the rest as what it may be.
+  const evidence = row.conflict as Partial<ConflictEvidence> | undefined;
+  if (evidence?.version !== 1) return [];
+  const steps = [
+    evidence.predecessor,
+    ...(Array.isArray(evidence.lineage) ? evidence.lineage : []),
+  ];
+  return steps.flatMap((step) => (typeof step?.requestId === 'string' ? [step.requestId] : []));
+}
+
+/**
+ * A record's rows in the order they were made: queue order, except that a row always comes
+ * after its `successorOf` row (or the conflict successor standing for it). Queue order alone is not that order: a successor saved in the
+ * same millisecond as its predecessor (or under a clock that stepped back) may sort before it,
+ * and a merge folding them in queue order would apply the older edit over the newer (G4).
+ */
+function inMadeOrder(rows: readonly Observed[]): Observed[] {
+  const sorted = [...rows].sort(byQueueOrder);
+  const byId = new Map(sorted.map((observed) => [observed.row.id, observed]));
+  for (const observed of sorted)
+    for (const id of supersedes(observed.row)) if (!byId.has(id)) byId.set(id, observed);
+  const placed = new Set<string>();
+  const out: Observed[] = [];
+  const place = (observed: Observed, path: Set<string>) => {
+    const { id, successorOf } = observed.row;
+    if (placed.has(id) || path.has(id)) return;
+    path.add(id);
+    const before = successorOf === undefined ? undefined : byId.get(successorOf);
+    if (before !== undefined) place(before, path);
+    placed.add(id);
+    out.push(observed);
+  };
+  for (const observed of sorted) place(observed, new Set());
+  return out;
+}
+
+/**
  * Plans one enqueue (SPEC §6, §8): a plain row; a successor of a row in flight; one merged row
  * replacing rows not in flight; both cancelled; an intent row for a create with no server id
  * yet; or a rejection. Every plan expects the new id absent, so a racing duplicate is `stale`.
  */
 export function planEnqueue(
+  intent: NewIntent,
+  existing: Observed[],
+  pending: PendingCreateFacts | undefined,
+  ctx: EnqueueContext,
+): EnqueuePlan {
+  const planned = planAgainst(intent, existing, pending, ctx);
+  return pending?.row === undefined ? planned : expectingCreate(planned, pending.row);
+}
+
+/**
+ * An edit of a pending create is planned from the create as it was read, and that read is not
+ * the read of the record: the plan holds only while the create is still that row (§6, §8).
+ * Otherwise an edit planned on a create that another holder merged away in between commits as
+ * an intent of a create that is gone, waiting on it for good (G1).
+ */
+function expectingCreate(planned: EnqueuePlan, create: Observed): EnqueuePlan {
+  if (planned.kind !== 'write') return planned;
+  const expected = [...planned.plan.expected, { id: create.row.id, row: create.raw }];
+  return { ...planned, plan: { ...planned.plan, expected } };
+}
+
+function planAgainst(
   intent: NewIntent,
   existing: Observed[],
   pending: PendingCreateFacts | undefined,
@@ -45,7 +111,7 @@ export function planEnqueue(
   const targetId = intent.targetId ?? `${PENDING_PREFIX}${intent.id}`;
   const createId = isCreate ? undefined : pendingCreateId(targetId);
   const fresh = { ...intent, targetId };
-  const chain = [...existing].sort(byQueueOrder);
+  const chain = inMadeOrder(existing);
 
   if (chain.some(({ row }) => row.kind === 'delete')) {
     return {
@@ -101,11 +167,13 @@ export function planEnqueue(
  * sent or known to have applied nothing, not a quarantined value and not of a format version
  * this bundle does not know. A row that may have been applied stays, and the new edit becomes
  * its successor (G2); so does a quarantined one, whose raw value must outlive every edit after
- * it (G7), and a newer bundle's row, which that bundle sends (§17).
+ * it (G7), a newer bundle's row, which that bundle sends (§17), and a blocked row a newer edit
+ * already overtook, whose older fields would land over that edit (G4).
  */
 function mayMerge(row: OutboxRow, ctx: EnqueueContext): boolean {
   return (
     !isQuarantined(row) &&
+    ctx.overtaken?.has(row.id) !== true &&
     !isUnknownVersion(row) &&
     !isRowInFlight(row, ctx.now, ctx.leaseMs) &&
     attemptOutcome(row) !== 'unknown'
@@ -124,7 +192,7 @@ function openRows(
   chain: Observed[],
   ctx: EnqueueContext,
 ): { open: Observed[]; before: Observed[] } {
-  const ids = new Set(chain.map(({ row }) => row.id));
+  const ids = new Set(chain.flatMap(({ row }) => [row.id, ...supersedes(row)]));
   let start = chain.length;
   while (start > 0) {
     const candidate = chain[start - 1]!;

@@ -31,8 +31,8 @@ export function visibleTo<T>(value: T, owner: string | undefined): T | undefined
 }
 
 /** Whether the primary keys found for a record are exactly `ids` (the `records` check). */
-export function holdsExactly(found: readonly unknown[], ids: readonly string[]): boolean {
-  return found.length === ids.length && found.every((key) => ids.includes(key as string));
+export function holdsExactly(found: readonly unknown[], ids: readonly unknown[]): boolean {
+  return found.length === ids.length && found.every((key) => ids.includes(key));
 }
 
 /** The notice for a committed plan: the ids of rows it put or deleted (SPEC §3). */

@@ -1,0 +1,460 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Transport } from '../../shared/model/ports.ts';
+import type { OutboxStore, ReplacePlan, ReplaceResult } from '../../shared/model/store.ts';
+import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, updateNote } from '../support/intents.ts';
+
+/**
+ * Ways to break a guarantee that the simulation of SPEC §20 found in the fixed core, each
+ * reproduced here through the owner API and the dispatcher on both stores.
+ */
+
+/** Enqueue commits wait at this gate until the test lets one through or opens it. */
+interface Gate {
+  waiting: Array<() => void>;
+  open: boolean;
+}
+
+/** A store whose enqueue commits wait at a gate the test opens. */
+function gatedEnqueues(gate: Gate) {
+  return (store: OutboxStore): OutboxStore =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        if (name !== 'replace') return value.bind(target);
+        return async (plan: ReplacePlan): Promise<ReplaceResult> => {
+          if (plan.reason === 'enqueue' && !gate.open)
+            await new Promise<void>((go) => gate.waiting.push(go));
+          return target.replace(plan);
+        };
+      },
+    });
+}
+
+/** A store whose next success ACK fails, as IndexedDB may when the device is short of space. */
+function failingNextAck(state: { armed: boolean }) {
+  return (store: OutboxStore): OutboxStore =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        if (name !== 'replaceEach') return value.bind(target);
+        return async (plans: ReplacePlan[]): Promise<ReplaceResult[]> => {
+          if (state.armed && plans.some((p) => p.reason === 'settle' && p.receipts?.length)) {
+            state.armed = false;
+            throw new DOMException('quota exceeded', 'QuotaExceededError');
+          }
+          return target.replaceEach(plans);
+        };
+      },
+    });
+}
+
+/** A store whose record reads (`byTarget`) wait at a gate while it is armed. */
+function gatedRecordReads(gate: Gate) {
+  return (store: OutboxStore): OutboxStore =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        if (name !== 'byTarget') return value.bind(target);
+        return async (...args: Parameters<OutboxStore['byTarget']>) => {
+          if (!gate.open) await new Promise<void>((go) => gate.waiting.push(go));
+          return target.byTarget(...args);
+        };
+      },
+    });
+}
+
+/** A store whose claims wait at a gate while it is closed. */
+function gatedClaims(gate: Gate) {
+  return (store: OutboxStore): OutboxStore =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        if (name !== 'replaceEach') return value.bind(target);
+        return async (plans: ReplacePlan[]): Promise<ReplaceResult[]> => {
+          if (!gate.open && plans.some((p) => p.reason === 'claim'))
+            await new Promise<void>((go) => gate.waiting.push(go));
+          return target.replaceEach(plans);
+        };
+      },
+    });
+}
+
+/** A page sender with no credentials: every claimed row is held, nothing leaves. */
+const noCredentials: Transport = {
+  send: async () => ({ kind: 'auth_unavailable' }),
+  lookupReceipt: async () => ({ kind: 'error', message: 'offline' }),
+};
+
+describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) => {
+  let world: World;
+  afterEach(() => world.close());
+
+  it('G4: two edits of one record enqueued at once never both land blind: the later one merges with the earlier', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const gate: Gate = { waiting: [], open: false };
+    const a = await world.holder('A', { wrapStore: gatedEnqueues(gate) });
+    const b = await world.holder('B', { wrapStore: gatedEnqueues(gate) });
+    // Two tabs edit the same note at the same moment: both read the record while it is empty.
+    const first = a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const second = b.api.enqueue(updateNote(record.id, { body: 'second' }));
+    await world.until(() => gate.waiting.length === 2, 'both enqueues planned');
+    gate.waiting.shift()!();
+    expect((await first).outcome).toBe('queued');
+    // The second commit must see the first edit's row: its record is no longer what it read.
+    gate.open = true;
+    gate.waiting.shift()!();
+    expect((await second).outcome).toBe('coalesced');
+    const rows = await world.rows();
+    expect(rows.map((row) => [row.targetId, row.payload])).toEqual([
+      [record.id, { title: 'first', body: 'second' }],
+    ]);
+  });
+
+  it('G2: an attempt that never settled stays unknown after a later attempt that sent nothing, so the next edit is its successor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const ack = { armed: true };
+    const a = await world.holder('A', { wrapStore: failingNextAck(ack) });
+    const b = await world.holder('B', { transport: noCredentials });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    // The server applies U1; A cannot store the ACK: U1 stays claimed, its outcome never written.
+    await a.api.flush();
+    expect(world.server.effectsFor(u1.requestId!)).toBe(1);
+    expect((await world.row(u1.id))?.state).toBe('sending');
+    // After the lease, B takes U1 over but has nothing to send it with: it is held, unsent.
+    world.clock.advance(LEASE + 1);
+    await b.api.flush();
+    expect((await world.row(u1.id))?.state).toBe('held');
+    // U1 may have been applied (it was): the next edit must not merge it under a new key.
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    await a.api.resumeHeld();
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  });
+
+  it('G1: an edit of a pending create planned on a stale view of the create is planned again, never left waiting on a create that is gone', async () => {
+    world = await World.create(kind);
+    const gate: Gate = { waiting: [], open: true };
+    // A's clock is half a second behind B's: what A saves sorts before what B saved.
+    const behind = { now: () => world.clock.now() - 500 };
+    const a = await world.holder('A', { clock: behind, wrapStore: gatedRecordReads(gate) });
+    const b = await world.holder('B');
+    const create = await b.api.enqueue(createNote({ title: 'draft' }));
+    world.server.inject('fail503');
+    await b.api.flush();
+    expect((await world.row(create.id))?.evidence?.lastErrorCode).toBe('http_503');
+    // A's edit is planned while B merges the create with a new edit.
+    gate.open = false;
+    const late = a.api.enqueue(updateNote(`pending:${create.id}`, { body: 'from A' }));
+    await world.until(() => gate.waiting.length === 1, 'A planning');
+    const merged = await b.api.enqueue(updateNote(`pending:${create.id}`, { title: 'from B' }));
+    expect(merged.outcome).toBe('coalesced');
+    gate.open = true;
+    gate.waiting.shift()!();
+    expect((await late).outcome).toBe('coalesced');
+    world.clock.advance(LEASE + 1);
+    await b.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.method)).toEqual(['POST']);
+    const [record] = [...world.server.records.values()].filter((r) => r.owner === OWNER);
+    expect(record?.data).toEqual({ title: 'from B', body: 'from A' });
+  });
+
+  it('G4: a merge folds the rows it absorbs in the order they were made, even when a successor sorts before its predecessor', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    // Saved in the same millisecond, the successor's id sorts before its predecessor's.
+    const u1 = await a.api.enqueue({
+      ...updateNote(record.id, { title: 'first', body: 'first' }),
+      id: 'zz-update-1',
+    });
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue({
+      ...updateNote(record.id, { title: 'second' }),
+      id: 'aa-update-2',
+    });
+    expect(u2.outcome).toBe('successor');
+    world.server.inject('fail503');
+    a.transport.open();
+    await inFlight;
+    // U1 applied nothing (503): the next edit folds U1, U2 and itself into one row, in that order.
+    const u3 = await a.api.enqueue({
+      ...updateNote(record.id, { tag: 'third' }),
+      id: 'mm-update-3',
+    });
+    expect(u3.outcome).toBe('coalesced');
+    expect((await world.row(u3.id))?.payload).toEqual({
+      title: 'second',
+      body: 'first',
+      tag: 'third',
+    });
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'second',
+      body: 'first',
+      tag: 'third',
+    });
+  });
+
+  it('G4: an edit made while the original was in flight stays after its conflict successor when a later edit merges them', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }, 1));
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    world.server.editElsewhere(record.id, { other: 'theirs' });
+    // Made while U1 is in flight, saved in the same millisecond, with an id that sorts early.
+    const u2 = await a.api.enqueue({
+      ...updateNote(record.id, { title: 'second' }, 1),
+      id: 'aa-update-2',
+    });
+    expect(u2.outcome).toBe('successor');
+    // U1 meets the other device's edit: its conflict successor is written, and fails with 503.
+    a.transport.beforeSend = async (request) => {
+      if (request.requestId !== u1.requestId) world.server.inject('fail503');
+    };
+    a.transport.open();
+    await inFlight;
+    a.transport.beforeSend = undefined;
+    const resend = (await world.rows()).find((row) => row.conflict !== undefined);
+    expect(resend?.evidence?.lastErrorCode).toBe('http_503');
+    // U3 folds the resend, U2 and itself, in the order they were made.
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
+    expect(u3.outcome).toBe('coalesced');
+    const [merged, ...rest] = await world.rows();
+    expect(rest).toEqual([]);
+    expect(merged?.payload).toEqual({ title: 'second', body: 'first', tag: 'third' });
+    expect(merged?.conflict).toBeDefined();
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'second',
+      body: 'first',
+      tag: 'third',
+      other: 'theirs',
+    });
+    expect(await a.api.conflicts()).toHaveLength(1);
+  });
+
+  it('G2: a row a legacy tab sent and put back is never merged: its request may have been applied', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    a.transport.answerWith = {
+      kind: 'response',
+      status: 429,
+      headers: { 'retry-after': '1' },
+      body: '{"type":"too-many"}',
+    };
+    a.transport.beforeSend = async () => {
+      // The 429 is the answer to a request the server never saw.
+      world.server.inject('network');
+    };
+    await a.api.flush();
+    a.transport.beforeSend = undefined;
+    expect((await world.row(u1.id))?.evidence?.lastErrorCode).toBe('http_429');
+    // A tab of the old bundle sends the row as it is: the server applies it, the answer is lost,
+    // and the tab puts the row back, queued with its sentAt (it knows nothing of evidence).
+    const store = a.store;
+    const raw = (await store.get(u1.id)) as Record<string, unknown>;
+    const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
+    expect(
+      await store.replace({
+        owner: OWNER,
+        expected: [{ id: u1.id, row: raw }],
+        put: [sending],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    world.server.handle((await world.row(u1.id))!.request!, OWNER);
+    expect(world.server.effectsFor(u1.requestId!)).toBe(1);
+    const back = { ...sending, state: 'queued' };
+    expect(
+      await store.replace({
+        owner: OWNER,
+        expected: [{ id: u1.id, row: sending }],
+        put: [back],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  });
+
+  it('G4: a rejected edit that a newer edit overtook is not merged into the next one, so its fields never land over the newer edit', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }));
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    // U1 is rejected; its successor U2 goes on and is applied.
+    world.server.inject('reject');
+    a.transport.open();
+    await inFlight;
+    expect((await world.row(u1.id))?.state).toBe('blocked');
+    expect(world.server.effects.map((e) => e.key)).toEqual([u2.requestId]);
+    // U3 comes after U2: it must not carry U1's rejected fields over U2's.
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
+    expect(u3.outcome).not.toBe('coalesced');
+    await a.api.flush();
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'seed',
+      body: 'second',
+      tag: 'third',
+    });
+    expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
+  });
+
+  it('G2: a row a legacy tab sent stays unknown after this bundle tried it again and sent nothing', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const b = await world.holder('B', { transport: noCredentials });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    // A tab of the old bundle sends U1: the server applies it, the answer is lost, the tab puts
+    // the row back, queued with its sentAt.
+    const store = a.store;
+    const raw = (await store.get(u1.id)) as Record<string, unknown>;
+    const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
+    await store.replace({
+      owner: OWNER,
+      expected: [{ id: u1.id, row: raw }],
+      put: [sending],
+      reason: 'legacy',
+    });
+    world.server.handle((await world.row(u1.id))!.request!, OWNER);
+    const back = { ...sending, state: 'queued' };
+    await store.replace({
+      owner: OWNER,
+      expected: [{ id: u1.id, row: sending }],
+      put: [back],
+      reason: 'legacy',
+    });
+    // B, with no credentials, claims it and sends nothing: held, its sentAt gone.
+    world.clock.advance(LEASE + 1);
+    await b.api.flush();
+    expect((await world.row(u1.id))?.state).toBe('held');
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    await a.api.resumeHeld();
+    await a.api.flush({ force: true });
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  });
+
+  it('G4: an edit of a create that vanished is planned again once another holder found its receipt, so it goes after the edit converted first', async () => {
+    world = await World.create(kind);
+    const gate: Gate = { waiting: [], open: true };
+    const a = await world.holder('A');
+    const b = await world.holder('B', { wrapStore: gatedRecordReads(gate) });
+    const create = await a.api.enqueue(createNote({ title: 'draft' }));
+    // A tab of the old bundle sends the create and deletes its row: no receipt is kept here.
+    const raw = (await a.store.get(create.id)) as {
+      request: Parameters<typeof world.server.handle>[0];
+    };
+    world.server.handle(raw.request, OWNER);
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: create.id, row: raw }],
+      delete: [create.id],
+      reason: 'legacy',
+    });
+    const first = await a.api.enqueue(updateNote(`pending:${create.id}`, { title: 'first' }));
+    expect(first.outcome).toBe('intent');
+    // B's edit is planned while A does what follows: B's read of the record waits until then.
+    gate.open = false;
+    const second = b.api.enqueue(updateNote(`pending:${create.id}`, { body: 'second' }));
+    await world.until(() => gate.waiting.length === 1, 'B planning');
+    // Meanwhile A finds the receipt on the server, converts the first edit and sends it.
+    a.transport.close();
+    const sending = a.api.flush();
+    await world.until(
+      () => world.log.some((line) => line.startsWith(`convert:${first.id}->`)),
+      'the first edit converted',
+    );
+    const converted = world.log
+      .find((line) => line.startsWith(`convert:${first.id}->`))!
+      .split('->')[1]!;
+    await world.until(
+      () => world.log.includes(`claim:A:${converted}:1`),
+      'the converted edit in flight',
+    );
+    gate.open = true;
+    gate.waiting.shift()!();
+    // The receipt is known now: the second edit is an edit of the server id, after the first.
+    const made = await second;
+    expect(made.outcome).toBe('successor');
+    await b.api.flush();
+    a.transport.open();
+    await sending;
+    world.clock.advance(LEASE + 1);
+    await b.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([
+      create.requestId,
+      converted,
+      made.requestId,
+    ]);
+  });
+
+  it('G4: a row selected past a blocked row of its record is not claimed once that row was retried, so the two never travel together', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const gate: Gate = { waiting: [], open: true };
+    let failReceipt = true;
+    const handlers = world.handlers({
+      readReceipt: () => {
+        if (!failReceipt) return {};
+        failReceipt = false;
+        throw new Error('the app cannot read this answer');
+      },
+    });
+    const a = await world.holder('A', { handlers });
+    // B's claims wait at a gate: B selects, then the app retries, then B claims.
+    const b = await world.holder('B', { wrapStore: gatedClaims(gate) });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    await a.api.flush();
+    expect((await world.row(u1.id))?.blockedCode).toBe('handler_failed');
+    // U1 may have been applied: U2 is its successor, free to go past it while it is blocked.
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    gate.open = false;
+    const flushed = b.api.flush();
+    await world.until(() => gate.waiting.length === 1, 'B selected U2');
+    // The app fixed its handler and retries U1, which goes first again.
+    await a.api.retry(u1.id);
+    gate.open = true;
+    gate.waiting.shift()!();
+    await flushed;
+    await a.api.flush();
+    expect(await world.rows()).toEqual([]);
+    // B's claim of U2 rested on U1 being blocked: stale. U2 left only once U1 was settled.
+    const log = world.log.map((line, at) => ({ line, at }));
+    const u1Settled = log.filter(
+      ({ line }) => /^settle:\w+:/.test(line) && line.includes(`:${u1.id}:success`),
+    );
+    const u2Sent = log.find(
+      ({ line }) => line.startsWith('send:') && line.endsWith(`:${u2.requestId}`),
+    );
+    expect(u1Settled.length).toBeGreaterThan(0);
+    expect(u2Sent!.at).toBeGreaterThan(u1Settled[u1Settled.length - 1]!.at);
+  });
+});

@@ -1,0 +1,161 @@
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/**
+ * Deliberately broken builds (SPEC §20): the simulation must catch each. A mutant is a copy of
+ * `shared/` (with the simulation beside it) where one rule of the contract is edited out; the
+ * simulation of that copy runs instead of the real one. Nothing in the library knows about them.
+ */
+
+export interface Mutant {
+  /** What the broken build does wrong. */
+  title: string;
+  file: string;
+  /** Exact texts of `file` replaced, each by what replaces it. */
+  edits: Array<{ from: string; to: string }>;
+}
+
+export const MUTANTS: Record<string, Mutant> = {
+  'retry-new-key': {
+    title: 'a retry with a new key: a transient failure gives the row a new idempotency key',
+    file: 'shared/plan/settle.ts',
+    edits: [
+      {
+        from: `    case 'transient':
+      row = {
+        ...rest,
+        state: 'queued',`,
+        to: `    case 'transient':
+      row = {
+        ...rest,
+        ...(rest.request === undefined
+          ? {}
+          : {
+              request: {
+                ...rest.request,
+                requestId: \`\${rest.request.requestId}r\${ctx.fence}\`,
+                headers: {
+                  ...rest.request.headers,
+                  'idempotency-key': \`"\${rest.request.requestId}r\${ctx.fence}"\`,
+                },
+              },
+            }),
+        state: 'queued',`,
+      },
+    ],
+  },
+  'claim-without-fence-check': {
+    title:
+      'a claim without the fence comparison: the claim is written without comparing the row (its claim and fence) as it was seen',
+    file: 'shared/plan/claim.ts',
+    edits: [
+      {
+        from: `      expected: [{ id: observed.id, row: raw }, ...passed],
+      put: [row],
+      reason: 'claim',`,
+        to: `      expected: [],
+      put: [row],
+      reason: 'claim',`,
+      },
+    ],
+  },
+  'ack-without-holder-check': {
+    title: 'an ACK without the holder check: a success deletes the row whoever holds its claim',
+    file: 'shared/plan/settle.ts',
+    edits: [
+      {
+        from: `): SettlePlan {
+  if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
+  const converting`,
+        to: `): SettlePlan {
+  if (observed === undefined) return { kind: 'not_mine' };
+  const converting`,
+      },
+    ],
+  },
+};
+
+/**
+ * The rules the fixes of the suspected findings brought in, each taken out again, one at a time:
+ * whether the simulation finds the old behaviour on its own is how it decides each suspicion.
+ * Not part of `npm test`; `npm run sim -- --mutant NAME` runs one.
+ */
+export const REVERTS: Record<string, Mutant> = {
+  'predecessor-hops-8': {
+    title: 'predecessor look-ups follow at most 8 superseded hops',
+    file: 'shared/core/predecessors.ts',
+    edits: [
+      {
+        from: `  for (;;) {
+    const raw = await store.get(current, owner);`,
+        to: `  for (let hop = 0; hop < 8; hop++) {
+    const raw = await store.get(current, owner);`,
+      },
+    ],
+  },
+  'settled-claim-live': {
+    title: "a held or blocked row's expired claim counts as live to a holder whose clock is behind",
+    file: 'shared/plan/in-flight.ts',
+    edits: [{ from: `  if (row.state !== 'sending') return false;\n`, to: '' }],
+  },
+  'ack-without-record-check': {
+    title: 'the full ACK with intents has no record check',
+    file: 'shared/plan/settle.ts',
+    edits: [
+      {
+        from: `        : extra.recordIds !== undefined
+          ? { records: [{ ...record, ids: extra.recordIds }] }
+          : {}),`,
+        to: `        : {}),`,
+      },
+    ],
+  },
+  'batches-forget-records': {
+    title:
+      'rows of one record without a successor link are ordered within one selection batch only',
+    file: 'shared/core/dispatcher.ts',
+    edits: [{ from: `    closed = batch.closed;`, to: `    closed = new Set();` }],
+  },
+  'retry-ignores-newer-edit': {
+    title: 'retry of a blocked row after its successor was applied resends it as it is',
+    file: 'shared/plan/manual-actions.ts',
+    edits: [
+      { from: `  const { newer } = ctx;`, to: `  const newer: typeof ctx.newer = undefined;` },
+    ],
+  },
+};
+
+/** The simulation's entry points, of the real build or of a mutant. */
+export type SimModule = typeof import('./index.ts');
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Applies a mutant to a copy of the code and returns the copy's file with the edit made. */
+export function mutate(name: string): string {
+  const mutant = MUTANTS[name] ?? REVERTS[name];
+  if (!mutant) throw new Error(`no mutant ${name}`);
+  const dir = join(ROOT, '.tmp', 'mutants', name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const part of ['shared', 'tests/sim', 'tests/support'])
+    cpSync(join(ROOT, part), join(dir, part), { recursive: true });
+  const file = join(dir, mutant.file);
+  let text = readFileSync(file, 'utf8');
+  for (const { from, to } of mutant.edits) {
+    if (!text.includes(from))
+      throw new Error(`mutant ${name}: ${mutant.file} no longer has the code it edits`);
+    text = text.replace(from, to);
+  }
+  writeFileSync(file, text);
+  return dir;
+}
+
+/** Loads the simulation: the real one, or the one of a mutated copy. */
+export async function loadMutant(name: string | undefined): Promise<SimModule> {
+  if (name === undefined) return import('./index.ts');
+  const dir = mutate(name);
+  const entry = join(dir, 'tests', 'sim', 'index.ts');
+  if (!existsSync(entry)) throw new Error(`mutant ${name}: the copy has no simulation`);
+  return (await import(pathToFileURL(entry).href)) as SimModule;
+}

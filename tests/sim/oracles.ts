@@ -1,0 +1,957 @@
+import { deepEqual, type Json } from '../../shared/model/json.ts';
+import type {
+  ConflictLedgerEntry,
+  Receipt,
+  ReplacePlan,
+  Tombstone,
+} from '../../shared/model/store.ts';
+import type { Effect } from '../support/model-server.ts';
+
+/**
+ * The oracles of SPEC §20, one per guarantee. They watch every committed plan (a shadow of the
+ * store built from the plans themselves, so a check never reads the store), every request that
+ * leaves and every effect the model server applies, and record the first violation; the run
+ * stops at the step that caused it. `quiescence()` adds the checks that need a drained outbox.
+ */
+
+export const GUARANTEES = ['G1', 'G2', 'G3', 'G4', 'G5', 'G6', 'G7'] as const;
+export type Guarantee = (typeof GUARANTEES)[number];
+
+/** What an oracle saw. `check` names the rule; `detail` says which ids broke it. */
+export interface Violation {
+  guarantee: Guarantee;
+  check: string;
+  detail: string;
+}
+
+type Raw = Record<string, unknown>;
+
+function asRaw(value: unknown): Raw | undefined {
+  return typeof value === 'object' && value !== null ? (value as Raw) : undefined;
+}
+
+interface RawClaim {
+  holderId: string;
+  expiresAt: number;
+  fence: number;
+}
+
+function claimOf(raw: Raw | undefined): RawClaim | undefined {
+  const claim = asRaw(raw?.claim);
+  if (
+    claim === undefined ||
+    typeof claim.holderId !== 'string' ||
+    typeof claim.expiresAt !== 'number' ||
+    typeof claim.fence !== 'number'
+  )
+    return undefined;
+  return claim as unknown as RawClaim;
+}
+
+/** One intent the app (or the legacy writer, or `restore`) committed to the outbox. */
+export interface Edit {
+  id: string;
+  owner: string;
+  collection: string;
+  kind: string;
+  /** As enqueued: a server id or `pending:<create id>`. */
+  targetId: string;
+  payload: Record<string, Json> | undefined;
+  baseRevision: number | null | undefined;
+  /** Position in the order edits were made (a retry of a never-applied row moves it last). */
+  made: number;
+  by: 'app' | 'v0' | 'restore';
+}
+
+/** What the app says about an edit before it enqueues it. */
+export type EditDraft = Omit<Edit, 'made'>;
+
+/** A request on the wire, from the moment it leaves until its answer arrives or it is aborted. */
+export interface WireRequest {
+  no: number;
+  holder: string;
+  owner: string;
+  method: string;
+  path: string;
+  key: string | undefined;
+  rowId?: string;
+  fence?: number;
+  record?: string;
+  leftAt: number;
+  /** Virtual time after which it outlives its claim. */
+  deadline?: number;
+  done: boolean;
+  legacy: boolean;
+}
+
+/** Who committed a plan. */
+export interface Committer {
+  holder: string;
+  owner: string;
+  /** `core` for a v1 holder, `v0` for the legacy writer, `corrupt` for raw writes. */
+  kind: 'core' | 'v0' | 'corrupt';
+  /** The committer's clock. */
+  now: number;
+}
+
+const APP_FIELDS = ['title', 'body', 'tag'] as const;
+
+/** A row of a format version this bundle does not know (§17): a newer bundle's to send. */
+function isFuture(row: Raw | undefined): boolean {
+  return row !== undefined && row.v !== undefined && row.v !== 1;
+}
+
+function recordKey(owner: string, collection: string, targetId: string): string {
+  return `${owner}\u0000${collection}\u0000${targetId}`;
+}
+
+/** Whether a stored row is in flight by the rules of SPEC §4, as `holderNow` sees it. */
+function liveClaim(row: Raw, holderNow: number, leaseMs: number): boolean {
+  const claim = claimOf(row);
+  if (row.writer !== undefined && claim !== undefined && claim.expiresAt > holderNow) {
+    return row.state === 'sending';
+  }
+  return (
+    row.state === 'sending' && typeof row.sentAt === 'number' && holderNow - row.sentAt < leaseMs
+  );
+}
+
+export class Truth {
+  violation: Violation | undefined;
+  /** How often each guarantee's checks ran on something that could break them. */
+  readonly exercised: Record<Guarantee, number> = {
+    G1: 0,
+    G2: 0,
+    G3: 0,
+    G4: 0,
+    G5: 0,
+    G6: 0,
+    G7: 0,
+  };
+  /** Named situations reached (merges of attempted rows, takeovers, replays...). */
+  readonly reached = new Map<string, number>();
+
+  /** The rows store as the committed plans left it, by key (a number key stays a number). */
+  readonly rows = new Map<unknown, unknown>();
+  readonly gone = new Set<unknown>();
+  readonly receipts = new Map<string, Receipt>();
+  readonly tombstones = new Map<string, Tombstone>();
+  readonly ledger = new Map<string, ConflictLedgerEntry>();
+  /** Request id → row id. */
+  readonly keyRow = new Map<string, string>();
+  /** Row id → the edits it carries (its own and those merged, converted or superseded into it). */
+  readonly carried = new Map<string, Set<string>>();
+  readonly edits = new Map<string, Edit>();
+  readonly drafts = new Map<string, EditDraft>();
+  #made = 0;
+  /** Latest claim of each holder on each row. */
+  readonly claims = new Map<string, { fence: number; expiresAt: number }>();
+  /** Attempts of a holder on a row that are on the wire, by fence. */
+  readonly onWire = new Map<string, Set<number>>();
+  readonly wire: WireRequest[] = [];
+  /** Keys a holder got a 412 answer for. */
+  readonly conflictAnswers = new Set<string>();
+  /** Superseded key → its conflict successor. */
+  readonly superseded = new Map<string, string>();
+  /** How many conflict successors stand before a row (K1 → K2 → …). */
+  readonly chain = new Map<string, number>();
+  readonly conflicted = new Set<string>();
+  /** Keys with an effect, and the edits each applied. */
+  readonly applied = new Map<string, Effect>();
+  readonly appliedBy = new Map<string, string>();
+  readonly createdRecord = new Map<string, string>();
+  readonly lastPosition = new Map<string, number>();
+  readonly lastApplied = new Map<string, string>();
+  readonly cancelled = new Set<string>();
+  readonly cancelledIn = new Map<string, string>();
+  readonly discarded = new Set<string>();
+  /** Rows the legacy writer settled (it writes no receipt). */
+  readonly legacySettled = new Set<string>();
+  /** Corrupt values written straight into the store, by key. */
+  readonly corrupt = new Map<unknown, { owner: string; value: unknown }>();
+  /** What a row went through that explains a failure (merges, blind enqueues, overtaking claims). */
+  readonly notes = new Map<string, string[]>();
+  /**
+   * Records the legacy writer sent out of order (it knows no successors, only `savedAt`): their
+   * effect order is the old bundle's, not this one's, so the order checks leave them out.
+   */
+  readonly legacyReordered = new Set<string>();
+  /** Edits the app retried (a blocked row of theirs queued again). */
+  readonly retried = new Set<string>();
+  /** Row ids of merged-away rows and what they were when absorbed (for diagnosis). */
+  readonly absorbed = new Map<string, string>();
+
+  constructor(
+    readonly leaseMs: number,
+    private readonly restorePayload: (entry: ConflictLedgerEntry) => Json | undefined,
+  ) {}
+
+  fail(guarantee: Guarantee, check: string, detail: string): void {
+    this.violation ??= { guarantee, check, detail };
+  }
+
+  note(rowId: string, what: string): void {
+    const list = this.notes.get(rowId) ?? [];
+    if (!list.includes(what)) list.push(what);
+    this.notes.set(rowId, list);
+  }
+
+  /** The rows of one record in the shadow, but `except`. */
+  recordRows(owner: string, collection: unknown, targetId: unknown, except?: unknown): Raw[] {
+    const out: Raw[] = [];
+    for (const [id, value] of this.rows) {
+      const row = asRaw(value);
+      if (id === except || !row || row.owner !== owner) continue;
+      if (row.collection === collection && row.targetId === targetId) out.push(row);
+    }
+    return out;
+  }
+
+  /**
+   * Whether a live row may stay after the drain: blocked with a reason, or an intent (an edit of
+   * a create with no server id, §8) whose create is blocked — it waits on the app's retry or
+   * discard of that create, which takes it along.
+   */
+  mayRemain(row: Raw, seen = new Set<unknown>()): boolean {
+    if (isFuture(row)) return true;
+    if (row.state === 'blocked') return typeof row.blockedCode === 'string';
+    const intent =
+      row.request === undefined &&
+      typeof row.targetId === 'string' &&
+      row.targetId.startsWith('pending:');
+    // An edit of a create no receipt is known of, local or on the server (§8): it waits, and
+    // says why.
+    if (intent && asRaw(row.evidence)?.lastErrorCode === 'predecessor_receipt_unknown') return true;
+    // A record holding a newer bundle's row waits for that bundle (§17).
+    if (this.recordRows(String(row.owner), row.collection, row.targetId, row.id).some(isFuture))
+      return true;
+    if (typeof row.successorOf !== 'string' || seen.has(row.id)) return false;
+    seen.add(row.id);
+    // The predecessor, or what it became (merged or superseded into).
+    let id: string | undefined = row.successorOf;
+    for (let hop = 0; hop < 16 && id !== undefined && !this.rows.has(id); hop++)
+      id = this.tombstones.get(id)?.into;
+    const before = asRaw(id === undefined ? undefined : this.rows.get(id));
+    if (before === undefined) return false;
+    // An edit waits behind a newer bundle's row (§17), or as an intent on a blocked create.
+    if (isFuture(before)) return true;
+    return intent && this.mayRemain(before, seen);
+  }
+
+  reach(what: string): void {
+    this.reached.set(what, (this.reached.get(what) ?? 0) + 1);
+  }
+
+  exercise(guarantee: Guarantee): void {
+    this.exercised[guarantee]++;
+  }
+
+  carriedBy(rowId: string | undefined): Set<string> {
+    if (rowId === undefined) return new Set();
+    let set = this.carried.get(rowId);
+    if (!set) {
+      set = new Set();
+      this.carried.set(rowId, set);
+    }
+    return set;
+  }
+
+  /** The server record an edit is about, once known. */
+  recordOf(edit: Edit): string | undefined {
+    if (edit.kind === 'create') return this.createdRecord.get(edit.id);
+    if (!edit.targetId.startsWith('pending:')) return edit.targetId;
+    return this.createdRecord.get(edit.targetId.slice('pending:'.length));
+  }
+
+  /** The latest revision a receipt of this owner named for a server record (what the app knows). */
+  knownRevision(owner: string, serverId: string): number | undefined {
+    let best: number | undefined;
+    for (const receipt of this.receipts.values()) {
+      if (receipt.owner !== owner || receipt.serverId !== serverId) continue;
+      if (receipt.revision !== undefined && (best === undefined || receipt.revision > best))
+        best = receipt.revision;
+    }
+    return best;
+  }
+
+  // ---------------------------------------------------------------- store commits (G3, G6, G7)
+
+  /** Checks a plan about to be applied against the shadow, then applies it. */
+  commit(by: Committer, plan: ReplacePlan): void {
+    if (by.kind === 'core') this.checkCommit(by, plan);
+    this.track(by, plan);
+    this.apply(plan);
+  }
+
+  private checkCommit(by: Committer, plan: ReplacePlan): void {
+    this.exercise('G6');
+    if (plan.owner !== by.owner)
+      this.fail('G6', 'plan-owner', `${by.holder} for ${by.owner} wrote a plan of ${plan.owner}`);
+    const foreign = (id: unknown, what: string) => {
+      const stored = asRaw(this.rows.get(id));
+      if (stored !== undefined && typeof stored.owner === 'string' && stored.owner !== by.owner)
+        this.fail(
+          'G6',
+          'row-of-other-owner',
+          `${by.holder} for ${by.owner} ${what} ${String(id)} of ${stored.owner} (${plan.reason})`,
+        );
+    };
+    for (const { id } of plan.expected) foreign(id, 'observed');
+    for (const id of plan.delete ?? []) foreign(id, 'deleted');
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      if (row === undefined) continue;
+      foreign(row.id, 'overwrote');
+      if (row.owner !== by.owner)
+        this.fail(
+          'G6',
+          'row-of-other-owner',
+          `${by.holder} for ${by.owner} put a row of ${row.owner}`,
+        );
+    }
+    for (const item of [
+      ...(plan.receipts ?? []),
+      ...(plan.tombstones ?? []),
+      ...(plan.ledger ?? []),
+    ])
+      if (item.owner !== by.owner)
+        this.fail(
+          'G6',
+          'row-of-other-owner',
+          `${by.holder} for ${by.owner} wrote ${plan.reason} data of ${item.owner}`,
+        );
+
+    // G3: no deleted row comes back; fences only grow while a row lives.
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      if (row === undefined) continue;
+      this.exercise('G3');
+      if (this.gone.has(row.id) && !(plan.delete ?? []).includes(row.id as string))
+        this.fail(
+          'G3',
+          'resurrected',
+          `row ${String(row.id)} came back after it was deleted (${plan.reason})`,
+        );
+      const before = asRaw(this.rows.get(row.id));
+      const fenceBefore = claimOf(before)?.fence;
+      const fenceAfter = claimOf(row)?.fence;
+      if (fenceBefore !== undefined && plan.reason !== 'quarantine') {
+        if (fenceAfter === undefined)
+          this.fail(
+            'G3',
+            'fence-removed',
+            `${plan.reason} of ${String(row.id)} removed its claim (fence ${fenceBefore})`,
+          );
+        else if (fenceAfter < fenceBefore)
+          this.fail(
+            'G3',
+            'fence-shrank',
+            `${plan.reason} of ${String(row.id)}: fence ${fenceBefore} → ${fenceAfter}`,
+          );
+      }
+      if (isFuture(before) && !deepEqual(before, row))
+        this.fail(
+          'G7',
+          'future-row-rewritten',
+          `${plan.reason} rewrote ${String(row.id)}, a row of format v${String(before!.v)} this bundle must leave alone`,
+        );
+      // G7: a quarantined corrupt row is never rewritten, except by the app (retry/discard).
+      if (before?.blockedCode === 'row_corrupt' && !deepEqual(before, row))
+        this.fail(
+          'G7',
+          'quarantine-rewritten',
+          `${plan.reason} rewrote the quarantined row ${String(row.id)}`,
+        );
+    }
+    for (const id of plan.delete ?? []) {
+      const before = asRaw(this.rows.get(id));
+      if (isFuture(before))
+        this.fail(
+          'G7',
+          'future-row-rewritten',
+          `${plan.reason} deleted ${id}, a row of format v${String(before!.v)} this bundle must leave alone`,
+        );
+      if (before?.blockedCode === 'row_corrupt' && plan.reason !== 'discard')
+        this.fail(
+          'G7',
+          'quarantine-absorbed',
+          `${plan.reason} deleted the quarantined row ${id} (its raw value is gone)`,
+        );
+    }
+
+    if (plan.reason === 'claim') {
+      for (const value of plan.put ?? []) {
+        const row = asRaw(value)!;
+        const before = asRaw(this.rows.get(row.id));
+        this.exercise('G3');
+        // Judged by the clock the claim was planned with (its sentAt): a clock may step between.
+        const plannedAt = typeof row.sentAt === 'number' ? row.sentAt : by.now;
+        if (before !== undefined && liveClaim(before, plannedAt, this.leaseMs))
+          this.fail(
+            'G3',
+            'live-claim-taken',
+            `${by.holder} claimed ${String(row.id)} while ${claimOf(before)?.holderId ?? 'a legacy tab'} held it`,
+          );
+        const claim = claimOf(row);
+        if (claim)
+          this.claims.set(`${by.holder}\u0000${String(row.id)}`, {
+            fence: claim.fence,
+            expiresAt: claim.expiresAt,
+          });
+        const position = (r: Raw) => [Number(r.savedAt), String(r.id)] as const;
+        const [at, id] = position(row);
+        for (const other of this.recordRows(by.owner, row.collection, row.targetId, row.id)) {
+          const [oAt, oId] = position(other);
+          if (other.state === 'blocked' || !(oAt < at || (oAt === at && oId < id))) continue;
+          this.note(
+            String(row.id),
+            `claimed by ${by.holder} while the earlier ${oId} (${String(other.state)}${other.successorOf ? '' : ', unlinked'}) of its record waited`,
+          );
+        }
+        if (before && claimOf(before) && claimOf(before)!.holderId !== by.holder)
+          this.reach('takeover');
+      }
+    }
+    if (plan.reason === 'settle' || plan.reason === 'conflict') {
+      const sent = plan.expected[0];
+      const before = asRaw(sent && this.rows.get(sent.id));
+      if (sent !== undefined && before !== undefined) {
+        this.exercise('G3');
+        const claim = claimOf(before);
+        const mine = this.claims.get(`${by.holder}\u0000${sent.id}`);
+        const onWire = this.onWire.get(`${by.holder}\u0000${sent.id}`);
+        if (
+          claim === undefined ||
+          claim.holderId !== by.holder ||
+          mine === undefined ||
+          claim.fence !== mine.fence ||
+          onWire?.has(claim.fence)
+        )
+          this.fail(
+            'G3',
+            'late-answer-applied',
+            `${by.holder} settled ${sent.id} (${plan.reason}) without holding its claim (row claim ${claim ? `${claim.holderId}/${claim.fence}` : 'none'})`,
+          );
+      }
+    }
+  }
+
+  /** Lineage of edits through tombstones, new edits, retries; G5 bookkeeping. */
+  private track(by: Committer, plan: ReplacePlan): void {
+    if (plan.reason === 'enqueue' || plan.reason === 'v0-enqueue') {
+      const seen = new Set(plan.expected.map((e) => e.id));
+      for (const value of plan.put ?? []) {
+        const row = asRaw(value);
+        if (!row) continue;
+        const unseen = this.recordRows(by.owner, row.collection, row.targetId, row.id).filter(
+          (other) => !seen.has(String(other.id)) && !(plan.delete ?? []).includes(String(other.id)),
+        );
+        for (const other of unseen)
+          this.note(String(row.id), `enqueued without seeing ${String(other.id)} of its record`);
+        // The legacy writer queues by `savedAt` alone: a row it saves before an earlier edit's
+        // row (its clock behind a holder's) is its own disorder, not this bundle's.
+        const at = [Number(row.savedAt), String(row.id)] as const;
+        if (
+          plan.reason === 'v0-enqueue' &&
+          unseen.some(
+            (o) =>
+              Number(o.savedAt) > at[0] || (Number(o.savedAt) === at[0] && String(o.id) > at[1]),
+          )
+        )
+          this.legacyReordered.add(`${by.owner}\u0000${String(row.targetId)}`);
+      }
+    }
+    if (plan.reason === 'enqueue') {
+      for (const value of plan.put ?? []) {
+        const before = asRaw(this.rows.get(asRaw(value)?.successorOf));
+        const claim = claimOf(before);
+        if (before && before.state !== 'sending' && claim && claim.expiresAt > by.now)
+          this.reach('successor-of-expired-claim');
+      }
+    }
+    if (plan.reason === 'settle') {
+      for (const id of plan.delete ?? []) {
+        const create = asRaw(this.rows.get(id));
+        if (create?.kind !== 'create') continue;
+        const seen = new Set([...plan.expected.map((e) => e.id), ...(plan.delete ?? [])]);
+        const orphans = this.recordRows(by.owner, create.collection, `pending:${id}`).filter(
+          (r) => !seen.has(String(r.id)),
+        );
+        if (orphans.length > 0) this.reach('ack-left-an-intent-behind');
+      }
+    }
+    const newId =
+      plan.reason === 'enqueue'
+        ? plan.absent?.receipts?.[0]
+        : plan.reason === 'v0-enqueue'
+          ? (asRaw(plan.put?.[0])?.id as string | undefined)
+          : undefined;
+    if (newId !== undefined) this.register(newId, plan);
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      const request = asRaw(row?.request);
+      if (row && typeof row.id === 'string' && request && typeof request.requestId === 'string')
+        this.keyRow.set(request.requestId, row.id);
+    }
+    for (const tomb of plan.tombstones ?? []) {
+      if (tomb.into !== undefined) {
+        const into = this.carriedBy(tomb.into);
+        for (const edit of this.carriedBy(tomb.id)) into.add(edit);
+        // What explains a row explains what it became.
+        for (const line of this.notes.get(tomb.id) ?? []) this.note(tomb.into, line);
+      }
+      if (tomb.reason === 'coalesced') {
+        const before = asRaw(this.rows.get(tomb.id));
+        if (before) {
+          const attempted =
+            before.sentAt !== undefined ||
+            claimOf(before) !== undefined ||
+            asRaw(before.evidence)?.attemptCount;
+          const code = (before.blockedCode ??
+            asRaw(before.evidence)?.lastErrorCode ??
+            '') as string;
+          const others = plan.expected
+            .filter((e) => e.id !== tomb.id && e.row !== null)
+            .some((e) => {
+              const r = asRaw(e.row);
+              return r !== undefined && liveClaim(r, by.now, this.leaseMs);
+            });
+          const what = `${String(before.kind)} ${String(before.state)}${code ? `/${code}` : ''}${attempted ? ' attempted' : ''}${others ? ' beside a row in flight' : ''}`;
+          this.absorbed.set(tomb.id, what);
+          if (tomb.into !== undefined) this.note(tomb.into, `merged ${tomb.id}: ${what}`);
+          if (attempted) this.reach('merge-of-attempted-row');
+        }
+      }
+      if (tomb.reason === 'superseded' && tomb.into !== undefined) {
+        this.exercise('G5');
+        if (this.superseded.has(tomb.id))
+          this.fail(
+            'G5',
+            'superseded-twice',
+            `${tomb.id} got a second conflict successor ${tomb.into}`,
+          );
+        // A retry after a newer edit was applied resends through the conflict rule on what the
+        // receipts say, without asking the server first (§13).
+        if (!this.conflictAnswers.has(tomb.id) && plan.reason !== 'retry')
+          this.fail(
+            'G5',
+            'successor-without-conflict',
+            `${tomb.id} was superseded by ${tomb.into} without a 412 answer`,
+          );
+        this.superseded.set(tomb.id, tomb.into);
+        const chain = (this.chain.get(tomb.id) ?? 0) + 1;
+        this.chain.set(tomb.into, chain);
+        if (chain > 8) this.reach('conflict-chain-over-8');
+        for (const edit of this.carriedBy(tomb.id)) this.conflicted.add(edit);
+        this.reach('conflict-successor');
+      }
+      if (tomb.reason === 'cancelled') {
+        const before = asRaw(this.rows.get(tomb.id));
+        if (before) {
+          const code = (before.blockedCode ??
+            asRaw(before.evidence)?.lastErrorCode ??
+            '') as string;
+          const attempted = before.sentAt !== undefined || claimOf(before) !== undefined;
+          this.note(
+            tomb.id,
+            `cancelled as ${String(before.kind)} ${String(before.state)}${code ? `/${code}` : ''}${attempted ? ' attempted' : ''}`,
+          );
+        }
+        for (const edit of this.carriedBy(tomb.id)) {
+          this.cancelled.add(edit);
+          this.cancelledIn.set(edit, tomb.id);
+        }
+      }
+      if (tomb.reason === 'discarded')
+        for (const edit of this.carriedBy(tomb.id)) this.discarded.add(edit);
+    }
+    if (plan.reason === 'retry') {
+      // A retried row goes when the app says: what it carries may land after newer edits of its
+      // record, through the revision check (G4, checked where it lands).
+      for (const value of plan.put ?? [])
+        for (const id of this.carriedBy(asRaw(value)?.id as string)) this.retried.add(id);
+    }
+    if (plan.reason === 'quarantine') this.reach('quarantine');
+    if (by.kind === 'v0' && plan.reason === 'v0-settle')
+      for (const id of plan.delete ?? []) this.legacySettled.add(String(id));
+    if (by.kind === 'corrupt')
+      for (const value of plan.put ?? [])
+        this.corrupt.set(asRaw(value)?.id, { owner: by.owner, value: structuredClone(value) });
+  }
+
+  private register(id: string, plan: ReplacePlan): void {
+    let draft = this.drafts.get(id);
+    const restored = plan.ledger?.find((entry) => entry.restoredBy?.rowId === id);
+    if (restored) {
+      const payload = this.restorePayload(restored);
+      draft = {
+        id,
+        owner: plan.owner,
+        collection: restored.collection,
+        kind: 'update',
+        targetId: restored.targetId,
+        payload: asRaw(payload) as Record<string, Json> | undefined,
+        baseRevision: restored.finalRevision,
+        by: 'restore',
+      };
+    }
+    if (draft === undefined || this.edits.has(id)) return;
+    this.edits.set(id, { ...draft, made: ++this.#made });
+    if ((plan.put ?? []).some((value) => asRaw(value)?.id === id)) this.carriedBy(id).add(id);
+    if ((plan.tombstones ?? []).some((t) => t.id === id && t.reason === 'cancelled'))
+      this.cancelled.add(id);
+  }
+
+  private apply(plan: ReplacePlan): void {
+    for (const id of plan.delete ?? []) {
+      this.rows.delete(id);
+      this.gone.add(id);
+    }
+    for (const value of plan.put ?? []) {
+      const id = asRaw(value)?.id;
+      this.rows.set(id, structuredClone(value));
+      this.gone.delete(id);
+    }
+    for (const receipt of plan.receipts ?? []) this.receipts.set(receipt.requestId, receipt);
+    for (const tomb of plan.tombstones ?? []) this.tombstones.set(tomb.id, tomb);
+    for (const entry of plan.ledger ?? []) this.ledger.set(entry.successorId, entry);
+  }
+
+  // ---------------------------------------------------------------- the wire (G3, G4, G5)
+
+  /** A request leaves a holder: it must hold a live claim on its row (G3), be durable (G5), alone for its record (G4). */
+  leave(req: WireRequest, holderNow: number, now: number): void {
+    this.wire.push(req);
+    if (req.key === undefined) return;
+    const rowId = this.keyRow.get(req.key);
+    req.rowId = rowId;
+    const row = asRaw(rowId === undefined ? undefined : this.rows.get(rowId));
+    if (row) req.record = recordKey(req.owner, String(row.collection), String(row.targetId));
+    if (!req.legacy) {
+      this.exercise('G3');
+      this.exercise('G5');
+      const claim = claimOf(row);
+      const mine = rowId === undefined ? undefined : this.claims.get(`${req.holder}\u0000${rowId}`);
+      if (row === undefined) {
+        this.fail(
+          'G5',
+          'sent-before-durable',
+          `${req.holder} sent ${req.key}, which is not in the outbox`,
+        );
+        return;
+      }
+      if (
+        claim === undefined ||
+        mine === undefined ||
+        claim.holderId !== req.holder ||
+        claim.fence !== mine.fence
+      ) {
+        this.fail(
+          'G3',
+          'sent-without-claim',
+          `${req.holder} sent ${req.key} without holding its claim (row claim ${claim ? `${claim.holderId}/${claim.fence}` : 'none'})`,
+        );
+        return;
+      }
+      if (holderNow >= claim.expiresAt) {
+        this.fail(
+          'G3',
+          'sent-after-lease',
+          `${req.holder} sent ${req.key} ${holderNow - claim.expiresAt} ms after its claim expired`,
+        );
+        return;
+      }
+      req.fence = claim.fence;
+      req.deadline = now + (claim.expiresAt - holderNow);
+      const key = `${req.holder}\u0000${rowId}`;
+      const set = this.onWire.get(key) ?? new Set();
+      set.add(claim.fence);
+      this.onWire.set(key, set);
+      const edits = this.carriedBy(rowId);
+      if ([...edits].some((e) => this.conflicted.has(e)) && row.conflict === undefined)
+        this.fail(
+          'G5',
+          'overwrite-without-evidence',
+          `${req.key} resends a conflicted edit without its conflict evidence${this.why(rowId)}`,
+        );
+    }
+    if (req.legacy && row) {
+      const mine = [...this.carriedBy(rowId)].map((e) => this.edits.get(e)?.made ?? -1);
+      const newest = Math.max(-1, ...mine);
+      for (const other of this.recordRows(req.owner, row.collection, row.targetId, rowId)) {
+        const earlier = [...this.carriedBy(String(other.id))].some(
+          (e) => (this.edits.get(e)?.made ?? Infinity) < newest && !this.appliedBy.has(e),
+        );
+        if (earlier) {
+          this.legacyReordered.add(`${req.owner}\u0000${String(row.targetId)}`);
+          this.reach('legacy-sent-out-of-order');
+        }
+      }
+    }
+    // G4: never two requests of one record on the wire at once (unless the other one already applied).
+    const reordered =
+      row !== undefined && this.legacyReordered.has(`${req.owner}\u0000${String(row.targetId)}`);
+    if (reordered) return;
+    this.exercise('G4');
+    // A copy of a key the server already applied changes nothing, whenever it lands.
+    if (req.key !== undefined && this.applied.has(req.key)) return;
+    for (const other of this.wire) {
+      if (other === req || other.done || other.record !== req.record || other.key === req.key)
+        continue;
+      if (other.key !== undefined && this.applied.has(other.key)) continue;
+      this.fail(
+        'G4',
+        'two-on-the-wire',
+        `${req.holder} sent ${req.key} while ${other.holder}'s ${other.key} of the same record was on the wire${this.why(rowId)}${this.why(other.rowId)}`,
+      );
+    }
+  }
+
+  /** The request's answer arrived, or it was aborted. */
+  arrived(req: WireRequest): void {
+    req.done = true;
+    if (req.rowId !== undefined && req.fence !== undefined)
+      this.onWire.get(`${req.holder}\u0000${req.rowId}`)?.delete(req.fence);
+  }
+
+  /** After every step: no request of a holder is on the wire past its claim (by its own clock). */
+  afterStep(now: number): void {
+    for (const req of this.wire) {
+      if (req.done || req.deadline === undefined) continue;
+      if (now > req.deadline)
+        this.fail(
+          'G3',
+          'on-wire-after-lease',
+          `${req.holder}'s ${req.key} was still on the wire ${now - req.deadline} ms after its claim expired`,
+        );
+    }
+    if (this.wire.length > 64) {
+      const live = this.wire.filter((r) => !r.done);
+      this.wire.length = 0;
+      this.wire.push(...live);
+    }
+  }
+
+  /** The server applied a write (G2, G4). */
+  effect(effect: Effect): void {
+    this.exercise('G2');
+    if (this.applied.has(effect.key))
+      this.fail('G2', 'key-applied-twice', `${effect.key} has two effects`);
+    this.applied.set(effect.key, effect);
+    const rowId = this.keyRow.get(effect.key);
+    const edits = this.carriedBy(rowId);
+    for (const id of edits) {
+      const first = this.appliedBy.get(id);
+      if (first !== undefined && first !== effect.key)
+        this.fail(
+          'G2',
+          'intent-applied-twice',
+          `edit ${id} was applied under ${first} and again under ${effect.key}${this.why(rowId)}`,
+        );
+      this.appliedBy.set(id, effect.key);
+      const edit = this.edits.get(id);
+      if (edit?.kind === 'create' && effect.method === 'POST')
+        this.createdRecord.set(id, effect.id);
+    }
+    // G4: a record's effects follow the order its edits were made.
+    const record = `${effect.owner}\u0000${effect.id}`;
+    if (this.legacyReordered.has(record)) return;
+    this.exercise('G4');
+    let position = -1;
+    for (const id of edits) position = Math.max(position, this.edits.get(id)?.made ?? -1);
+    if (position < 0) return;
+    const last = this.lastPosition.get(record) ?? -1;
+    const lastRow = this.lastApplied.get(record);
+    const carried = [...edits].flatMap((id) => this.edits.get(id) ?? []);
+    if (position < last && carried.length > 0 && carried.every((e) => this.retried.has(e.id))) {
+      // The app retried an edit a newer one overtook: it lands over it, but only through the
+      // revision check and the conflict rule, with evidence — never silently (G4).
+      const row = asRaw(rowId === undefined ? undefined : this.rows.get(rowId));
+      const unchecked = carried.every((e) => e.baseRevision == null);
+      if (row?.conflict === undefined && !unchecked)
+        this.fail(
+          'G4',
+          'retry-silently-overwrote',
+          `${effect.key} wrote the retried ${[...edits].join(',')} over a newer edit of ${effect.id} without a revision conflict`,
+        );
+      this.reach('retry-after-newer-edit');
+      // They now sit just after the newest edit applied before them, and still before every
+      // edit that was queued behind them.
+      let step = 0;
+      for (const edit of carried.sort((x, y) => x.made - y.made)) edit.made = last + ++step / 1000;
+      position = last + step / 1000;
+    }
+    if (position < last)
+      this.fail(
+        'G4',
+        'effects-out-of-order',
+        `${effect.key} (${[...edits].join(',')}) landed on ${effect.id} after ${lastRow ?? 'a later edit'}${this.why(rowId)}${this.why(lastRow)}`,
+      );
+    if (position >= last) {
+      this.lastPosition.set(record, position);
+      if (rowId !== undefined) this.lastApplied.set(record, rowId);
+    }
+  }
+
+  /** What was merged into a row, for a failure's detail. */
+  why(rowId: string | undefined): string {
+    if (rowId === undefined) return '';
+    const parts = this.notes.get(rowId) ?? [];
+    return parts.length ? ` [${rowId}: ${parts.join('; ')}]` : '';
+  }
+
+  // ---------------------------------------------------------------- quiescence (G1, G2, G4, G5, G7)
+
+  /**
+   * The checks of a drained outbox. `serverRecord` gives a record's final state; `remaining`
+   * says whether a live row may stay (blocked with a reason).
+   */
+  quiescence(server: {
+    record(id: string): { data: Record<string, Json>; deleted: boolean; owner: string } | undefined;
+  }): void {
+    const live = new Map<string, Raw>();
+    for (const [id, value] of this.rows) {
+      const row = asRaw(value);
+      if (row && typeof id === 'string') live.set(id, row);
+    }
+    // Which live rows carry each edit.
+    const carriers = new Map<string, string[]>();
+    for (const id of live.keys())
+      for (const edit of this.carriedBy(id))
+        carriers.set(edit, [...(carriers.get(edit) ?? []), id]);
+
+    // G1: every edit ends applied, coalesced into something that ended, quarantined, cancelled or discarded.
+    for (const edit of this.edits.values()) {
+      this.exercise('G1');
+      const rows = carriers.get(edit.id) ?? [];
+      for (const id of rows) {
+        const row = live.get(id)!;
+        if (!this.mayRemain(row))
+          this.fail(
+            'G1',
+            'left-undrained',
+            `edit ${edit.id} still waits in ${id} (${String(row.state)}) after the drain`,
+          );
+      }
+      const key = this.appliedBy.get(edit.id);
+      if (key !== undefined) {
+        const rowId = this.keyRow.get(key);
+        const discarded = this.discarded.has(edit.id);
+        if (this.cancelled.has(edit.id))
+          this.fail(
+            'G2',
+            'cancelled-but-applied',
+            `edit ${edit.id} was cancelled although ${key} applied it${this.why(this.cancelledIn.get(edit.id))}`,
+          );
+        if (
+          rows.length === 0 &&
+          !discarded &&
+          !this.receipts.has(key) &&
+          !(rowId && this.legacySettled.has(rowId))
+        )
+          this.fail(
+            'G1',
+            'applied-without-receipt',
+            `edit ${edit.id} was applied under ${key} but no receipt was kept`,
+          );
+        continue;
+      }
+      if (rows.length > 0 || this.cancelled.has(edit.id) || this.discarded.has(edit.id)) continue;
+      this.fail(
+        'G1',
+        'intent-lost',
+        `edit ${edit.id} (${edit.kind} ${edit.targetId}) vanished: no row, effect, cancel or discard`,
+      );
+    }
+
+    // G5: every applied resend of a conflicted edit left exactly one ledger entry.
+    for (const [key] of this.applied) {
+      const rowId = this.keyRow.get(key);
+      const edits = this.carriedBy(rowId);
+      if (![...edits].some((e) => this.conflicted.has(e)) || this.superseded.has(key)) continue;
+      // The legacy writer settles without a ledger: it knows nothing of conflicts (§17). A row
+      // the app discarded (after its handler failed on the answer) takes its evidence with it.
+      if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
+      if (rowId !== undefined && this.tombstones.get(rowId)?.reason === 'discarded') continue;
+      this.exercise('G5');
+      if (!this.ledger.has(rowId!))
+        this.fail(
+          'G5',
+          'overwrite-without-ledger',
+          `${key} overwrote a conflicting version but the ledger has no entry for it${this.why(rowId)}`,
+        );
+    }
+
+    // G4: each record's final value is the fold of its applied edits in the order they were made.
+    const byRecord = new Map<string, Edit[]>();
+    for (const edit of this.edits.values()) {
+      if (!this.appliedBy.has(edit.id)) continue;
+      const record = this.recordOf(edit);
+      if (record === undefined) continue;
+      const list = byRecord.get(`${edit.owner}\u0000${record}`) ?? [];
+      list.push(edit);
+      byRecord.set(`${edit.owner}\u0000${record}`, list);
+    }
+    for (const [key, edits] of byRecord) {
+      const id = key.split('\u0000')[1]!;
+      const notes = [...new Set(edits.map((e) => this.keyRow.get(this.appliedBy.get(e.id)!)))]
+        .map((r) => this.why(r))
+        .join('');
+      const found = server.record(id);
+      if (found === undefined || found.owner !== edits[0]!.owner) continue;
+      if (this.legacyReordered.has(key)) continue;
+      this.exercise('G4');
+      edits.sort((a, b) => a.made - b.made);
+      const expected: Record<string, Json> = {};
+      let deleted = false;
+      for (const edit of edits) {
+        if (edit.kind === 'delete') deleted = true;
+        for (const field of APP_FIELDS)
+          if (edit.payload && field in edit.payload) expected[field] = edit.payload[field]!;
+      }
+      if (deleted !== found.deleted) {
+        this.fail(
+          'G4',
+          'final-value',
+          `${id} is ${found.deleted ? 'deleted' : 'alive'} on the server, the last applied edit says ${deleted ? 'deleted' : 'alive'}${notes}`,
+        );
+        continue;
+      }
+      if (deleted) continue;
+      for (const field of APP_FIELDS) {
+        if (!(field in expected)) continue;
+        if (!deepEqual(found.data[field], expected[field]))
+          this.fail(
+            'G4',
+            'final-value',
+            `${id}.${field} is ${JSON.stringify(found.data[field])} on the server, the last applied edit set ${JSON.stringify(expected[field])}${notes}`,
+          );
+      }
+    }
+
+    // G7: every corrupt value stays quarantined with its raw value, unless the app discarded it.
+    for (const [id, { value }] of this.corrupt) {
+      this.exercise('G7');
+      if (this.tombstones.get(String(id))?.reason === 'discarded') continue;
+      if (isFuture(asRaw(value))) {
+        if (!deepEqual(this.rows.get(id), value))
+          this.fail(
+            'G7',
+            'future-row-rewritten',
+            `${String(id)}, a row of a newer format, was not left as it was written`,
+          );
+        continue;
+      }
+      const kept = [...this.rows.values()].some((row) => {
+        const r = asRaw(row);
+        return r?.state === 'blocked' && r.blockedCode === 'row_corrupt' && deepEqual(r.raw, value);
+      });
+      if (!kept)
+        this.fail(
+          'G7',
+          'corrupt-not-quarantined',
+          `the corrupt value under ${typeof id === 'number' ? `number key ${id}` : id} is not quarantined with its raw value`,
+        );
+    }
+  }
+}

@@ -1,0 +1,385 @@
+import { Prng } from './prng.ts';
+
+/**
+ * The swarm of SPEC §20: each seed switches on a random subset of faults and actors, so rare
+ * combinations are reached, and writes the app's script from the same seed.
+ */
+
+/** Faults a seed may switch on. Each is decided again at every point it could strike. */
+export const FAULTS = [
+  /** The request never reaches the server. */
+  'lost-before',
+  /** The server commits, the answer is lost. */
+  'lost-after',
+  /** Requests and answers travel slowly, some past the lease. */
+  'delay',
+  /** 500/502/503/504, 503 with Retry-After. */
+  'http-5xx',
+  /** 429 with Retry-After. */
+  'http-429',
+  /** The server answers 401 for a while. */
+  'window-401',
+  /** Another device edits records: 412 with the current value. */
+  'other-device',
+  /** The app makes edits the server rejects with 422. */
+  'rejections',
+  /** The server commits slowly: a second copy of the key meets 409 request-in-progress. */
+  'in-progress',
+  /** A store transaction fails. */
+  'storage-fail',
+  /** A store transaction commits, but its caller sees an error. */
+  'storage-lost-ack',
+  /** Quota errors on writes. */
+  'quota',
+  /** The app's handler throws (readReceipt, readConflict, prepareSuccessor, classify). */
+  'handler-throws',
+  /** The auth hook takes long. */
+  'auth-slow',
+  /** The auth hook fails. */
+  'auth-fail',
+  /** The app has no credentials for a while (rows held). */
+  'auth-none',
+  /** Holders' clocks differ. */
+  'clock-skew',
+  /** A holder's clock jumps. */
+  'clock-step',
+  /** Time jumps past leases. */
+  'lease-expiry',
+  /** Holders are killed at any await and restarted. */
+  'kill',
+] as const;
+export type Fault = (typeof FAULTS)[number];
+
+/** Actors a seed may switch on (holders and owners are counts). */
+export const ACTORS = [
+  'creates',
+  'updates',
+  'deletes',
+  'pending-edits',
+  'retry',
+  'discard',
+  'resume-held',
+  'restore',
+  'legacy-v0',
+  'corruptor',
+  'cross-owner',
+] as const;
+export type Actor = (typeof ACTORS)[number];
+
+export type StoreKind = 'memory' | 'idb';
+
+/** Everything a run is made of: the seed decides it, a replay may narrow it. */
+export interface SimConfig {
+  seed: number;
+  store: StoreKind;
+  holders: number;
+  owners: number;
+  faults: Fault[];
+  actors: Actor[];
+  ops: number;
+  leaseMs: number;
+  batchSize: number;
+  concurrency: number;
+  conflict: 'rebase' | 'block';
+  /** How often another device edits a record just before a request of this one arrives. */
+  hot: number;
+  /** Conflict successors of one record in one flush before `conflict_storm` (§10). */
+  maxConflictSuccessors: number;
+  /** The server takes batches (SPEC §15.1): holders send many rows per request. */
+  batches: boolean;
+}
+
+/** What a replay narrows: faults and actors switched off, fewer holders or owners, ops kept. */
+export interface Narrowing {
+  without?: string[];
+  holders?: number;
+  owners?: number;
+  keep?: number[];
+}
+
+/** The configuration a seed switches on. */
+export function swarmConfig(seed: number, store: StoreKind): SimConfig {
+  const rng = new Prng(seed, 1);
+  const faults = FAULTS.filter(() => rng.chance(0.4));
+  const actors = ACTORS.filter((actor) =>
+    rng.chance(actor === 'creates' || actor === 'updates' ? 0.9 : 0.5),
+  );
+  return {
+    seed,
+    store,
+    holders: rng.int(1, 3),
+    owners: rng.chance(0.4) ? 2 : 1,
+    faults,
+    actors,
+    ops: rng.int(12, 40),
+    leaseMs: 10_000,
+    batchSize: rng.pick([2, 3, 50]),
+    concurrency: rng.pick([1, 2, 4]),
+    conflict: rng.chance(0.15) ? 'block' : 'rebase',
+    hot: rng.pick([0.1, 0.3, 0.75, 0.95]),
+    maxConflictSuccessors: rng.pick([3, 3, 12]),
+    batches: rng.chance(0.4),
+  };
+}
+
+/** A configuration with a narrowing applied. */
+export function narrowed(config: SimConfig, narrowing: Narrowing): SimConfig {
+  const without = new Set(narrowing.without ?? []);
+  return {
+    ...config,
+    holders: Math.min(config.holders, narrowing.holders ?? config.holders),
+    owners: Math.min(config.owners, narrowing.owners ?? config.owners),
+    faults: config.faults.filter((f) => !without.has(f)),
+    actors: config.actors.filter((a) => !without.has(a)),
+  };
+}
+
+/** One thing the app, a device or the operator does, in script order. */
+export type Op =
+  | { op: 'create'; owner: number; holder: number; fields: Fields }
+  | {
+      op: 'update';
+      owner: number;
+      holder: number;
+      slot: number;
+      fields: Fields;
+      base: Base;
+      pending: boolean;
+    }
+  | { op: 'delete'; owner: number; holder: number; slot: number; base: Base; pending: boolean }
+  | { op: 'flush'; owner: number; holder: number; force: boolean }
+  | { op: 'retry'; owner: number; holder: number; pick: number }
+  | { op: 'discard'; owner: number; holder: number; pick: number }
+  | { op: 'resume-held'; owner: number; holder: number }
+  | { op: 'restore'; owner: number; holder: number; pick: number }
+  | { op: 'read'; owner: number; holder: number }
+  | { op: 'kill'; holder: number }
+  | { op: 'restart'; holder: number }
+  | { op: 'corrupt'; owner: number; slot: number; numeric: boolean; flaw: number }
+  | { op: 'other-device'; owner: number; slot: number }
+  | { op: 'v0-enqueue'; owner: number; slot: number; fields: Fields; create: boolean }
+  | { op: 'v0-flush'; owner: number }
+  | { op: 'tick'; ms: number }
+  | { op: 'clock-step'; holder: number; ms: number }
+  | { op: 'window-401'; on: boolean }
+  | { op: 'auth-none'; owner: number; on: boolean }
+  | { op: 'cross-edit'; owner: number; holder: number; slot: number; fields: Fields };
+
+export type Fields = Record<string, string>;
+/** Which revision an edit is made from: none (no If-Match), the last known, or an older one. */
+export type Base = 'none' | 'known' | 'stale';
+
+/** Which actor or fault an op belongs to (so narrowing away one drops its ops). */
+export function opOwner(op: Op): string | undefined {
+  switch (op.op) {
+    case 'create':
+      return 'creates';
+    case 'update':
+      return op.pending ? 'pending-edits' : 'updates';
+    case 'delete':
+      return op.pending ? 'pending-edits' : 'deletes';
+    case 'retry':
+    case 'discard':
+    case 'restore':
+      return op.op;
+    case 'resume-held':
+      return 'resume-held';
+    case 'corrupt':
+      return 'corruptor';
+    case 'v0-enqueue':
+    case 'v0-flush':
+      return 'legacy-v0';
+    case 'cross-edit':
+      return 'cross-owner';
+    case 'kill':
+    case 'restart':
+      return 'kill';
+    case 'other-device':
+      return 'other-device';
+    case 'clock-step':
+      return 'clock-step';
+    case 'window-401':
+      return 'window-401';
+    case 'auth-none':
+      return 'auth-none';
+    case 'tick':
+      return op.ms >= 10_000 ? 'lease-expiry' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The holder slot an op runs on, if any. */
+function holderOf(op: Op): number | undefined {
+  return 'holder' in op ? op.holder : undefined;
+}
+
+function fields(rng: Prng, n: number, rejections: boolean): Fields {
+  const out: Fields = {};
+  for (const field of ['title', 'body', 'tag']) if (rng.chance(0.5)) out[field] = `v${n}`;
+  if (Object.keys(out).length === 0) out.title = `v${n}`;
+  // An empty title is what the server rejects (422), as the demo's server does.
+  if (rejections && rng.chance(0.25)) out.title = '';
+  return out;
+}
+
+/** The app's script for a configuration: the same seed writes the same script. */
+export function generateScript(config: SimConfig): Op[] {
+  const rng = new Prng(config.seed, 2);
+  const on = new Set<string>([...config.faults, ...config.actors]);
+  const ops: Op[] = [];
+  const owner = () => rng.int(0, config.owners - 1);
+  const holder = () => rng.int(0, config.holders - 1);
+  const base = (): Base => rng.pick(['none', 'known', 'known', 'stale'] as const);
+  const rejections = on.has('rejections');
+  const menu: Array<[number, () => Op | undefined]> = [
+    [
+      on.has('creates') ? 4 : 0,
+      () => ({
+        op: 'create',
+        owner: owner(),
+        holder: holder(),
+        fields: fields(rng, ops.length, rejections),
+      }),
+    ],
+    [
+      on.has('updates') ? 6 : 0,
+      () => ({
+        op: 'update',
+        owner: owner(),
+        holder: holder(),
+        slot: rng.int(0, 9),
+        fields: fields(rng, ops.length, rejections),
+        base: base(),
+        pending: false,
+      }),
+    ],
+    [
+      on.has('pending-edits') ? 4 : 0,
+      () => ({
+        op: 'update',
+        owner: owner(),
+        holder: holder(),
+        slot: rng.int(0, 9),
+        fields: fields(rng, ops.length, rejections),
+        base: 'none',
+        pending: true,
+      }),
+    ],
+    [
+      on.has('deletes') ? 1.5 : 0,
+      () => ({
+        op: 'delete',
+        owner: owner(),
+        holder: holder(),
+        slot: rng.int(0, 9),
+        base: base(),
+        pending: false,
+      }),
+    ],
+    [
+      on.has('pending-edits') ? 1 : 0,
+      () => ({
+        op: 'delete',
+        owner: owner(),
+        holder: holder(),
+        slot: rng.int(0, 9),
+        base: 'none',
+        pending: true,
+      }),
+    ],
+    [7, () => ({ op: 'flush', owner: owner(), holder: holder(), force: rng.chance(0.5) })],
+    [
+      on.has('retry') ? 2 : 0,
+      () => ({ op: 'retry', owner: owner(), holder: holder(), pick: rng.int(0, 9) }),
+    ],
+    [
+      on.has('discard') ? 1 : 0,
+      () => ({ op: 'discard', owner: owner(), holder: holder(), pick: rng.int(0, 9) }),
+    ],
+    [
+      on.has('resume-held') ? 1.5 : 0,
+      () => ({ op: 'resume-held', owner: owner(), holder: holder() }),
+    ],
+    [
+      on.has('restore') ? 6 : 0,
+      () => ({ op: 'restore', owner: owner(), holder: holder(), pick: rng.int(0, 9) }),
+    ],
+    [1, () => ({ op: 'read', owner: owner(), holder: holder() })],
+    [on.has('kill') ? 1.5 : 0, () => ({ op: 'kill', holder: holder() })],
+    [on.has('kill') ? 1.5 : 0, () => ({ op: 'restart', holder: holder() })],
+    [
+      on.has('corruptor') ? 1 : 0,
+      () => ({
+        op: 'corrupt',
+        owner: owner(),
+        slot: rng.int(0, 9),
+        numeric: rng.chance(0.4),
+        flaw: rng.int(0, 6),
+      }),
+    ],
+    [
+      on.has('other-device') ? 2.5 : 0,
+      () => ({ op: 'other-device', owner: owner(), slot: rng.int(0, 9) }),
+    ],
+    [
+      on.has('legacy-v0') ? 1.5 : 0,
+      () => ({
+        op: 'v0-enqueue',
+        owner: owner(),
+        slot: rng.int(0, 9),
+        fields: fields(rng, ops.length, false),
+        create: rng.chance(0.3),
+      }),
+    ],
+    [on.has('legacy-v0') ? 1.5 : 0, () => ({ op: 'v0-flush', owner: owner() })],
+    [2, () => ({ op: 'tick', ms: rng.pick([200, 1_000, 3_000]) })],
+    [
+      on.has('lease-expiry') ? 1.5 : 0,
+      () => ({ op: 'tick', ms: config.leaseMs + rng.int(1, 5_000) }),
+    ],
+    [
+      on.has('clock-step') ? 1 : 0,
+      () => ({ op: 'clock-step', holder: holder(), ms: rng.int(-800, 800) }),
+    ],
+    [on.has('window-401') ? 1 : 0, () => ({ op: 'window-401', on: rng.chance(0.5) })],
+    [on.has('auth-none') ? 1 : 0, () => ({ op: 'auth-none', owner: owner(), on: rng.chance(0.5) })],
+    [
+      on.has('cross-owner') && config.owners > 1 ? 1.5 : 0,
+      () => ({
+        op: 'cross-edit',
+        owner: owner(),
+        holder: holder(),
+        slot: rng.int(0, 9),
+        fields: fields(rng, ops.length, false),
+      }),
+    ],
+  ];
+  const weights = menu.map(([w]) => w);
+  while (ops.length < config.ops) {
+    const made = menu[rng.weighted(weights)]![1]();
+    if (made) ops.push(made);
+  }
+  return ops;
+}
+
+/** The script a narrowed configuration runs: ops of switched-off actors, faults or slots dropped. */
+export function narrowScript(
+  script: Op[],
+  config: SimConfig,
+  keep?: number[],
+): Array<[number, Op]> {
+  const on = new Set<string>([...config.faults, ...config.actors]);
+  const kept = keep ? new Set(keep) : undefined;
+  const out: Array<[number, Op]> = [];
+  script.forEach((op, index) => {
+    if (kept && !kept.has(index)) return;
+    const owner = opOwner(op);
+    if (owner !== undefined && !on.has(owner)) return;
+    const slot = holderOf(op);
+    if (slot !== undefined && slot >= config.holders) return;
+    if ('owner' in op && op.owner >= config.owners) return;
+    out.push([index, op]);
+  });
+  return out;
+}
