@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../model/errors.ts';
 import type { CollectionHandler } from '../model/handler.ts';
-import type { Observed } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { planConflictRule } from './conflict-successor.ts';
@@ -61,7 +61,15 @@ export interface NewerEdit {
  */
 export function planRetry(
   { row, raw }: Observed,
-  ctx: { owner: string; newer?: NewerEdit },
+  ctx: {
+    owner: string;
+    newer?: NewerEdit;
+    /**
+     * A row of the record on the wire now — an edit that went past this one while it was
+     * blocked. The retried row queues after it: never two rows of a record in flight (G4).
+     */
+    inFlight?: OutboxRow;
+  },
 ): ManualPlan {
   if (row.state !== 'blocked')
     return { kind: 'refuse', code: 'not_blocked', details: { id: row.id, state: row.state } };
@@ -85,12 +93,13 @@ export function planRetry(
     return { kind: 'apply', plan: { ...planned.plan, reason: 'retry' } };
   }
   const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
+  const after = ctx.inFlight === undefined ? {} : { successorOf: ctx.inFlight.id };
   return {
     kind: 'apply',
     plan: {
       owner: ctx.owner,
       expected: [{ id: row.id, row: raw }],
-      put: [{ ...rest, state: 'queued' }],
+      put: [{ ...rest, ...after, state: 'queued' }],
       reason: 'retry',
     },
   };
