@@ -73,15 +73,15 @@ export function createOwnerApi(
   }
 
   /** The row of `row`'s record on the wire now, other than `row`: the most recently sent. */
-  async function inFlightOf(row: OutboxRow): Promise<OutboxRow | undefined> {
+  async function inFlightOf(row: OutboxRow): Promise<Observed | undefined> {
     const now = deps.clock.now();
     const sending = (await store.byTarget(owner, row.collection, row.targetId))
       .flatMap((raw) => {
         const decoded = decodeRow(raw);
-        return decoded.ok ? [decoded.row] : [];
+        return decoded.ok ? [{ row: decoded.row, raw }] : [];
       })
-      .filter((other) => other.id !== row.id && isRowInFlight(other, now, deps.leaseMs));
-    return sending.sort((x, y) => (y.sentAt ?? 0) - (x.sentAt ?? 0))[0];
+      .filter((other) => other.row.id !== row.id && isRowInFlight(other.row, now, deps.leaseMs));
+    return sending.sort((x, y) => (y.row.sentAt ?? 0) - (x.row.sentAt ?? 0))[0];
   }
 
   async function existing(id: string): Promise<EnqueueResult | undefined> {
