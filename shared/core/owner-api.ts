@@ -3,13 +3,14 @@ import { EnqueueInputSchema } from '../model/enqueue-input.ts';
 import { OutboxError } from '../model/errors.ts';
 import { outboxError } from '../model/outbox-error.ts';
 import type { EnqueueResult, FlushOptions, FlushReport } from '../model/protocol.ts';
-import type { Observed } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow, pendingCreateId } from '../model/row.ts';
 import { summarizeIssues } from '../model/schema-kit.ts';
 import type { ConflictLedgerEntry, ReplacePlan, RowKey } from '../model/store.ts';
 import { planEnqueue } from '../plan/enqueue.ts';
 import type { EnqueuePlan } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
+import { isRowInFlight } from '../plan/in-flight.ts';
 import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan/manual-actions.ts';
 import { planRestore, planRestoreSource, type RestoreRefusal } from '../plan/restore.ts';
 import { observeStored } from '../plan/unknown-version.ts';
@@ -69,6 +70,18 @@ export function createOwnerApi(
       throw outboxError('not_found', undefined, { id });
     }
     return { row: decoded.row, raw };
+  }
+
+  /** The row of `row`'s record on the wire now, other than `row`: the most recently sent. */
+  async function inFlightOf(row: OutboxRow): Promise<Observed | undefined> {
+    const now = deps.clock.now();
+    const sending = (await store.byTarget(owner, row.collection, row.targetId))
+      .flatMap((raw) => {
+        const decoded = decodeRow(raw);
+        return decoded.ok ? [{ row: decoded.row, raw }] : [];
+      })
+      .filter((other) => other.row.id !== row.id && isRowInFlight(other.row, now, deps.leaseMs));
+    return sending.sort((x, y) => (y.row.sentAt ?? 0) - (x.row.sentAt ?? 0))[0];
   }
 
   async function existing(id: string): Promise<EnqueueResult | undefined> {
@@ -298,9 +311,14 @@ export function createOwnerApi(
     async retry(id) {
       const observed = await ownRow(id);
       const newer = await guardStorage('api', () => newerEditOf(deps, owner, observed.row));
+      const inFlight = await guardStorage('api', () => inFlightOf(observed.row));
       let planned: ManualPlan;
       try {
-        planned = planRetry(observed, { owner, ...(newer === undefined ? {} : { newer }) });
+        planned = planRetry(observed, {
+          owner,
+          ...(newer === undefined ? {} : { newer }),
+          ...(inFlight === undefined ? {} : { inFlight }),
+        });
       } catch (error) {
         // The planner is pure; what throws in it is the handler (its request, a conflict policy).
         const message = error instanceof Error ? error.message : String(error);

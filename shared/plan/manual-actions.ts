@@ -61,7 +61,15 @@ export interface NewerEdit {
  */
 export function planRetry(
   { row, raw }: Observed,
-  ctx: { owner: string; newer?: NewerEdit },
+  ctx: {
+    owner: string;
+    newer?: NewerEdit;
+    /**
+     * A row of the record on the wire now — an edit that went past this one while it was
+     * blocked. The retried row queues after it: never two rows of a record in flight (G4).
+     */
+    inFlight?: Observed;
+  },
 ): ManualPlan {
   if (row.state !== 'blocked')
     return { kind: 'refuse', code: 'not_blocked', details: { id: row.id, state: row.state } };
@@ -85,12 +93,23 @@ export function planRetry(
     return { kind: 'apply', plan: { ...planned.plan, reason: 'retry' } };
   }
   const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
+  const { inFlight } = ctx;
+  const after = inFlight === undefined ? {} : { successorOf: inFlight.row.id };
+  // The edit that left first no longer waits on the row it went past: they would wait on each
+  // other once it came back (a 401, a 503).
+  const released =
+    inFlight?.row.successorOf === row.id
+      ? (({ successorOf: _s, ...free }) => free)(inFlight.row)
+      : undefined;
   return {
     kind: 'apply',
     plan: {
       owner: ctx.owner,
-      expected: [{ id: row.id, row: raw }],
-      put: [{ ...rest, state: 'queued' }],
+      expected: [
+        { id: row.id, row: raw },
+        ...(released ? [{ id: inFlight!.row.id, row: inFlight!.raw }] : []),
+      ],
+      put: [{ ...rest, ...after, state: 'queued' }, ...(released ? [released] : [])],
       reason: 'retry',
     },
   };

@@ -457,4 +457,42 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect(u1Settled.length).toBeGreaterThan(0);
     expect(u2Sent!.at).toBeGreaterThan(u1Settled[u1Settled.length - 1]!.at);
   });
+
+  it('G4: a blocked row retried while a later edit of its record is in flight goes after that edit, never beside it', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    let failReceipt = true;
+    const handlers = world.handlers({
+      readReceipt: () => {
+        if (!failReceipt) return {};
+        failReceipt = false;
+        throw new Error('the app cannot read this answer');
+      },
+    });
+    const a = await world.holder('A', { handlers });
+    const b = await world.holder('B');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    await a.api.flush();
+    expect((await world.row(u1.id))?.blockedCode).toBe('handler_failed');
+    // The next edit goes past the blocked U1, and is on the wire when the app retries U1.
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    const inFlight = (await world.holdInFlight(a, u2.id)).done;
+    await b.api.retry(u1.id);
+    await b.api.flush();
+    expect(world.log.filter((line) => line === `send:B:${u1.requestId}`)).toEqual([]);
+    // U2 comes back unapplied (503): it goes again before the retried U1, not waiting on it.
+    world.server.inject('fail503');
+    a.transport.open();
+    await inFlight;
+    world.clock.advance(LEASE + 1);
+    await b.api.flush({ force: true });
+    const sends = world.log.filter((line) => line.startsWith('send:'));
+    expect(sends.map((line) => line.replace(/^send:\w+:/, ''))).toEqual([
+      u1.requestId,
+      u2.requestId,
+      u2.requestId,
+      u1.requestId,
+    ]);
+    expect(await world.rows()).toEqual([]);
+  });
 });
