@@ -21,17 +21,20 @@ const measured = (name: string): Measured =>
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 
 /**
- * The worker is over SPEC §22's 20 KB (33.5 KB at this ceiling's last change): its own code is
- * about 25 KB of it and zod about 6 KB. The ceiling was 27.5 KB; the checks that keep hostile
+ * The worker is over SPEC §22's 20 KB (35.0 KB at this ceiling's last change): its own code is
+ * about 26 KB of it and zod about 6 KB. The ceiling was 27.5 KB; the checks that keep hostile
  * values from stopping the outbox (cycle- and depth-safe reads, the argument checks that
  * replaced the endpoint's zod schemas), recovery pulling the queue forward, and restoring what
  * a conflict overwrote added 2.3 KB. Then 30 KB; the guarantee fixes (sending under the claim's
  * deadline, what an attempt's outcome says) added 0.7 KB and batches (SPEC §15.1: the book of
- * batch endpoints per origin, the batch codec, batched claims, sends and settles) 2.8 KB. It
- * keeps the worker from growing unnoticed while the engine's code is cut down to the budget;
- * lower it with every cut.
+ * batch endpoints per origin, the batch codec, batched claims, sends and settles) 2.8 KB; then
+ * the rules the simulation's findings brought in (an enqueue that commits only while its record
+ * holds what it read, claims that keep what earlier attempts left unknown, retries ordered
+ * behind edits in flight) and credentials handed to whichever sender has them 1.0 KB. It keeps
+ * the worker from growing unnoticed while the engine's code is cut down to the budget; lower it
+ * with every cut.
  */
-const WORKER_CEILING = 34.5 * 1024;
+const WORKER_CEILING = 35.5 * 1024;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {
