@@ -72,16 +72,17 @@ export function createOwnerApi(
     return { row: decoded.row, raw };
   }
 
-  /** The row of `row`'s record on the wire now, other than `row`: the most recently sent. */
-  async function inFlightOf(row: OutboxRow): Promise<Observed | undefined> {
+  /** The other rows of `row`'s record, and the one on the wire now: the most recently sent. */
+  async function inFlightOf(row: OutboxRow): Promise<{ inFlight?: Observed; record: Observed[] }> {
     const now = deps.clock.now();
-    const sending = (await store.byTarget(owner, row.collection, row.targetId))
-      .flatMap((raw) => {
-        const decoded = decodeRow(raw);
-        return decoded.ok ? [{ row: decoded.row, raw }] : [];
-      })
-      .filter((other) => other.row.id !== row.id && isRowInFlight(other.row, now, deps.leaseMs));
-    return sending.sort((x, y) => (y.row.sentAt ?? 0) - (x.row.sentAt ?? 0))[0];
+    const record = (await store.byTarget(owner, row.collection, row.targetId)).flatMap((raw) => {
+      const decoded = decodeRow(raw);
+      return decoded.ok && decoded.row.id !== row.id ? [{ row: decoded.row, raw }] : [];
+    });
+    const sending = record
+      .filter((other) => isRowInFlight(other.row, now, deps.leaseMs))
+      .sort((x, y) => (y.row.sentAt ?? 0) - (x.row.sentAt ?? 0));
+    return sending[0] === undefined ? { record } : { inFlight: sending[0], record };
   }
 
   async function existing(id: string): Promise<EnqueueResult | undefined> {
@@ -311,13 +312,13 @@ export function createOwnerApi(
     async retry(id) {
       const observed = await ownRow(id);
       const newer = await guardStorage('api', () => newerEditOf(deps, owner, observed.row));
-      const inFlight = await guardStorage('api', () => inFlightOf(observed.row));
+      const { inFlight, record } = await guardStorage('api', () => inFlightOf(observed.row));
       let planned: ManualPlan;
       try {
         planned = planRetry(observed, {
           owner,
           ...(newer === undefined ? {} : { newer }),
-          ...(inFlight === undefined ? {} : { inFlight }),
+          ...(inFlight === undefined ? {} : { inFlight, record }),
         });
       } catch (error) {
         // The planner is pure; what throws in it is the handler (its request, a conflict policy).

@@ -69,6 +69,8 @@ export function planRetry(
      * blocked. The retried row queues after it: never two rows of a record in flight (G4).
      */
     inFlight?: Observed;
+    /** The other rows of the record, as read with `inFlight`. */
+    record?: readonly Observed[];
   },
 ): ManualPlan {
   if (row.state !== 'blocked')
@@ -95,24 +97,43 @@ export function planRetry(
   const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
   const { inFlight } = ctx;
   const after = inFlight === undefined ? {} : { successorOf: inFlight.row.id };
-  // The edit that left first no longer waits on the row it went past: they would wait on each
-  // other once it came back (a 401, a 503).
-  const released =
-    inFlight?.row.successorOf === row.id
-      ? (({ successorOf: _s, ...free }) => free)(inFlight.row)
-      : undefined;
+  // What left first no longer waits on the row it went past, nor does anything it waits on:
+  // once it came back (a 401, a 503) they would all wait on each other.
+  const released = inFlight && linkBackTo(row.id, inFlight, ctx.record ?? []);
+  const free = released && (({ successorOf: _s, ...rest }) => rest)(released.row);
   return {
     kind: 'apply',
     plan: {
       owner: ctx.owner,
       expected: [
         { id: row.id, row: raw },
-        ...(released ? [{ id: inFlight!.row.id, row: inFlight!.raw }] : []),
+        ...(released ? [{ id: released.row.id, row: released.raw }] : []),
       ],
-      put: [{ ...rest, ...after, state: 'queued' }, ...(released ? [released] : [])],
+      put: [{ ...rest, ...after, state: 'queued' }, ...(free ? [free] : [])],
       reason: 'retry',
     },
   };
+}
+
+/**
+ * The row whose `successorOf` is `id`, found walking `successorOf` links back from `start`
+ * through `record`; undefined when the walk never reaches `id`.
+ */
+function linkBackTo(
+  id: string,
+  start: Observed,
+  record: readonly Observed[],
+): Observed | undefined {
+  const byId = new Map(record.map((observed) => [observed.row.id, observed]));
+  const seen = new Set<string>();
+  let current: Observed | undefined = start;
+  while (current !== undefined && !seen.has(current.row.id)) {
+    seen.add(current.row.id);
+    const link: string | undefined = current.row.successorOf;
+    if (link === id) return current;
+    current = link === undefined ? undefined : byId.get(link);
+  }
+  return undefined;
 }
 
 /**

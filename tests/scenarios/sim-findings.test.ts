@@ -495,4 +495,42 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     ]);
     expect(await world.rows()).toEqual([]);
   });
+
+  it('G7: rows retried one after another around an edit in flight never end up waiting on each other in a ring', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    let failing = 2;
+    const handlers = world.handlers({
+      readReceipt: () => {
+        if (failing === 0) return {};
+        failing--;
+        throw new Error('the app cannot read this answer');
+      },
+    });
+    const a = await world.holder('A', { handlers });
+    const b = await world.holder('B');
+    // U1 and U2 are applied but their answers cannot be read: both blocked, U2 after U1.
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    await a.api.flush();
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    await a.api.flush();
+    expect((await world.row(u2.id))?.successorOf).toBe(u1.id);
+    expect((await world.row(u2.id))?.blockedCode).toBe('handler_failed');
+    // U3 goes past them and is on the wire when the app retries U1; then it comes back (503).
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
+    const inFlight = (await world.holdInFlight(a, u3.id)).done;
+    await b.api.retry(u1.id);
+    world.server.inject('fail503');
+    a.transport.open();
+    await inFlight;
+    await b.api.retry(u2.id);
+    world.clock.advance(LEASE + 1);
+    await b.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'first',
+      body: 'second',
+      tag: 'third',
+    });
+  });
 });
