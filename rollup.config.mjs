@@ -8,13 +8,16 @@
 //   size   — dist/size/: the smallest real worker and page (tests/package/size/), bundled from
 //            the built package with every dependency and minified, as an app ships them; it
 //            prints their brotli sizes against the budgets of SPEC §22 (tests/package checks them).
-// Choose with SW_OUTBOX_BUILD=lib,e2e,server,size (default: all). Every output prints a size line.
+// Choose with SW_OUTBOX_BUILD=lib,e2e,server,size (default: all). Every output prints a size line;
+// SW_OUTBOX_SIZE_MODULES=1 (`npm run size -- --modules`) also prints what each module and each
+// package adds to the size bundles.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import nodeResolve from '@rollup/plugin-node-resolve';
 import replace from '@rollup/plugin-replace';
+import { transform } from 'esbuild';
 import esbuild from 'rollup-plugin-esbuild';
 
 const targets = new Set((process.env.SW_OUTBOX_BUILD ?? 'lib,e2e,server,size').split(','));
@@ -188,6 +191,72 @@ function budgetLine(name) {
   };
 }
 
+/**
+ * What each module adds to a size bundle's first load: its code minified on its own, and its
+ * share of the bundle's brotli bytes in proportion (compression works across module boundaries,
+ * so a share is an estimate; the shares add up to the measured total). Then the same by package
+ * and by folder, largest first.
+ */
+function moduleReport(name) {
+  return {
+    name: 'module-report',
+    async generateBundle(_options, bundle) {
+      const chunks = Object.values(bundle).filter((chunk) => chunk.type === 'chunk');
+      const first = new Set();
+      const visit = (fileName) => {
+        if (first.has(fileName)) return;
+        first.add(fileName);
+        for (const imported of bundle[fileName].imports) visit(imported);
+      };
+      visit(chunks.find((chunk) => chunk.isEntry).fileName);
+      const rows = [];
+      for (const chunk of chunks.filter((c) => first.has(c.fileName))) {
+        for (const [id, module] of Object.entries(chunk.modules)) {
+          if (!module.code) continue;
+          const { code } = await transform(module.code, { minify: true, target: 'es2022' });
+          rows.push({
+            id: relative(process.cwd(), id).replace(/^.*node_modules\//, 'node_modules/'),
+            bytes: code.length,
+          });
+        }
+      }
+      const total = [...first].reduce((sum, fileName) => sum + brotli(bundle[fileName].code), 0);
+      const minified = rows.reduce((sum, row) => sum + row.bytes, 0);
+      const share = (bytes) => Math.round((bytes / minified) * total);
+      const print = (title, entries) => {
+        console.log(`\n${name}: ${title}   minified   brotli share`);
+        for (const [label, bytes] of entries.sort((a, b) => b[1] - a[1])) {
+          console.log(
+            `  ${label.padEnd(44)} ${String(bytes).padStart(8)} ${String(share(bytes)).padStart(8)}`,
+          );
+        }
+      };
+      const group = (keyOf) => {
+        const sums = new Map();
+        for (const row of rows) sums.set(keyOf(row.id), (sums.get(keyOf(row.id)) ?? 0) + row.bytes);
+        return [...sums];
+      };
+      const packageOf = (id) => {
+        if (id.startsWith('dist/')) return 'sw-outbox';
+        if (!id.startsWith('node_modules/')) return '(the app)';
+        const [, scope, name] = id.split('/');
+        return scope.startsWith('@') ? `${scope}/${name}` : scope;
+      };
+      const folderOf = (id) =>
+        id.startsWith('dist/') ? id.split('/').slice(1, -1).join('/') : packageOf(id);
+      print(
+        'by module',
+        rows.map((row) => [row.id, row.bytes]),
+      );
+      print('by folder', group(folderOf));
+      print('by package', group(packageOf));
+      console.log(
+        `  ${'total'.padEnd(44)} ${String(minified).padStart(8)} ${String(total).padStart(8)}`,
+      );
+    },
+  };
+}
+
 /** A user's bundle of the built package: every dependency in, minified. */
 const shipped = (name, input, output) => ({
   input,
@@ -197,6 +266,7 @@ const shipped = (name, input, output) => ({
     nodeEnv(),
     esbuild({ target: 'es2022', minify: true, legalComments: 'none' }),
     budgetLine(name),
+    ...(process.env.SW_OUTBOX_SIZE_MODULES ? [moduleReport(name)] : []),
   ],
   output: { format: 'es', ...output },
 });
