@@ -51,7 +51,8 @@ export type KnownRowState = (typeof ROW_STATES)[number];
 
 /** The codec of one stored row (§2); loose at every level, so unknown fields survive a rewrite. */
 export const OutboxRowSchema = z.looseObject({
-  v: z.optional(z.literal(1)),
+  // decodeRow refuses any other version before the schema runs (an unknown version is kept).
+  v: z.optional(z.custom<1>((value) => value === 1)),
   id: text(1),
   owner: z.string(),
   collection: z.string(),

@@ -7,7 +7,6 @@
 export {
   boolean,
   custom,
-  literal,
   looseObject,
   nullable,
   number,
