@@ -19,7 +19,7 @@ export const RowRequestSchema = z.looseObject({
   fingerprint: z.string(),
   method: z.string(),
   url: z.string(),
-  headers: stringRecord(),
+  headers: stringRecord,
   body: z.nullable(z.string()),
   /** Where the key travels when not in `Idempotency-Key`; null: no key is sent (§22). */
   keyHeader: z.optional(z.nullable(z.string())),

@@ -19,27 +19,17 @@ export const jsonValue: Schema<Json> = z.custom<Json>((value) => isJson(value, 0
 });
 
 /**
- * A plain object of strings (request headers), each key and value within the given lengths. A
- * check of its own for the same reason as {@link jsonValue}: zod's record schema is the largest
- * kind the worker would otherwise ship.
+ * A plain object of strings (request headers). A check of its own for the same reason as
+ * {@link jsonValue}: zod's record schema is the largest kind the worker would otherwise ship.
  */
-export function stringRecord(limits: { maxKey?: number; maxValue?: number } = {}) {
-  const { maxKey = Number.POSITIVE_INFINITY, maxValue = Number.POSITIVE_INFINITY } = limits;
-  return z.custom<Record<string, string>>(
-    (value) =>
-      typeof value === 'object' &&
-      value !== null &&
-      Object.getPrototypeOf(value) === Object.prototype &&
-      Object.entries(value).every(
-        ([key, item]) =>
-          key.length > 0 &&
-          key.length <= maxKey &&
-          typeof item === 'string' &&
-          item.length <= maxValue,
-      ),
-    { error: 'expected an object of strings' },
-  );
-}
+export const stringRecord: Schema<Record<string, string>> = z.custom<Record<string, string>>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    Object.getPrototypeOf(value) === Object.prototype &&
+    Object.entries(value).every(([key, item]) => key.length > 0 && typeof item === 'string'),
+  { error: 'expected an object of strings' },
+);
 
 /**
  * A string of `min` to `max` characters, optionally matching `pattern`; `what` names it in the
@@ -56,9 +46,7 @@ export function text(min: number, max = Number.POSITIVE_INFINITY, pattern?: RegE
     {
       error:
         what ??
-        (max === Number.POSITIVE_INFINITY
-          ? `expected a string of at least ${min} characters`
-          : `expected a string of ${min} to ${max} characters`),
+        `expected a string of ${max < Number.POSITIVE_INFINITY ? `${min} to ${max}` : `at least ${min}`} characters`,
     },
   );
 }
