@@ -10,7 +10,8 @@
 //            prints their brotli sizes against the budgets of SPEC §22 (tests/package checks them).
 // Choose with SW_OUTBOX_BUILD=lib,e2e,server,size (default: all). Every output prints a size line;
 // SW_OUTBOX_SIZE_MODULES=1 (`npm run size -- --modules`) also prints what each module and each
-// package adds to the size bundles.
+// package adds to the size bundles; SW_OUTBOX_SIZE_WITHOUT=a,b (`npm run size -- --without a,b`)
+// measures them with those modules left out.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
@@ -178,13 +179,21 @@ function budgetLine(name) {
       const bytes = [...seen].reduce((sum, fileName) => sum + brotli(bundle[fileName].code), 0);
       const lazy = Object.values(bundle).filter((c) => c.type === 'chunk' && !seen.has(c.fileName));
       const later = lazy.reduce((sum, chunk) => sum + brotli(chunk.code), 0);
+      const json = `dist/size/${name}.json`;
+      if (WITHOUT.length > 0) {
+        // What leaving the modules out saves, against the last full measurement; that one stays.
+        const full = existsSync(json) ? JSON.parse(readFileSync(json, 'utf8')).brotli : undefined;
+        const saved = full === undefined ? '' : ` (${full - bytes} B less than ${full} B)`;
+        console.log(`size without ${WITHOUT.join(', ')}: ${name} ${bytes} B brotli${saved}`);
+        return;
+      }
       console.log(
         `size budget: ${name} ${kb(bytes)} brotli (budget ${kb(BUDGETS[name])})` +
           (lazy.length ? `, ${kb(later)} loaded on demand` : ''),
       );
       mkdirSync('dist/size', { recursive: true });
       writeFileSync(
-        `dist/size/${name}.json`,
+        json,
         `${JSON.stringify({ name, brotli: bytes, onDemand: later, budget: BUDGETS[name], files: [...seen] })}\n`,
       );
     },
@@ -257,11 +266,43 @@ function moduleReport(name) {
   };
 }
 
+const WITHOUT = (process.env.SW_OUTBOX_SIZE_WITHOUT ?? '').split(',').filter(Boolean);
+
+/**
+ * Leaves out the modules whose path contains one of `WITHOUT` (`shared/plan/sha256`,
+ * `node_modules/idb/`): each export becomes an empty function, so what the bundle loses is what
+ * that module costs with everything only it reaches — an upper bound, since code that used its
+ * results may fall away too.
+ */
+function leaveOut() {
+  return {
+    name: 'leave-out',
+    load(id) {
+      if (!WITHOUT.some((part) => id.includes(part))) return null;
+      const names = new Set();
+      const reexports = [];
+      for (const node of this.parse(readFileSync(id, 'utf8')).body) {
+        if (node.type === 'ExportDefaultDeclaration') names.add('default');
+        if (node.type === 'ExportAllDeclaration')
+          reexports.push(`export * from '${node.source.value}';`);
+        if (node.type !== 'ExportNamedDeclaration') continue;
+        for (const spec of node.specifiers) names.add(spec.exported.name ?? spec.exported.value);
+        const declaration = node.declaration;
+        if (declaration?.id) names.add(declaration.id.name);
+        for (const declarator of declaration?.declarations ?? []) names.add(declarator.id.name);
+      }
+      const stub = [...names].map((n, i) => `const x${i} = () => {};\nexport { x${i} as ${n} };`);
+      return { code: [...reexports, ...stub].join('\n'), moduleSideEffects: false };
+    },
+  };
+}
+
 /** A user's bundle of the built package: every dependency in, minified. */
 const shipped = (name, input, output) => ({
   input,
   onwarn,
   plugins: [
+    ...(WITHOUT.length > 0 ? [leaveOut()] : []),
     nodeResolve({ extensions, browser: true }),
     nodeEnv(),
     esbuild({ target: 'es2022', minify: true, legalComments: 'none' }),
@@ -271,13 +312,15 @@ const shipped = (name, input, output) => ({
   output: { format: 'es', ...output },
 });
 
+// A measurement with modules left out writes its bundles apart, beside the real ones.
+const sizeDir = WITHOUT.length > 0 ? 'dist/size/without' : 'dist/size';
 const size = [
   shipped('worker', 'tests/package/size/worker.ts', {
-    file: 'dist/size/worker.js',
+    file: `${sizeDir}/worker.js`,
     inlineDynamicImports: true,
   }),
   shipped('page', 'tests/package/size/page.ts', {
-    dir: 'dist/size/page',
+    dir: `${sizeDir}/page`,
     entryFileNames: '[name].js',
     chunkFileNames: '[name].js',
   }),
