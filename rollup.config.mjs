@@ -8,13 +8,17 @@
 //   size   — dist/size/: the smallest real worker and page (tests/package/size/), bundled from
 //            the built package with every dependency and minified, as an app ships them; it
 //            prints their brotli sizes against the budgets of SPEC §22 (tests/package checks them).
-// Choose with SW_OUTBOX_BUILD=lib,e2e,server,size (default: all). Every output prints a size line.
+// Choose with SW_OUTBOX_BUILD=lib,e2e,server,size (default: all). Every output prints a size line;
+// SW_OUTBOX_SIZE_MODULES=1 (`npm run size -- --modules`) also prints what each module and each
+// package adds to the size bundles; SW_OUTBOX_SIZE_WITHOUT=a,b (`npm run size -- --without a,b`)
+// measures them with those modules left out.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import nodeResolve from '@rollup/plugin-node-resolve';
 import replace from '@rollup/plugin-replace';
+import { transform } from 'esbuild';
 import esbuild from 'rollup-plugin-esbuild';
 
 const targets = new Set((process.env.SW_OUTBOX_BUILD ?? 'lib,e2e,server,size').split(','));
@@ -175,15 +179,120 @@ function budgetLine(name) {
       const bytes = [...seen].reduce((sum, fileName) => sum + brotli(bundle[fileName].code), 0);
       const lazy = Object.values(bundle).filter((c) => c.type === 'chunk' && !seen.has(c.fileName));
       const later = lazy.reduce((sum, chunk) => sum + brotli(chunk.code), 0);
+      const json = `dist/size/${name}.json`;
+      if (WITHOUT.length > 0) {
+        // What leaving the modules out saves, against the last full measurement; that one stays.
+        const full = existsSync(json) ? JSON.parse(readFileSync(json, 'utf8')).brotli : undefined;
+        const saved = full === undefined ? '' : ` (${full - bytes} B less than ${full} B)`;
+        console.log(`size without ${WITHOUT.join(', ')}: ${name} ${bytes} B brotli${saved}`);
+        return;
+      }
       console.log(
         `size budget: ${name} ${kb(bytes)} brotli (budget ${kb(BUDGETS[name])})` +
           (lazy.length ? `, ${kb(later)} loaded on demand` : ''),
       );
       mkdirSync('dist/size', { recursive: true });
       writeFileSync(
-        `dist/size/${name}.json`,
+        json,
         `${JSON.stringify({ name, brotli: bytes, onDemand: later, budget: BUDGETS[name], files: [...seen] })}\n`,
       );
+    },
+  };
+}
+
+/**
+ * What each module adds to a size bundle's first load: its code minified on its own, and its
+ * share of the bundle's brotli bytes in proportion (compression works across module boundaries,
+ * so a share is an estimate; the shares add up to the measured total). Then the same by package
+ * and by folder, largest first.
+ */
+function moduleReport(name) {
+  return {
+    name: 'module-report',
+    async generateBundle(_options, bundle) {
+      const chunks = Object.values(bundle).filter((chunk) => chunk.type === 'chunk');
+      const first = new Set();
+      const visit = (fileName) => {
+        if (first.has(fileName)) return;
+        first.add(fileName);
+        for (const imported of bundle[fileName].imports) visit(imported);
+      };
+      visit(chunks.find((chunk) => chunk.isEntry).fileName);
+      const rows = [];
+      for (const chunk of chunks.filter((c) => first.has(c.fileName))) {
+        for (const [id, module] of Object.entries(chunk.modules)) {
+          if (!module.code) continue;
+          const { code } = await transform(module.code, { minify: true, target: 'es2022' });
+          rows.push({
+            id: relative(process.cwd(), id).replace(/^.*node_modules\//, 'node_modules/'),
+            bytes: code.length,
+          });
+        }
+      }
+      const total = [...first].reduce((sum, fileName) => sum + brotli(bundle[fileName].code), 0);
+      const minified = rows.reduce((sum, row) => sum + row.bytes, 0);
+      const share = (bytes) => Math.round((bytes / minified) * total);
+      const print = (title, entries) => {
+        console.log(`\n${name}: ${title}   minified   brotli share`);
+        for (const [label, bytes] of entries.sort((a, b) => b[1] - a[1])) {
+          console.log(
+            `  ${label.padEnd(44)} ${String(bytes).padStart(8)} ${String(share(bytes)).padStart(8)}`,
+          );
+        }
+      };
+      const group = (keyOf) => {
+        const sums = new Map();
+        for (const row of rows) sums.set(keyOf(row.id), (sums.get(keyOf(row.id)) ?? 0) + row.bytes);
+        return [...sums];
+      };
+      const packageOf = (id) => {
+        if (id.startsWith('dist/')) return 'sw-outbox';
+        if (!id.startsWith('node_modules/')) return '(the app)';
+        const [, scope, name] = id.split('/');
+        return scope.startsWith('@') ? `${scope}/${name}` : scope;
+      };
+      const folderOf = (id) =>
+        id.startsWith('dist/') ? id.split('/').slice(1, -1).join('/') : packageOf(id);
+      print(
+        'by module',
+        rows.map((row) => [row.id, row.bytes]),
+      );
+      print('by folder', group(folderOf));
+      print('by package', group(packageOf));
+      console.log(
+        `  ${'total'.padEnd(44)} ${String(minified).padStart(8)} ${String(total).padStart(8)}`,
+      );
+    },
+  };
+}
+
+const WITHOUT = (process.env.SW_OUTBOX_SIZE_WITHOUT ?? '').split(',').filter(Boolean);
+
+/**
+ * Leaves out the modules whose path contains one of `WITHOUT` (`shared/plan/sha256`,
+ * `node_modules/idb/`): each export becomes an empty function, so what the bundle loses is what
+ * that module costs with everything only it reaches — an upper bound, since code that used its
+ * results may fall away too.
+ */
+function leaveOut() {
+  return {
+    name: 'leave-out',
+    load(id) {
+      if (!WITHOUT.some((part) => id.includes(part))) return null;
+      const names = new Set();
+      const reexports = [];
+      for (const node of this.parse(readFileSync(id, 'utf8')).body) {
+        if (node.type === 'ExportDefaultDeclaration') names.add('default');
+        if (node.type === 'ExportAllDeclaration')
+          reexports.push(`export * from '${node.source.value}';`);
+        if (node.type !== 'ExportNamedDeclaration') continue;
+        for (const spec of node.specifiers) names.add(spec.exported.name ?? spec.exported.value);
+        const declaration = node.declaration;
+        if (declaration?.id) names.add(declaration.id.name);
+        for (const declarator of declaration?.declarations ?? []) names.add(declarator.id.name);
+      }
+      const stub = [...names].map((n, i) => `const x${i} = () => {};\nexport { x${i} as ${n} };`);
+      return { code: [...reexports, ...stub].join('\n'), moduleSideEffects: false };
     },
   };
 }
@@ -193,21 +302,25 @@ const shipped = (name, input, output) => ({
   input,
   onwarn,
   plugins: [
+    ...(WITHOUT.length > 0 ? [leaveOut()] : []),
     nodeResolve({ extensions, browser: true }),
     nodeEnv(),
     esbuild({ target: 'es2022', minify: true, legalComments: 'none' }),
     budgetLine(name),
+    ...(process.env.SW_OUTBOX_SIZE_MODULES ? [moduleReport(name)] : []),
   ],
   output: { format: 'es', ...output },
 });
 
+// A measurement with modules left out writes its bundles apart, beside the real ones.
+const sizeDir = WITHOUT.length > 0 ? 'dist/size/without' : 'dist/size';
 const size = [
   shipped('worker', 'tests/package/size/worker.ts', {
-    file: 'dist/size/worker.js',
+    file: `${sizeDir}/worker.js`,
     inlineDynamicImports: true,
   }),
   shipped('page', 'tests/package/size/page.ts', {
-    dir: 'dist/size/page',
+    dir: `${sizeDir}/page`,
     entryFileNames: '[name].js',
     chunkFileNames: '[name].js',
   }),

@@ -12,7 +12,7 @@ import {
   STARTED_MESSAGE,
   type StartedMessage,
 } from '../shared/model/connection.ts';
-import { z } from '../shared/model/schema-kit.ts';
+import { text } from '../shared/model/schema-kit.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
 import type { Endpoint } from '../shared/runtime/endpoint.ts';
 import { openEndpoint } from '../shared/runtime/open-endpoint.ts';
@@ -33,7 +33,7 @@ import type { EngineContext } from './context.ts';
  * holder id of the instance that runs now.
  */
 
-const ownerSchema = z.string().check(z.minLength(1), z.maxLength(200));
+const ownerSchema = text(1, 200);
 
 /**
  * Serves the page API on every `sw-outbox.connect` port from a same-origin window (§13), one

@@ -1,5 +1,13 @@
 import { inspectJson } from './json-bounds.ts';
-import { type Infer, jsonValue, stringRecord, summarizeIssues, z } from './schema-kit.ts';
+import {
+  count,
+  type Infer,
+  jsonValue,
+  stringRecord,
+  summarizeIssues,
+  text,
+  z,
+} from './schema-kit.ts';
 import { isUnreadable } from './store.ts';
 
 /**
@@ -11,13 +19,11 @@ export const RowRequestSchema = z.looseObject({
   fingerprint: z.string(),
   method: z.string(),
   url: z.string(),
-  headers: stringRecord(),
+  headers: stringRecord,
   body: z.nullable(z.string()),
   /** Where the key travels when not in `Idempotency-Key`; null: no key is sent (§22). */
   keyHeader: z.optional(z.nullable(z.string())),
 });
-
-const count = z.number().check(z.int(), z.nonnegative());
 
 /** A row's claim: who sends it, until when, with which fence (§4). */
 export const ClaimSchema = z.looseObject({
@@ -45,8 +51,9 @@ export type KnownRowState = (typeof ROW_STATES)[number];
 
 /** The codec of one stored row (§2); loose at every level, so unknown fields survive a rewrite. */
 export const OutboxRowSchema = z.looseObject({
-  v: z.optional(z.literal(1)),
-  id: z.string().check(z.minLength(1)),
+  // decodeRow refuses any other version before the schema runs (an unknown version is kept).
+  v: z.optional(z.custom<1>((value) => value === 1)),
+  id: text(1),
   owner: z.string(),
   collection: z.string(),
   kind: z.string(),

@@ -1,52 +1,8 @@
-import {
-  boolean,
-  custom,
-  int,
-  literal,
-  looseObject,
-  maximum,
-  maxLength,
-  minLength,
-  nonnegative,
-  nullable,
-  null as nullSchema,
-  number,
-  optional,
-  positive,
-  regex,
-  strictObject,
-  string,
-  type infer as ZodInfer,
-  type ZodMiniType,
-} from 'zod/mini';
+import type { infer as ZodInfer, ZodMiniType } from 'zod/mini';
 import type { Json } from './json.ts';
+import * as z from './zod.ts';
 
-/**
- * What the browser bundles use of zod: the tree-shakable `zod/mini` form, imported by name so a
- * bundler keeps only these (a namespace import, or the full API, would add hundreds of
- * kilobytes — every locale included — to every service worker). A bundler cannot drop a property
- * of this object, so every name listed here ships in the worker whether used or not: list only
- * what a schema uses.
- */
-export const z = {
-  boolean,
-  custom,
-  int,
-  literal,
-  looseObject,
-  maximum,
-  maxLength,
-  minLength,
-  nonnegative,
-  null: nullSchema,
-  nullable,
-  number,
-  optional,
-  positive,
-  regex,
-  strictObject,
-  string,
-};
+export { z };
 
 /** The type a schema parses to (zod's `z.infer`). */
 export type Infer<T> = ZodInfer<T>;
@@ -63,27 +19,46 @@ export const jsonValue: Schema<Json> = z.custom<Json>((value) => isJson(value, 0
 });
 
 /**
- * A plain object of strings (request headers), each key and value within the given lengths. A
- * check of its own for the same reason as {@link jsonValue}: zod's record schema is the largest
- * kind the worker would otherwise ship.
+ * A plain object of strings (request headers). A check of its own for the same reason as
+ * {@link jsonValue}: zod's record schema is the largest kind the worker would otherwise ship.
  */
-export function stringRecord(limits: { maxKey?: number; maxValue?: number } = {}) {
-  const { maxKey = Number.POSITIVE_INFINITY, maxValue = Number.POSITIVE_INFINITY } = limits;
-  return z.custom<Record<string, string>>(
+export const stringRecord: Schema<Record<string, string>> = z.custom<Record<string, string>>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    Object.getPrototypeOf(value) === Object.prototype &&
+    Object.entries(value).every(([key, item]) => key.length > 0 && typeof item === 'string'),
+  { error: 'expected an object of strings' },
+);
+
+/**
+ * A string of `min` to `max` characters, optionally matching `pattern`; `what` names it in the
+ * issue. One check of its own rather than zod's length and regex checks, each a class the worker
+ * would otherwise ship.
+ */
+export function text(min: number, max = Number.POSITIVE_INFINITY, pattern?: RegExp, what?: string) {
+  return z.custom<string>(
     (value) =>
-      typeof value === 'object' &&
-      value !== null &&
-      Object.getPrototypeOf(value) === Object.prototype &&
-      Object.entries(value).every(
-        ([key, item]) =>
-          key.length > 0 &&
-          key.length <= maxKey &&
-          typeof item === 'string' &&
-          item.length <= maxValue,
-      ),
-    { error: 'expected an object of strings' },
+      typeof value === 'string' &&
+      value.length >= min &&
+      value.length <= max &&
+      (pattern === undefined || pattern.test(value)),
+    {
+      error:
+        what ??
+        `expected a string of ${max < Number.POSITIVE_INFINITY ? `${min} to ${max}` : `at least ${min}`} characters`,
+    },
   );
 }
+
+/**
+ * A non-negative safe integer (a count, a fence, a revision). One check for the same reason as
+ * {@link text}: zod's integer format and range checks are three more classes.
+ */
+export const count: Schema<number> = z.custom<number>(
+  (value) => Number.isSafeInteger(value) && (value as number) >= 0,
+  { error: 'expected a non-negative integer' },
+);
 
 /** How deep `payload` and `meta` may nest; deeper (or circular) values are not JSON here. */
 export const MAX_JSON_DEPTH = 256;
@@ -118,6 +93,10 @@ export function summarizeIssues(
   }[],
 ): IssueSummary[] {
   return issues.map((issue) => {
+    // A check of our own says what it expects; zod's own messages live in locales not shipped.
+    if (issue.code === 'custom' && issue.message) {
+      return { path: issue.path.map(String).join('.') || '(root)', message: issue.message };
+    }
     let message: string = issue.code.replaceAll('_', ' ');
     if (issue.expected !== undefined) message += `: expected ${String(issue.expected)}`;
     if (issue.keys?.length) message += `: ${issue.keys.join(', ')}`;

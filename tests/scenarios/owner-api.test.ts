@@ -12,7 +12,28 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
     { input: { collection: 'notes', kind: 'update' }, code: 'invalid_intent' },
     { input: { collection: '', kind: 'create' }, code: 'invalid_intent' },
     { input: { collection: 'notes', kind: 'create', extra: 1 }, code: 'invalid_intent' },
+    { input: { collection: 'n'.repeat(101), kind: 'create' }, code: 'invalid_intent' },
+    { input: { collection: 'notes', kind: 'k'.repeat(41) }, code: 'invalid_intent' },
+    { input: { collection: 'notes', kind: 'update', targetId: '' }, code: 'invalid_intent' },
+    {
+      input: { collection: 'notes', kind: 'update', targetId: 't'.repeat(201) },
+      code: 'invalid_intent',
+    },
+    {
+      input: { collection: 'notes', kind: 'update', targetId: 'n_1', baseRevision: 1.5 },
+      code: 'invalid_intent',
+    },
+    {
+      input: { collection: 'notes', kind: 'update', targetId: 'n_1', baseRevision: -1 },
+      code: 'invalid_intent',
+    },
+    {
+      input: { collection: 'notes', kind: 'update', targetId: 'n_1', baseRevision: 2 ** 53 },
+      code: 'invalid_intent',
+    },
+    { input: { collection: 'notes', kind: 'create', owner: '' }, code: 'invalid_intent' },
     { input: { collection: 'notes', kind: 'create', id: 'short' }, code: 'invalid_id' },
+    { input: { collection: 'notes', kind: 'create', id: 'x'.repeat(81) }, code: 'invalid_id' },
     { input: { collection: 'notes', kind: 'create', id: 'has space in it' }, code: 'invalid_id' },
     {
       input: { collection: 'notes', kind: 'create', owner: 'someone-else' },
@@ -32,6 +53,28 @@ describe.each(STORE_KINDS)('the owner API on the %s store', (kind) => {
     expect(error).toMatchObject({ code });
     expect((error as OutboxError).hint.length).toBeGreaterThan(10);
     expect(await world.rows()).toEqual([]);
+  });
+
+  it('says in each issue which field is wrong and what it expects', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const error = await a.api
+      .enqueue({
+        collection: '',
+        kind: 'update',
+        targetId: 'n_1',
+        baseRevision: -1,
+      } as never)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'invalid_intent',
+      details: {
+        issues: [
+          { path: 'collection', message: 'expected a string of 1 to 100 characters' },
+          { path: 'baseRevision', message: 'expected a non-negative integer' },
+        ],
+      },
+    });
   });
 
   it('answers a repeated enqueue id with the existing outcome: queued, settled, or coalesced', async () => {
