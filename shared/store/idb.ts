@@ -1,21 +1,15 @@
 import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
 import type { Json } from '../model/json.ts';
 import { outboxError } from '../model/outbox-error.ts';
-import {
-  type OutboxStore,
-  type ReplacePlan,
-  type RowKey,
-  unreadableValue,
-} from '../model/store.ts';
+import { type OutboxStore, type ReplacePlan, unreadableValue } from '../model/store.ts';
 import {
   ChangeListeners,
   changeNoticeFor,
-  holdsExactly,
   isChangeNotice,
-  matchesObservation,
   mergedNotice,
   visibleTo,
 } from './commit.ts';
+import { applyPlans, type Track } from './idb-apply.ts';
 import {
   changeChannelName,
   createMissingStores,
@@ -44,7 +38,6 @@ export interface IdbStoreOptions {
 
 type OutboxDb = IDBPDatabase<OutboxDbSchema>;
 type WriteTx = IDBPTransaction<OutboxDbSchema, StoreName[], 'readwrite'>;
-type Track = <T>(request: Promise<T>) => Promise<T>;
 
 const PRUNE_BATCH = 100;
 const noop = () => {};
@@ -59,6 +52,7 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
   const name = opts.name ?? DEFAULT_DB_NAME;
   const factory = opts.indexedDB ?? globalThis.indexedDB;
   const listeners = new ChangeListeners();
+  const cmp = (a: unknown, b: unknown) => factory.cmp(a, b);
   const channel =
     opts.broadcast !== false && typeof BroadcastChannel === 'function'
       ? new BroadcastChannel(changeChannelName(name))
@@ -125,8 +119,11 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
     async replace(plan) {
       const db = await database();
       const durability = plan.durability === 'strict' ? 'strict' : 'default';
-      const committed = await write(db, storesFor(plan), durability, (tx, track) =>
-        applyPlan(tx, track, plan),
+      const committed = await write(
+        db,
+        storesFor(plan),
+        durability,
+        async (tx, track) => (await applyPlans(tx, track, cmp, [plan]))[0]!,
       );
       if (!committed) return 'stale';
       const notice = changeNoticeFor(plan);
@@ -144,9 +141,9 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       const durability = plans.some((p) => p.durability === 'strict') ? 'strict' : 'default';
       const results: ('committed' | 'stale')[] = [];
       await write(db, stores, durability, async (tx, track) => {
-        // One plan after another: each compare sees the writes of the plans before it.
-        for (const plan of plans)
-          results.push((await applyPlan(tx, track, plan)) ? 'committed' : 'stale');
+        // Each compare sees the writes of the plans before it.
+        for (const holds of await applyPlans(tx, track, cmp, plans))
+          results.push(holds ? 'committed' : 'stale');
         return true;
       });
       const committed = plans.filter((_, i) => results[i] === 'committed');
@@ -254,40 +251,6 @@ function storesFor(plan: ReplacePlan): StoreName[] {
   if (plan.ledger?.length) stores.push(STORE.conflicts);
   if (plan.tombstones?.length || plan.absent?.tombstones?.length) stores.push(STORE.tombstones);
   return stores;
-}
-
-/** The body of `replace`: the compare, then every write (SPEC §3). False = stale. */
-async function applyPlan(tx: WriteTx, track: Track, plan: ReplacePlan): Promise<boolean> {
-  const rows = tx.objectStore(STORE.rows);
-  // Rows this library writes have string ids; a corrupt value's key may be any key (§2).
-  const key = (id: RowKey) => id as string;
-  const current = await Promise.all(plan.expected.map(({ id }) => track(rows.get(key(id)))));
-  if (!plan.expected.every(({ row }, i) => matchesObservation(current[i], row))) return false;
-  const present = await Promise.all([
-    ...(plan.absent?.receipts ?? []).map((id) => track(tx.objectStore(STORE.receipts).count(id))),
-    ...(plan.absent?.tombstones ?? []).map((id) =>
-      track(tx.objectStore(STORE.tombstones).count(id)),
-    ),
-  ]);
-  if (present.some((n) => n > 0)) return false;
-  if (plan.records?.length) {
-    const byTarget = rows.index(INDEX.rowsByOwnerTarget);
-    const found = await Promise.all(
-      plan.records.map(({ collection, targetId }) =>
-        track(byTarget.getAllKeys([plan.owner, collection, targetId])),
-      ),
-    );
-    if (!plan.records.every(({ ids }, i) => holdsExactly(found[i]!, ids))) return false;
-  }
-  // Deletes before puts: a plan that deletes and puts one id leaves the put row.
-  for (const id of plan.delete ?? []) track(rows.delete(key(id)));
-  for (const row of plan.put ?? []) track(rows.put(row));
-  for (const receipt of plan.receipts ?? []) track(tx.objectStore(STORE.receipts).put(receipt));
-  for (const entry of plan.ledger ?? []) track(tx.objectStore(STORE.conflicts).put(entry));
-  for (const tombstone of plan.tombstones ?? []) {
-    track(tx.objectStore(STORE.tombstones).put(tombstone));
-  }
-  return true;
 }
 
 /**
