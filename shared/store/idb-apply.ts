@@ -1,11 +1,7 @@
-import type { IDBPTransaction } from 'idb';
 import { type Expectation, isUnreadable, type ReplacePlan } from '../model/store.ts';
 import { holdsExactly, matchesObservation } from './commit.ts';
-import { INDEX, type OutboxDbSchema, STORE, type StoreName } from './schema.ts';
+import { INDEX, STORE } from './schema.ts';
 
-type WriteTx = IDBPTransaction<OutboxDbSchema, StoreName[], 'readwrite'>;
-/** Observes a request's rejection: after an abort idb rejects every pending one (TOOLING). */
-export type Track = <T>(request: Promise<T>) => Promise<T>;
 type Stored = Record<string, unknown>;
 
 /** The rows of one record a plan checks (`records`), read once for every plan that names it. */
@@ -13,9 +9,7 @@ interface RecordRead {
   query: [string, string, string];
   /** Read whole, not only their keys: an expected row of the record is compared from them. */
   values?: boolean;
-  read?: Promise<unknown[]>;
-  /** What the read found: the rows (`values`) or their keys. */
-  found: unknown[];
+  read?: IDBRequest<unknown[]>;
   /** The ids of its rows, as the plans before the one being compared left them. */
   ids: Set<unknown>;
 }
@@ -24,21 +18,21 @@ interface RecordRead {
 const GONE = Symbol('gone');
 
 /**
- * The body of `replace` and `replaceEach` (SPEC §3): the plans of one transaction, each compared
- * in order against the rows as the plans before it left them and applied only if its observation
- * holds. True per committed plan.
+ * The body of `replace` and `replaceEach` (SPEC §3): the plans of one readwrite transaction, each
+ * compared in order against the rows as the plans before it left them and applied only if its
+ * observation holds. True per committed plan.
  *
  * Every read the compares need is issued at once, before any write: the requests of one
  * transaction run in order in the backend, so the reads see the stores as the transaction found
  * them, and the writes of the plans before a plan are laid over them here. The reads are
  * grouped — the rows of a record a plan checks are read with that check (`by_owner_target`), and
- * that read is the compare of the plan's expected row in it; the other rows observed present
- * come from one range of the queue index — so n plans cost one or two round trips to the backend
- * and about one read each, not two or three awaited one after another.
+ * that read is the compare of the plan's expected row in it; the other rows observed present come
+ * from one range of the queue index — so n plans cost one or two round trips to the backend and
+ * about one read each, not two or three awaited one after another. Writes are plain requests:
+ * one that fails aborts the transaction, whose error the caller reports.
  */
 export async function applyPlans(
-  tx: WriteTx,
-  track: Track,
+  tx: IDBTransaction,
   cmp: (a: unknown, b: unknown) => number,
   plans: readonly ReplacePlan[],
 ): Promise<boolean[]> {
@@ -46,16 +40,17 @@ export async function applyPlans(
   // plan naming another key (a corrupt value's, §2) is applied one plan after another.
   if (plans.length > 1 && !plans.every(namesStringKeysOnly)) {
     const results: boolean[] = [];
-    for (const plan of plans) results.push(...(await applyPlans(tx, track, cmp, [plan])));
+    for (const plan of plans) results.push(...(await applyPlans(tx, cmp, [plan])));
     return results;
   }
   const rows = tx.objectStore(STORE.rows);
+  const byTarget = () => rows.index(INDEX.rowsByOwnerTarget);
   const records = new Map<string, RecordRead>();
   for (const plan of plans) {
     for (const { collection, targetId } of plan.records ?? []) {
       const key = recordKey(plan.owner, collection, targetId)!;
       if (!records.has(key))
-        records.set(key, { query: [plan.owner, collection, targetId], found: [], ids: new Set() });
+        records.set(key, { query: [plan.owner, collection, targetId], ids: new Set() });
     }
   }
 
@@ -77,41 +72,42 @@ export async function applyPlans(
     }
   }
 
-  const gets = new Map<unknown, Promise<unknown>>();
+  const requests: IDBRequest[] = [];
+  const issue = <T>(request: IDBRequest<T>) => {
+    requests.push(request);
+    return request;
+  };
+  const gets = new Map<unknown, IDBRequest>();
   const get = (id: unknown) => {
-    if (!gets.has(id)) gets.set(id, track(rows.get(id as string)));
+    if (!gets.has(id)) gets.set(id, issue(rows.get(id as IDBValidKey)));
   };
   for (const record of records.values()) {
-    const index = rows.index(INDEX.rowsByOwnerTarget);
-    record.read = track(
+    const index = byTarget();
+    record.read = issue(
       record.values ? index.getAll(record.query) : index.getAllKeys(record.query),
     );
   }
-  let range: Promise<unknown[]> | undefined;
+  let range: IDBRequest<unknown[]> | undefined;
   const limit = 2 * fromRange.length + 8;
   if (fromRange.length > 0) {
-    const keys = fromRange.map(([, , key]) => key).sort(cmp);
+    const keys = fromRange.map(([, , key]) => key as IDBValidKey).sort(cmp);
     const bounds = IDBKeyRange.bound(keys[0], keys[keys.length - 1]);
-    range = track(rows.index(INDEX.rowsByOwnerSavedAt).getAll(bounds, limit));
+    range = issue(rows.index(INDEX.rowsByOwnerSavedAt).getAll(bounds, limit));
   }
   for (const expectation of fromGet) get(expectation.id);
-  const present = { receipts: new Set<string>(), tombstones: new Set<string>() };
-  const counts: Promise<unknown>[] = [];
+  const counts: [store: 'receipts' | 'tombstones', id: string, IDBRequest<number>][] = [];
   for (const plan of plans) {
     for (const store of [STORE.receipts, STORE.tombstones] as const) {
-      for (const id of plan.absent?.[store] ?? []) {
-        const count = track(tx.objectStore(store).count(id));
-        counts.push(track(count.then((n) => n > 0 && present[store].add(id))));
-      }
+      for (const id of plan.absent?.[store] ?? [])
+        counts.push([store, id, issue(tx.objectStore(store).count(id))]);
     }
   }
-  const recordList = [...records.values()];
-  for (const record of recordList) record.found = await record.read!;
-  const inRange = (await range) ?? [];
-  await Promise.all([...gets.values(), ...counts]);
+  await settled(requests);
 
   // Second round, rarely: the range held more rows than it returned, or a record holds a value
   // the browser cannot read (its key is then known only from a read of the keys).
+  requests.length = 0;
+  const inRange = range?.result ?? [];
   const rangeRows = new Map<unknown, unknown>();
   let last: unknown[] | undefined;
   for (const value of inRange) {
@@ -123,38 +119,44 @@ export async function applyPlans(
   const covered = (key: unknown[]) =>
     inRange.length < limit || (last !== undefined && cmp(key, last) <= 0);
   for (const [expectation, , key] of fromRange) if (!covered(key)) get(expectation.id);
-  const keyReads = recordList.map((record) =>
-    record.values && record.found.includes(null)
-      ? track(rows.index(INDEX.rowsByOwnerTarget).getAllKeys(record.query))
-      : undefined,
-  );
-  const fetched = new Map<unknown, unknown>();
-  for (const [id, read] of gets) fetched.set(id, await read);
-  for (const [i, record] of recordList.entries()) {
+  const keyReads = new Map<RecordRead, IDBRequest<IDBValidKey[]>>();
+  for (const record of records.values()) {
+    if (record.values && record.read!.result.includes(null))
+      keyReads.set(record, issue(byTarget().getAllKeys(record.query)));
+  }
+  await settled(requests);
+  for (const record of records.values()) {
+    const found = record.read!.result;
     const keys =
-      (await keyReads[i]) ??
-      (record.values ? record.found.map((value) => (value as Stored).id) : record.found);
+      keyReads.get(record)?.result ??
+      (record.values ? found.map((value) => (value as Stored).id) : found);
     for (const key of keys) record.ids.add(key);
   }
 
   // What each expectation found when the transaction started.
   const initially = new Map<Expectation, boolean>();
   for (const [expectation, row, record] of fromRecord) {
-    const current = record.found.find((value) => (value as Stored | null)?.id === expectation.id);
+    const current = record.read!.result.find(
+      (value) => (value as Stored | null)?.id === expectation.id,
+    );
     initially.set(expectation, matchesObservation(current, row));
   }
   for (const [expectation, row, key] of fromRange) {
-    const current = covered(key) ? rangeRows.get(expectation.id) : fetched.get(expectation.id);
+    const current = covered(key) ? rangeRows.get(expectation.id) : gets.get(expectation.id)!.result;
     initially.set(expectation, matchesObservation(current, row));
   }
   for (const expectation of fromGet)
-    initially.set(expectation, matchesObservation(fetched.get(expectation.id), expectation.row));
+    initially.set(
+      expectation,
+      matchesObservation(gets.get(expectation.id)!.result, expectation.row),
+    );
+  const present = { receipts: new Set<string>(), tombstones: new Set<string>() };
+  for (const [store, id, count] of counts) if (count.result > 0) present[store].add(id);
 
   // Each plan in order, over the writes of the committed plans before it.
   const written = new Map<unknown, unknown>();
-  const added = { receipts: new Set<string>(), tombstones: new Set<string>() };
   const recordOf = new Map<unknown, RecordRead>();
-  for (const record of recordList) for (const id of record.ids) recordOf.set(id, record);
+  for (const record of records.values()) for (const id of record.ids) recordOf.set(id, record);
   const leave = (id: unknown) => {
     recordOf.get(id)?.ids.delete(id);
     recordOf.delete(id);
@@ -169,7 +171,7 @@ export async function applyPlans(
     const holds =
       plan.expected.every(holdsNow) &&
       !(['receipts', 'tombstones'] as const).some((store) =>
-        (plan.absent?.[store] ?? []).some((id) => present[store].has(id) || added[store].has(id)),
+        (plan.absent?.[store] ?? []).some((id) => present[store].has(id)),
       ) &&
       (plan.records ?? []).every(({ collection, targetId, ids }) =>
         holdsExactly([...records.get(recordKey(plan.owner, collection, targetId)!)!.ids], ids),
@@ -177,12 +179,12 @@ export async function applyPlans(
     if (!holds) return false;
     // Deletes before puts: a plan that deletes and puts one id leaves the put row.
     for (const id of plan.delete ?? []) {
-      track(rows.delete(id as string));
+      rows.delete(id as IDBValidKey);
       written.set(id, GONE);
       leave(id);
     }
     for (const value of plan.put ?? []) {
-      track(rows.put(value));
+      rows.put(value);
       const row = value as Stored;
       written.set(row.id, value);
       leave(row.id);
@@ -194,22 +196,37 @@ export async function applyPlans(
       }
     }
     for (const receipt of plan.receipts ?? []) {
-      track(tx.objectStore(STORE.receipts).put(receipt));
-      added.receipts.add(receipt.requestId);
+      tx.objectStore(STORE.receipts).put(receipt);
+      present.receipts.add(receipt.requestId);
     }
-    for (const entry of plan.ledger ?? []) track(tx.objectStore(STORE.conflicts).put(entry));
+    for (const entry of plan.ledger ?? []) tx.objectStore(STORE.conflicts).put(entry);
     for (const tombstone of plan.tombstones ?? []) {
-      track(tx.objectStore(STORE.tombstones).put(tombstone));
-      added.tombstones.add(tombstone.id);
+      tx.objectStore(STORE.tombstones).put(tombstone);
+      present.tombstones.add(tombstone.id);
     }
     return true;
+  });
+}
+
+/**
+ * Resolves once every request succeeded; rejects with the first failure. Requests of one
+ * transaction complete in the order they were made, and a failure aborts the transaction, which
+ * fails every request after it: so the last one settles last, whatever happened.
+ */
+function settled(requests: readonly IDBRequest[]): Promise<void> {
+  const last = requests[requests.length - 1];
+  if (last === undefined) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const fail = (event: Event) => reject((event.target as IDBRequest).error);
+    for (const request of requests) request.onerror = fail;
+    last.onsuccess = () => resolve();
   });
 }
 
 /** The key of a record; undefined unless every part is a string, as `records` names them. */
 function recordKey(owner: unknown, collection: unknown, targetId: unknown): string | undefined {
   return typeof owner === 'string' && typeof collection === 'string' && typeof targetId === 'string'
-    ? JSON.stringify([owner, collection, targetId])
+    ? `${owner.length}:${collection.length}:${owner}${collection}${targetId}`
     : undefined;
 }
 

@@ -1,4 +1,4 @@
-import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
+import { type IDBPDatabase, type IDBPTransaction, unwrap, wrap } from 'idb';
 import type { Json } from '../model/json.ts';
 import { outboxError } from '../model/outbox-error.ts';
 import { type OutboxStore, type ReplacePlan, unreadableValue } from '../model/store.ts';
@@ -9,7 +9,7 @@ import {
   mergedNotice,
   visibleTo,
 } from './commit.ts';
-import { applyPlans, type Track } from './idb-apply.ts';
+import { applyPlans } from './idb-apply.ts';
 import {
   changeChannelName,
   createMissingStores,
@@ -38,6 +38,7 @@ export interface IdbStoreOptions {
 
 type OutboxDb = IDBPDatabase<OutboxDbSchema>;
 type WriteTx = IDBPTransaction<OutboxDbSchema, StoreName[], 'readwrite'>;
+type Track = <T>(request: Promise<T>) => Promise<T>;
 
 const PRUNE_BATCH = 100;
 const noop = () => {};
@@ -123,7 +124,7 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
         db,
         storesFor(plan),
         durability,
-        async (tx, track) => (await applyPlans(tx, track, cmp, [plan]))[0]!,
+        async (tx) => (await applyPlans(unwrap(tx), cmp, [plan]))[0]!,
       );
       if (!committed) return 'stale';
       const notice = changeNoticeFor(plan);
@@ -140,9 +141,9 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       const stores = [...new Set(plans.flatMap(storesFor))];
       const durability = plans.some((p) => p.durability === 'strict') ? 'strict' : 'default';
       const results: ('committed' | 'stale')[] = [];
-      await write(db, stores, durability, async (tx, track) => {
+      await write(db, stores, durability, async (tx) => {
         // Each compare sees the writes of the plans before it.
-        for (const holds of await applyPlans(tx, track, cmp, plans))
+        for (const holds of await applyPlans(unwrap(tx), cmp, plans))
           results.push(holds ? 'committed' : 'stale');
         return true;
       });
