@@ -79,8 +79,13 @@ export async function applyPlans(
   let range: IDBRequest<unknown[]> | undefined;
   const limit = 2 * inQueue.size + 8;
   if (inQueue.size > 0) {
-    const keys = [...inQueue.values()].sort(cmp);
-    const bounds = IDBKeyRange.bound(keys[0], keys[keys.length - 1]);
+    let low: IDBValidKey | undefined;
+    let high = low;
+    for (const key of inQueue.values()) {
+      if (low === undefined || cmp(key, low) < 0) low = key;
+      if (high === undefined || cmp(key, high) > 0) high = key;
+    }
+    const bounds = IDBKeyRange.bound(low, high);
     range = issue(rows.index(INDEX.rowsByOwnerSavedAt).getAll(bounds, limit));
   }
   await settled(requests);
@@ -101,7 +106,13 @@ export async function applyPlans(
   requests.length = 0;
   for (const [expectation, key] of inQueue) if (!inRange(key)) get(expectation.id);
   await settled(requests);
-  for (const [ids, read] of recordReads) for (const id of read.result) ids.add(id);
+  const recordOf = new Map<unknown, Set<unknown>>();
+  for (const [ids, read] of recordReads) {
+    for (const id of read.result) {
+      ids.add(id);
+      recordOf.set(id, ids);
+    }
+  }
   for (const [set, id, count] of counts) if (count.result > 0) set.add(id);
 
   // Each plan in order, over the writes of the committed plans before it.
@@ -116,9 +127,13 @@ export async function applyPlans(
     // As a read would give it back: a structured clone of what was put.
     return matchesObservation(value === GONE ? undefined : structuredClone(value), row);
   };
-  const write = (id: unknown, value: unknown) => {
+  const write = (id: unknown, value: unknown, ids?: Set<unknown>) => {
     written.set(id, value);
-    for (const ids of records.values()) ids.delete(id);
+    recordOf.get(id)?.delete(id);
+    recordOf.delete(id);
+    if (ids === undefined) return;
+    ids.add(id);
+    recordOf.set(id, ids);
   };
   return plans.map((plan) => {
     const holds =
@@ -138,8 +153,7 @@ export async function applyPlans(
     for (const value of plan.put ?? []) {
       rows.put(value);
       const { id, owner, collection, targetId } = value as Stored;
-      write(id, value);
-      records.get(recordKey(owner, collection, targetId))?.add(id);
+      write(id, value, records.get(recordKey(owner, collection, targetId)));
     }
     for (const receipt of plan.receipts ?? []) {
       tx.objectStore(STORE.receipts).put(receipt);
