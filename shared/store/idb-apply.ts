@@ -4,6 +4,12 @@ import { INDEX, STORE } from './schema.ts';
 
 type Stored = Record<string, unknown>;
 
+/** The key order of the database's factory (`cmp`), and its closed key ranges. */
+export interface KeyOrder {
+  cmp(a: unknown, b: unknown): number;
+  bound(lower: IDBValidKey, upper: IDBValidKey): Parameters<IDBIndex['getAll']>[0];
+}
+
 /** A row an earlier plan of the transaction deleted. */
 const GONE = Symbol();
 
@@ -23,14 +29,15 @@ const GONE = Symbol();
  */
 export async function applyPlans(
   tx: IDBTransaction,
-  cmp: (a: unknown, b: unknown) => number,
+  keys: KeyOrder,
   plans: readonly ReplacePlan[],
 ): Promise<boolean[]> {
+  const { cmp } = keys;
   // Writes are laid over reads by key equality, which holds for string keys only: a batch with a
   // plan naming another key (a corrupt value's, §2) is applied one plan after another.
   if (plans.length > 1 && !plans.every(namesStringKeysOnly)) {
     const results: boolean[] = [];
-    for (const plan of plans) results.push(...(await applyPlans(tx, cmp, [plan])));
+    for (const plan of plans) results.push(...(await applyPlans(tx, keys, [plan])));
     return results;
   }
   const rows = tx.objectStore(STORE.rows);
@@ -85,7 +92,7 @@ export async function applyPlans(
       if (low === undefined || cmp(key, low) < 0) low = key;
       if (high === undefined || cmp(key, high) > 0) high = key;
     }
-    const bounds = IDBKeyRange.bound(low, high);
+    const bounds = keys.bound(low!, high!);
     range = issue(rows.index(INDEX.rowsByOwnerSavedAt).getAll(bounds, limit));
   }
   await settled(requests);

@@ -15,7 +15,7 @@ import {
   mergedNotice,
   visibleTo,
 } from './commit.ts';
-import { applyPlans } from './idb-apply.ts';
+import { applyPlans, type KeyOrder } from './idb-apply.ts';
 import {
   changeChannelName,
   createMissingStores,
@@ -56,7 +56,10 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
   const name = opts.name ?? DEFAULT_DB_NAME;
   const factory = opts.indexedDB ?? globalThis.indexedDB;
   const listeners = new ChangeListeners();
-  const cmp = (a: unknown, b: unknown) => factory.cmp(a, b);
+  const keys: KeyOrder = {
+    cmp: (a, b) => factory.cmp(a, b),
+    bound: (lower, upper) => IDBKeyRange.bound(lower, upper),
+  };
   const channel =
     opts.broadcast !== false && typeof BroadcastChannel === 'function'
       ? new BroadcastChannel(changeChannelName(name))
@@ -139,7 +142,7 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
         db,
         storesFor(plan),
         durability,
-        async (tx) => (await applyPlans(tx, cmp, [plan]))[0]!,
+        async (tx) => (await applyPlans(tx, keys, [plan]))[0]!,
       );
       if (!committed) return 'stale';
       const notice = changeNoticeFor(plan);
@@ -158,7 +161,7 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       const results: ('committed' | 'stale')[] = [];
       await write(db, stores, durability, async (tx) => {
         // Each compare sees the writes of the plans before it.
-        for (const holds of await applyPlans(tx, cmp, plans))
+        for (const holds of await applyPlans(tx, keys, plans))
           results.push(holds ? 'committed' : 'stale');
         return true;
       });
