@@ -1,28 +1,27 @@
-import { type IDBPDatabase, type IDBPTransaction, wrap } from 'idb';
 import type { Json } from '../model/json.ts';
 import { outboxError } from '../model/outbox-error.ts';
 import {
+  type ConflictLedgerEntry,
   type OutboxStore,
+  type Receipt,
   type ReplacePlan,
-  type RowKey,
+  type Tombstone,
   unreadableValue,
 } from '../model/store.ts';
 import {
   ChangeListeners,
   changeNoticeFor,
-  holdsExactly,
   isChangeNotice,
-  matchesObservation,
   mergedNotice,
   visibleTo,
 } from './commit.ts';
+import { applyPlans, type KeyOrder } from './idb-apply.ts';
 import {
   changeChannelName,
   createMissingStores,
   DEFAULT_DB_NAME,
   INDEX,
   lacksOutboxSchema,
-  type OutboxDbSchema,
   STORE,
   type StoreName,
 } from './schema.ts';
@@ -42,9 +41,7 @@ export interface IdbStoreOptions {
   onUpgradeBlocked?: () => void;
 }
 
-type OutboxDb = IDBPDatabase<OutboxDbSchema>;
-type WriteTx = IDBPTransaction<OutboxDbSchema, StoreName[], 'readwrite'>;
-type Track = <T>(request: Promise<T>) => Promise<T>;
+type OutboxDb = IDBDatabase;
 
 const PRUNE_BATCH = 100;
 const noop = () => {};
@@ -59,6 +56,10 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
   const name = opts.name ?? DEFAULT_DB_NAME;
   const factory = opts.indexedDB ?? globalThis.indexedDB;
   const listeners = new ChangeListeners();
+  const keys: KeyOrder = {
+    cmp: (a, b) => factory.cmp(a, b),
+    bound: (lower, upper) => IDBKeyRange.bound(lower, upper),
+  };
   const channel =
     opts.broadcast !== false && typeof BroadcastChannel === 'function'
       ? new BroadcastChannel(changeChannelName(name))
@@ -91,15 +92,27 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
     };
   }
 
+  const updateMeta: OutboxStore['updateMeta'] = async (key, update) => {
+    const meta = objectStore(await database(), STORE.meta, 'readwrite');
+    const next = update(await request<Json | undefined>(meta.get(key)));
+    if (next === undefined) meta.delete(key);
+    else meta.put(next, key);
+    await done(meta.transaction);
+    return next;
+  };
+
   return {
     async get(id, owner) {
-      return visibleTo(await readable((await database()).get(STORE.rows, id), id), owner);
+      const rows = objectStore(await database(), STORE.rows);
+      return visibleTo(await readable(request(rows.get(id)), id), owner);
     },
 
     async getMany(ids, owner) {
       if (ids.length === 0) return [];
-      const rows = (await database()).transaction(STORE.rows).store;
-      return Promise.all(ids.map(async (id) => visibleTo(await readable(rows.get(id), id), owner)));
+      const rows = objectStore(await database(), STORE.rows);
+      return Promise.all(
+        ids.map(async (id) => visibleTo(await readable(request(rows.get(id)), id), owner)),
+      );
     },
 
     async scan(owner, { after, limit }) {
@@ -125,8 +138,11 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
     async replace(plan) {
       const db = await database();
       const durability = plan.durability === 'strict' ? 'strict' : 'default';
-      const committed = await write(db, storesFor(plan), durability, (tx, track) =>
-        applyPlan(tx, track, plan),
+      const committed = await write(
+        db,
+        storesFor(plan),
+        durability,
+        async (tx) => (await applyPlans(tx, keys, [plan]))[0]!,
       );
       if (!committed) return 'stale';
       const notice = changeNoticeFor(plan);
@@ -143,10 +159,10 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       const stores = [...new Set(plans.flatMap(storesFor))];
       const durability = plans.some((p) => p.durability === 'strict') ? 'strict' : 'default';
       const results: ('committed' | 'stale')[] = [];
-      await write(db, stores, durability, async (tx, track) => {
-        // One plan after another: each compare sees the writes of the plans before it.
-        for (const plan of plans)
-          results.push((await applyPlan(tx, track, plan)) ? 'committed' : 'stale');
+      await write(db, stores, durability, async (tx) => {
+        // Each compare sees the writes of the plans before it.
+        for (const holds of await applyPlans(tx, keys, plans))
+          results.push(holds ? 'committed' : 'stale');
         return true;
       });
       const committed = plans.filter((_, i) => results[i] === 'committed');
@@ -159,19 +175,21 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
     },
 
     async getReceipt(requestId, owner) {
-      return visibleTo(await (await database()).get(STORE.receipts, requestId), owner);
+      const receipts = objectStore(await database(), STORE.receipts);
+      return visibleTo(await request<Receipt | undefined>(receipts.get(requestId)), owner);
     },
 
     async listReceipts(owner, limit) {
-      return newestFirst(await database(), STORE.receipts, owner, limit);
+      return newestFirst<Receipt>(await database(), STORE.receipts, owner, limit);
     },
 
     async listConflicts(owner, limit) {
-      return newestFirst(await database(), STORE.conflicts, owner, limit);
+      return newestFirst<ConflictLedgerEntry>(await database(), STORE.conflicts, owner, limit);
     },
 
     async getTombstone(id, owner) {
-      return visibleTo(await (await database()).get(STORE.tombstones, id), owner);
+      const tombstones = objectStore(await database(), STORE.tombstones);
+      return visibleTo(await request<Tombstone | undefined>(tombstones.get(id)), owner);
     },
 
     async prune(owner, { maxReceipts, olderThan, maxLedger }) {
@@ -182,23 +200,14 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
     },
 
     async getMeta(key) {
-      return (await database()).get(STORE.meta, key);
+      return request<Json | undefined>(objectStore(await database(), STORE.meta).get(key));
     },
 
     async setMeta(key: string, value: Json | undefined) {
-      const db = await database();
-      if (value === undefined) await db.delete(STORE.meta, key);
-      else await db.put(STORE.meta, value, key);
+      await updateMeta(key, () => value);
     },
 
-    async updateMeta(key, update) {
-      const tx = (await database()).transaction(STORE.meta, 'readwrite');
-      const next = update(await tx.store.get(key));
-      if (next === undefined) void tx.store.delete(key);
-      else void tx.store.put(next, key);
-      await tx.done;
-      return next;
-    },
+    updateMeta,
 
     onChange(listener) {
       return listeners.add(listener);
@@ -215,9 +224,45 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
   };
 }
 
+/** A request's result, once it succeeded. */
+function request<T>(req: IDBRequest<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+/** Resolves once the transaction committed; rejects with its error when it aborted. */
+function done(tx: IDBTransaction): Promise<void> {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(tx.error ?? new DOMException('Transaction aborted', 'AbortError'));
+  });
+}
+
+/** One object store in a transaction of its own. */
+function objectStore(db: OutboxDb, name: StoreName, mode?: IDBTransactionMode): IDBObjectStore {
+  return db.transaction(name, mode).objectStore(name);
+}
+
+/** Walks a cursor: `visit` sees each position and says whether to go on. */
+function walk(
+  cursor: IDBRequest<IDBCursorWithValue | null>,
+  visit: (at: IDBCursorWithValue) => boolean,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    cursor.onsuccess = () => {
+      const at = cursor.result;
+      if (at && visit(at)) at.continue();
+      else resolve();
+    };
+    cursor.onerror = () => reject(cursor.error);
+  });
+}
+
 /** A row read by key: an unreadable one (IndexedDB says `null`) comes back as its stand-in. */
-async function readable(request: Promise<unknown>, id: string): Promise<unknown> {
-  const value = await request;
+async function readable(read: Promise<unknown>, id: string): Promise<unknown> {
+  const value = await read;
   return value === null ? unreadableValue(id) : value;
 }
 
@@ -234,18 +279,17 @@ async function readAll(
   owner: string,
   limit?: number,
 ): Promise<unknown[]> {
-  const values: unknown[] = await db.getAllFromIndex(STORE.rows, index, range, limit);
+  const rows = () => objectStore(db, STORE.rows).index(index);
+  const values = await request(rows().getAll(range, limit));
   if (!values.includes(null)) return values;
-  const rows: unknown[] = [];
-  let cursor = await db.transaction(STORE.rows).store.index(index).openCursor(range);
-  while (cursor && (limit === undefined || rows.length < limit)) {
-    const { key, primaryKey, value } = cursor;
+  const found: unknown[] = [];
+  await walk(rows().openCursor(range), ({ key, primaryKey, value }) => {
     // The `by_owner_savedAt` key carries the queue position, so a scan can continue after it.
     const savedAt = Array.isArray(key) && typeof key[1] === 'number' ? key[1] : undefined;
-    rows.push(value === null ? unreadableValue(primaryKey, owner, savedAt) : value);
-    cursor = await cursor.continue();
-  }
-  return rows;
+    found.push(value === null ? unreadableValue(primaryKey, owner, savedAt) : value);
+    return limit === undefined || found.length < limit;
+  });
+  return found;
 }
 
 function storesFor(plan: ReplacePlan): StoreName[] {
@@ -256,67 +300,26 @@ function storesFor(plan: ReplacePlan): StoreName[] {
   return stores;
 }
 
-/** The body of `replace`: the compare, then every write (SPEC §3). False = stale. */
-async function applyPlan(tx: WriteTx, track: Track, plan: ReplacePlan): Promise<boolean> {
-  const rows = tx.objectStore(STORE.rows);
-  // Rows this library writes have string ids; a corrupt value's key may be any key (§2).
-  const key = (id: RowKey) => id as string;
-  const current = await Promise.all(plan.expected.map(({ id }) => track(rows.get(key(id)))));
-  if (!plan.expected.every(({ row }, i) => matchesObservation(current[i], row))) return false;
-  const present = await Promise.all([
-    ...(plan.absent?.receipts ?? []).map((id) => track(tx.objectStore(STORE.receipts).count(id))),
-    ...(plan.absent?.tombstones ?? []).map((id) =>
-      track(tx.objectStore(STORE.tombstones).count(id)),
-    ),
-  ]);
-  if (present.some((n) => n > 0)) return false;
-  if (plan.records?.length) {
-    const byTarget = rows.index(INDEX.rowsByOwnerTarget);
-    const found = await Promise.all(
-      plan.records.map(({ collection, targetId }) =>
-        track(byTarget.getAllKeys([plan.owner, collection, targetId])),
-      ),
-    );
-    if (!plan.records.every(({ ids }, i) => holdsExactly(found[i]!, ids))) return false;
-  }
-  // Deletes before puts: a plan that deletes and puts one id leaves the put row.
-  for (const id of plan.delete ?? []) track(rows.delete(key(id)));
-  for (const row of plan.put ?? []) track(rows.put(row));
-  for (const receipt of plan.receipts ?? []) track(tx.objectStore(STORE.receipts).put(receipt));
-  for (const entry of plan.ledger ?? []) track(tx.objectStore(STORE.conflicts).put(entry));
-  for (const tombstone of plan.tombstones ?? []) {
-    track(tx.objectStore(STORE.tombstones).put(tombstone));
-  }
-  return true;
-}
-
 /**
  * Runs `body` in one readwrite transaction and resolves once it committed (true) or, when `body`
- * returns false, after aborting it (nothing written). Every request goes through `track`: after
- * an abort idb rejects each pending request with `AbortError`, and an unobserved one would be an
- * unhandled rejection (TOOLING). A storage fault rejects with the transaction's own error
- * (e.g. `QuotaExceededError`), which the core maps to `storage`.
+ * returns false, after aborting it (nothing written). A storage fault rejects with the
+ * transaction's own error (e.g. `QuotaExceededError`), which the core maps to `storage`.
  */
 async function write(
   db: OutboxDb,
   stores: StoreName[],
   durability: IDBTransactionDurability,
-  body: (tx: WriteTx, track: Track) => Promise<boolean>,
+  body: (tx: IDBTransaction) => Promise<boolean>,
 ): Promise<boolean> {
   const tx = db.transaction(stores, 'readwrite', { durability });
-  const pending: Promise<unknown>[] = [tx.done];
-  tx.done.catch(noop);
-  const track: Track = (request) => {
-    request.catch(noop);
-    pending.push(request);
-    return request;
-  };
+  const committed = done(tx);
+  committed.catch(noop);
   try {
-    if (!(await body(tx, track))) {
+    if (!(await body(tx))) {
       abort(tx);
       return false;
     }
-    await Promise.all(pending);
+    await committed;
     return true;
   } catch (error) {
     abort(tx);
@@ -324,7 +327,7 @@ async function write(
   }
 }
 
-function abort(tx: WriteTx): void {
+function abort(tx: IDBTransaction): void {
   try {
     tx.abort();
   } catch {
@@ -339,21 +342,19 @@ function ownerRange(owner: string, below?: number): IDBKeyRange {
     : IDBKeyRange.bound([owner], [owner, below], false, true);
 }
 
-async function newestFirst<S extends 'receipts' | 'conflicts'>(
+async function newestFirst<T>(
   db: OutboxDb,
-  store: S,
+  store: 'receipts' | 'conflicts',
   owner: string,
   limit: number,
-): Promise<OutboxDbSchema[S]['value'][]> {
-  if (limit <= 0) return [];
-  const index = db.transaction(store).store.index(INDEX.byOwnerSettledAt);
-  const found: OutboxDbSchema[S]['value'][] = [];
-  let cursor = await index.openCursor(ownerRange(owner), 'prev');
-  while (cursor) {
-    found.push(cursor.value);
-    if (found.length >= limit) break;
-    cursor = await cursor.continue();
-  }
+): Promise<T[]> {
+  const found: T[] = [];
+  if (limit <= 0) return found;
+  const index = objectStore(db, store).index(INDEX.byOwnerSettledAt);
+  await walk(index.openCursor(ownerRange(owner), 'prev'), ({ value }) => {
+    found.push(value);
+    return found.length < limit;
+  });
   return found;
 }
 
@@ -366,13 +367,13 @@ async function dropOldest(
 ): Promise<void> {
   let more = true;
   while (more) {
-    await write(db, [store], 'default', async (tx, track) => {
+    await write(db, [store], 'default', async (tx) => {
       const index = tx.objectStore(store).index(INDEX.byOwnerSettledAt);
-      const excess = (await track(index.count(range))) - Math.max(0, keep);
+      const excess = (await request(index.count(range))) - Math.max(0, keep);
       more = excess > PRUNE_BATCH;
       if (excess <= 0) return true;
-      const keys = await track(index.getAllKeys(range, Math.min(excess, PRUNE_BATCH)));
-      for (const key of keys) track(tx.objectStore(store).delete(key));
+      const keys = await request(index.getAllKeys(range, Math.min(excess, PRUNE_BATCH)));
+      for (const key of keys) tx.objectStore(store).delete(key);
       return true;
     });
   }
@@ -405,7 +406,7 @@ async function openOutboxDb(
     onLost();
   });
   db.addEventListener('close', onLost);
-  return wrap(db) as unknown as OutboxDb;
+  return db;
 }
 
 function openRaw(

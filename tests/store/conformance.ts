@@ -484,6 +484,117 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         expect(holders[0]).toBe(holders[1]);
       });
 
+      it('compares each claim of a batch on its own, wherever its row sits in the queue', async () => {
+        const n = (i: number) => `r${String(i).padStart(2, '0')}`;
+        await seed(Array.from({ length: 60 }, (_, i) => row(n(i), i)));
+        const seen = new Map(ids(await store.scan(OWNER, { limit: 60 })).map((id, i) => [id, i]));
+        expect(seen.size).toBe(60);
+        const observed = async (i: number) => ({ id: n(i), row: await store.get(n(i)) });
+        const claims = await Promise.all(
+          [0, 5, 10, 20, 30, 45, 58, 59].map(async (i) =>
+            plan({ expected: [await observed(i)], put: [row(n(i), i, { state: 'sending' })] }),
+          ),
+        );
+        const other = await connect();
+        await other.replace(plan({ put: [row(n(5), 5, { state: 'held' })], reason: 'legacy' }));
+        await other.replace(plan({ delete: [n(10)], reason: 'legacy' }));
+        // Moved to the end of the queue, and handed to another owner: neither is as observed.
+        await other.replace(plan({ put: [row(n(20), 1_000)], reason: 'legacy' }));
+        await other.replace(
+          plan({ owner: 'u2', put: [row(n(58), 58, { owner: 'u2' })], reason: 'legacy' }),
+        );
+        expect(await store.replaceEach(claims)).toEqual([
+          'committed',
+          'stale',
+          'stale',
+          'stale',
+          'committed',
+          'committed',
+          'stale',
+          'committed',
+        ]);
+        const states = async (...at: number[]) =>
+          Promise.all(at.map(async (i) => ((await store.get(n(i))) as RawRow | undefined)?.state));
+        expect(await states(0, 30, 45, 59)).toEqual(['sending', 'sending', 'sending', 'sending']);
+        expect(await states(5, 10, 20, 58)).toEqual(['held', undefined, 'queued', 'queued']);
+        expect(await states(1, 44)).toEqual(['queued', 'queued']);
+      });
+
+      it('checks each ACK of a batch against its own record, as the plans before it left it', async () => {
+        await seed([
+          row('a', 1, { targetId: 'n_a' }),
+          row('b', 2, { targetId: 'n_b' }),
+          row('c', 3, { targetId: 'n_c' }),
+          row('s', 4, { targetId: 'n_b', successorOf: 'b' }),
+          row('t', 5, { targetId: 'n_c', successorOf: 'c' }),
+        ]);
+        const ack = async (id: string) =>
+          plan({
+            expected: [{ id, row: await store.get(id) }],
+            delete: [id],
+            receipts: [receipt(`req-${id}`, 9)],
+            records: [{ collection: 'notes', targetId: `n_${id}`, ids: [id] }],
+            reason: 'settle',
+          });
+        const acks = [await ack('a'), await ack('b'), await ack('c')];
+        await (await connect()).replace(plan({ put: [row('a', 1, { targetId: 'n_a', x: 1 })] }));
+        const results = await store.replaceEach([
+          acks[0]!,
+          acks[1]!,
+          // Once an earlier plan of the batch took the successor away, the record holds only c.
+          plan({ expected: [{ id: 't', row: await store.get('t') }], delete: ['t'] }),
+          acks[2]!,
+        ]);
+        expect(results).toEqual(['stale', 'stale', 'committed', 'committed']);
+        expect(ids(await store.scan(OWNER, { limit: 10 }))).toEqual(['a', 'b', 's']);
+        expect(await store.getReceipt('req-c')).toMatchObject({ requestId: 'req-c' });
+        expect(await store.getReceipt('req-a')).toBeUndefined();
+      });
+
+      it('compares a row an earlier plan of the batch put as it was stored', async () => {
+        await seed([row('a', 1)]);
+        const before = await store.get('a');
+        const claimed = row('a', 1, { state: 'sending', claim: { holderId: 'me', fence: 1 } });
+        const results = await store.replaceEach([
+          plan({ expected: [{ id: 'a', row: before }], put: [claimed] }),
+          plan({
+            expected: [{ id: 'a', row: structuredClone(claimed) }],
+            put: [row('a', 1, { state: 'queued', claim: { holderId: 'me', fence: 1 } })],
+          }),
+          plan({ expected: [{ id: 'a', row: before }], put: [row('a', 1, { state: 'x' })] }),
+          plan({ expected: [{ id: 'b', row: null }], put: [row('b', 2)] }),
+          plan({ expected: [{ id: 'b', row: null }], put: [row('b', 3)] }),
+          plan({ expected: [{ id: 'a', row: await store.get('a') }], delete: ['a'] }),
+        ]);
+        expect(results).toEqual(['committed', 'committed', 'stale', 'committed', 'stale', 'stale']);
+        expect(await store.get('a')).toMatchObject({ state: 'queued' });
+        expect(await store.get('b')).toEqual(row('b', 2));
+      });
+
+      it('is stale when an earlier plan of the batch wrote a receipt or tombstone named absent', async () => {
+        const results = await store.replaceEach([
+          plan({ receipts: [receipt('k1', 1)], tombstones: [tombstone('t1')] }),
+          plan({ absent: { receipts: ['k1'] }, put: [row('x', 1)] }),
+          plan({ absent: { tombstones: ['t1'] }, put: [row('y', 1)] }),
+          plan({ absent: { receipts: ['k2'], tombstones: ['t2'] }, put: [row('z', 1)] }),
+        ]);
+        expect(results).toEqual(['committed', 'stale', 'stale', 'committed']);
+        expect(ids(await store.scan(OWNER, { limit: 10 }))).toEqual(['z']);
+      });
+
+      it('applies a batch in which a plan names a corrupt value by a key that is not a string', async () => {
+        const key = ['legacy', 7];
+        const corrupt = { id: key, owner: OWNER, savedAt: 1, junk: true };
+        await seed([corrupt, row('a', 2)]);
+        const results = await store.replaceEach([
+          plan({ expected: [{ id: ['legacy', 7], row: corrupt }], delete: [['legacy', 7]] }),
+          plan({ expected: [{ id: 'a', row: row('a', 2) }], put: [row('a', 2, { state: 'x' })] }),
+          plan({ expected: [{ id: ['legacy', 7], row: corrupt }], delete: [['legacy', 7]] }),
+        ]);
+        expect(results).toEqual(['committed', 'committed', 'stale']);
+        expect(await store.scan(OWNER, { limit: 10 })).toEqual([row('a', 2, { state: 'x' })]);
+      });
+
       it('returns an empty list for an empty batch and publishes nothing', async () => {
         const heard: ChangeNotice[] = [];
         store.onChange((notice) => heard.push(notice));
