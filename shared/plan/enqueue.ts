@@ -193,10 +193,14 @@ function openRows(
   ctx: EnqueueContext,
 ): { open: Observed[]; before: Observed[] } {
   const ids = new Set(chain.flatMap(({ row }) => [row.id, ...supersedes(row)]));
+  // A blocked row does not hold its record (§7): a row of it in flight went past it, and what
+  // the blocked row carries would land over that newer edit if merged — the receipts' rule
+  // (`overtaken`) before the receipt exists (G4).
+  const passed = chain.some(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
   let start = chain.length;
   while (start > 0) {
     const candidate = chain[start - 1]!;
-    if (!mayMerge(candidate.row, ctx)) break;
+    if (!mayMerge(candidate.row, ctx) || (passed && candidate.row.state === 'blocked')) break;
     const link = chain[start]?.row.successorOf;
     if (link !== undefined && !ids.has(link)) break;
     start--;
