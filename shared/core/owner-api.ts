@@ -291,7 +291,9 @@ export function createOwnerApi(
       });
       const planned = planRestore(source.entry, source.ref, lookup, { now: deps.clock.now() });
       if (planned.kind === 'refuse') throw refusal(planned);
-      return enqueue(planned.input, [planned.ledger]);
+      // The row's id is the conflict's restore for good (§9): kept, so a restore repeated after a
+      // legacy tab sent and deleted the row (no receipt, §17) answers with it, never a second row.
+      return enqueue(planned.input, [planned.ledger], true);
     },
 
     rows: reader.rows,
