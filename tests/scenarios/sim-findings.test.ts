@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transport } from '../../shared/model/ports.ts';
 import type { OutboxStore, ReplacePlan, ReplaceResult } from '../../shared/model/store.ts';
+import { buildRowRequest } from '../../shared/plan/identity.ts';
+import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
 
@@ -532,5 +534,135 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       body: 'second',
       tag: 'third',
     });
+  });
+
+  it("G2: a row a legacy tab sent while this holder had it claimed stays the tab's: the holder's failed attempt does not mark it as applying nothing", async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const store = a.store;
+    let sending: Record<string, unknown> | undefined;
+    a.transport.beforeSend = async () => {
+      // While A's request waits, a tab of the old bundle sends the row as it is (it ignores
+      // claims); the server applies that copy.
+      const raw = (await store.get(u1.id)) as Record<string, unknown>;
+      sending = { ...raw, state: 'sending', sentAt: world.clock.now() + 1 };
+      await store.replace({
+        owner: OWNER,
+        expected: [{ id: u1.id, row: raw }],
+        put: [sending],
+        reason: 'legacy',
+      });
+      world.server.handle((await world.row(u1.id))!.request!, OWNER);
+    };
+    // A's own request is answered 429: A's attempt applied nothing, the tab's did.
+    a.transport.answerWith = {
+      kind: 'response',
+      status: 429,
+      headers: { 'retry-after': '1' },
+      body: '{"type":"too-many"}',
+    };
+    await a.api.flush();
+    a.transport.beforeSend = undefined;
+    expect(world.server.effectsFor(u1.requestId!)).toBe(1);
+    expect(await store.get(u1.id)).toEqual(sending);
+    // The tab's answer is lost; it puts the row back, queued with its sentAt.
+    expect(
+      await store.replace({
+        owner: OWNER,
+        expected: [{ id: u1.id, row: sending }],
+        put: [{ ...sending, state: 'queued' }],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  });
+
+  it('G4: a rejected edit is not merged into the next one while an edit that went past it is in flight, before that edit has a receipt', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }));
+    world.server.inject('reject');
+    await a.api.flush();
+    expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
+    // A tab of the old bundle, its clock behind, queues its own edit of the note; this bundle
+    // sends it (a blocked row does not hold its record) and it is on the wire.
+    const legacy = { id: 'legacy-edit-0001' };
+    const intent = {
+      collection: 'notes',
+      kind: 'update',
+      targetId: record.id,
+      payload: { title: 'legacy' },
+      baseRevision: null,
+    };
+    const request = restHandler({ baseUrl: '/api/notes' }).toRequest(intent);
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: legacy.id, row: null }],
+      put: [
+        {
+          ...intent,
+          id: legacy.id,
+          owner: OWNER,
+          savedAt: world.clock.now() - 1_000,
+          state: 'queued',
+          request: buildRowRequest(request, legacy.id, null),
+        },
+      ],
+      reason: 'legacy',
+    });
+    const inFlight = (await world.holdInFlight(a, legacy.id)).done;
+    // U3 is made now: it must not carry U1's rejected fields over the legacy edit.
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
+    expect(u3.outcome).toBe('successor');
+    a.transport.open();
+    await inFlight;
+    await a.api.flush();
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'legacy',
+      tag: 'third',
+    });
+    expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
+  });
+
+  it('G3: two restores of one conflict at once never bring its row back after a legacy tab sent and deleted it', async () => {
+    world = await World.create(kind);
+    const gate: Gate = { waiting: [], open: true };
+    const a = await world.holder('A', { wrapStore: gatedEnqueues(gate) });
+    const record = world.server.seed(OWNER, { title: 'Trip', body: 'base' });
+    world.server.editElsewhere(record.id, { body: 'theirs' });
+    await a.api.enqueue(updateNote(record.id, { body: 'mine' }, 1));
+    await a.api.flush();
+    const [entry] = await a.api.conflicts();
+    // Both restores read the ledger before either commits.
+    gate.open = false;
+    const first = a.api.restore(entry!.successorId);
+    const second = a.api.restore(entry!.successorId);
+    await world.until(() => gate.waiting.length === 2, 'both restores planned');
+    gate.waiting.shift()!();
+    const restored = await first;
+    expect(restored.outcome).toBe('queued');
+    // A tab of the old bundle sends the restore and deletes its row: no receipt, no tombstone.
+    const raw = await a.store.get(restored.id);
+    world.server.handle((await world.row(restored.id))!.request!, OWNER);
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: restored.id, row: raw }],
+      delete: [restored.id],
+      reason: 'legacy',
+    });
+    gate.open = true;
+    gate.waiting.shift()!();
+    expect(await second).toMatchObject({ id: restored.id, outcome: 'existing' });
+    expect(await world.rows()).toEqual([]);
+    await a.api.flush({ force: true });
+    expect(world.server.effectsFor(restored.id)).toBe(1);
   });
 });
