@@ -763,23 +763,31 @@ export class Truth {
     const last = this.lastPosition.get(record) ?? -1;
     const lastRow = this.lastApplied.get(record);
     const carried = [...edits].flatMap((id) => this.edits.get(id) ?? []);
-    if (position < last && carried.length > 0 && carried.every((e) => this.retried.has(e.id))) {
+    // Retried edits a newer one overtook, alone or merged into an edit made after that one.
+    const overtaken = carried.filter((e) => this.retried.has(e.id) && e.made < last);
+    if (overtaken.length > 0 && (position < last || overtaken.length < carried.length)) {
       // The app retried an edit a newer one overtook: it lands over it, but only through the
-      // revision check and the conflict rule, with evidence — never silently (G4).
+      // revision check and the conflict rule, with evidence — never silently (G4). A request
+      // with no base revision has nothing for the server to check: a merge keeps the oldest
+      // row's (§6), and a resend of an attempt whose outcome is unknown keeps its bytes (§9).
       const row = asRaw(rowId === undefined ? undefined : this.rows.get(rowId));
-      const unchecked = carried.every((e) => e.baseRevision == null);
+      const unchecked =
+        row === undefined
+          ? overtaken.every((e) => e.baseRevision == null)
+          : row.baseRevision == null;
       if (row?.conflict === undefined && !unchecked)
         this.fail(
           'G4',
           'retry-silently-overwrote',
-          `${effect.key} wrote the retried ${[...edits].join(',')} over a newer edit of ${effect.id} without a revision conflict`,
+          `${effect.key} wrote the retried ${overtaken.map((e) => e.id).join(',')} over a newer edit of ${effect.id} without a revision conflict`,
         );
       this.reach('retry-after-newer-edit');
       // They now sit just after the newest edit applied before them, and still before every
-      // edit that was queued behind them.
+      // edit that was queued behind them, or merged into them.
       let step = 0;
-      for (const edit of carried.sort((x, y) => x.made - y.made)) edit.made = last + ++step / 1000;
-      position = last + step / 1000;
+      for (const edit of overtaken.sort((x, y) => x.made - y.made))
+        edit.made = last + ++step / 1000;
+      position = Math.max(...carried.map((e) => e.made));
     }
     if (position < last)
       this.fail(
