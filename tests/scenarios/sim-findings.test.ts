@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transport } from '../../shared/model/ports.ts';
+import type { RowRequest } from '../../shared/model/row.ts';
 import type { OutboxStore, ReplacePlan, ReplaceResult } from '../../shared/model/store.ts';
 import { buildRowRequest } from '../../shared/plan/identity.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
@@ -664,5 +665,44 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect(await world.rows()).toEqual([]);
     await a.api.flush({ force: true });
     expect(world.server.effectsFor(restored.id)).toBe(1);
+  });
+
+  it('G4: a classifier that throws on a request that got no answer leaves the row holding its successors, so a late commit of it never lands over them', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const handlers = world.handlers({
+      classify: (result, fallback) => {
+        if (result.kind === 'timeout') throw new Error('the app cannot read this');
+        return fallback;
+      },
+    });
+    let late: RowRequest | undefined;
+    let u2: { id: string; requestId?: string; outcome: string } | undefined;
+    const transport: Transport = {
+      send: async (request, ctx) => {
+        if (late !== undefined || request.requestId === u2?.requestId)
+          return world.server.handle(request, ctx.owner);
+        // U1 reaches a server that takes its time to commit; the holder gives up at its lease.
+        late = request;
+        u2 = await a.api.enqueue(updateNote(record.id, { title: 'second' }));
+        return { kind: 'timeout' };
+      },
+      lookupReceipt: async (requestId, ctx) => world.server.lookup(ctx.owner, requestId),
+    };
+    const a = await world.holder('A', { handlers, transport });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    await a.api.flush();
+    expect(u2?.outcome).toBe('successor');
+    expect(await world.row(u1.id)).toMatchObject({
+      state: 'queued',
+      evidence: { lastErrorCode: 'timeout' },
+    });
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    // The server commits the first copy of U1 only now.
+    world.server.handle(late!, OWNER);
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2!.requestId]);
+    expect(world.server.records.get(record.id)?.data).toEqual({ title: 'second' });
+    expect(await world.rows()).toEqual([]);
   });
 });
