@@ -151,6 +151,11 @@ export class Truth {
   readonly wire: WireRequest[] = [];
   /** Keys a holder got a 412 answer for. */
   readonly conflictAnswers = new Set<string>();
+  /**
+   * Keys the server refused for a stale base revision (412), answered or not: no copy of one can
+   * ever apply, since revisions only grow and every copy carries the same base revision (§9).
+   */
+  readonly outdated = new Set<string>();
   /** Superseded key → its conflict successor. */
   readonly superseded = new Map<string, string>();
   /** How many conflict successors stand before a row (K1 → K2 → …). */
@@ -693,12 +698,15 @@ export class Truth {
       row !== undefined && this.legacyReordered.has(`${req.owner}\u0000${String(row.targetId)}`);
     if (reordered) return;
     this.exercise('G4');
-    // A copy of a key the server already applied changes nothing, whenever it lands.
-    if (req.key !== undefined && this.applied.has(req.key)) return;
+    // A copy of a key the server already applied, or refused as outdated, changes nothing,
+    // whenever it lands: it is on the wire only until the server processed that key.
+    const spent = (key: string | undefined) =>
+      key !== undefined && (this.applied.has(key) || this.outdated.has(key));
+    if (spent(req.key)) return;
     for (const other of this.wire) {
       if (other === req || other.done || other.record !== req.record || other.key === req.key)
         continue;
-      if (other.key !== undefined && this.applied.has(other.key)) continue;
+      if (spent(other.key)) continue;
       this.fail(
         'G4',
         'two-on-the-wire',
