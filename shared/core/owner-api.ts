@@ -271,13 +271,14 @@ export function createOwnerApi(
       const source = planRestoreSource(entry, conflictId, entry && deps.handlers[entry.collection]);
       if (source.kind === 'refuse') throw refusal(source);
       if (source.kind === 'restored') {
-        return (
-          (await existing(source.rowId)) ?? {
-            id: source.rowId,
-            targetId: entry!.targetId,
-            outcome: 'existing',
-          }
-        );
+        const known = await existing(source.rowId);
+        // A kept tombstone knows the id, not the record: the ledger entry does.
+        return {
+          id: source.rowId,
+          outcome: 'existing',
+          ...known,
+          targetId: known?.targetId || entry!.targetId,
+        };
       }
       const { lookupHistory } = deps.transport;
       if (lookupHistory === undefined)

@@ -663,6 +663,12 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     gate.waiting.shift()!();
     expect(await second).toMatchObject({ id: restored.id, outcome: 'existing' });
     expect(await world.rows()).toEqual([]);
+    // Asked once more, the ledger answers with the row and its record.
+    expect(await a.api.restore(entry!.successorId)).toEqual({
+      id: restored.id,
+      targetId: record.id,
+      outcome: 'existing',
+    });
     await a.api.flush({ force: true });
     expect(world.server.effectsFor(restored.id)).toBe(1);
   });
