@@ -711,4 +711,38 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect(world.server.records.get(record.id)?.data).toEqual({ title: 'second' });
     expect(await world.rows()).toEqual([]);
   });
+
+  it('G4: a retried edit queued behind an edit in flight is not merged into the next edit, so it still meets the revision check', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }, 1));
+    expect(u2.outcome).toBe('successor');
+    let u3: { outcome: string } | undefined;
+    a.transport.beforeSend = async (request) => {
+      if (request.requestId !== u2.requestId || u3 !== undefined) return;
+      // U2 went past the rejected U1 and is on the wire when the app retries U1 and edits again.
+      await a.api.retry(u1.id);
+      u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }, 1));
+    };
+    world.server.inject('reject');
+    a.transport.open();
+    await inFlight;
+    a.transport.beforeSend = undefined;
+    expect(u3?.outcome).toBe('successor');
+    for (let i = 0; i < 4 && (await world.rows()).length > 0; i++) {
+      world.clock.advance(LEASE + 1);
+      await a.api.flush({ force: true });
+    }
+    expect(await world.rows()).toEqual([]);
+    // U1's fields land over U2 only through the conflict rule, with its ledger entry.
+    expect((await a.api.conflicts()).map((c) => c.originalId)).toContain(u1.id);
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'first',
+      body: 'second',
+      tag: 'third',
+    });
+  });
 });
