@@ -313,22 +313,28 @@ export function createOwnerApi(
     },
 
     async retry(id) {
-      const observed = await ownRow(id);
-      const newer = await guardStorage('api', () => newerEditOf(deps, owner, observed.row));
-      const { inFlight, record } = await guardStorage('api', () => inFlightOf(observed.row));
-      let planned: ManualPlan;
-      try {
-        planned = planRetry(observed, {
-          owner,
-          ...(newer === undefined ? {} : { newer }),
-          ...(inFlight === undefined ? {} : { inFlight, record }),
-        });
-      } catch (error) {
-        // The planner is pure; what throws in it is the handler (its request, a conflict policy).
-        const message = error instanceof Error ? error.message : String(error);
-        throw outboxError('handler_failed', message, { id });
+      // Planned from a read of the record: a change to it meanwhile (an edit claimed) is stale,
+      // and the retry is planned again against it.
+      for (let attempt = 1; ; attempt++) {
+        const observed = await ownRow(id);
+        const newer = await guardStorage('api', () => newerEditOf(deps, owner, observed.row));
+        const { inFlight, record } = await guardStorage('api', () => inFlightOf(observed.row));
+        let planned: ManualPlan;
+        try {
+          planned = planRetry(observed, {
+            owner,
+            record,
+            ...(newer === undefined ? {} : { newer }),
+            ...(inFlight === undefined ? {} : { inFlight }),
+          });
+        } catch (error) {
+          // The planner is pure; what throws in it is the handler (its request, a conflict policy).
+          const message = error instanceof Error ? error.message : String(error);
+          throw outboxError('handler_failed', message, { id });
+        }
+        if (planned.kind === 'refuse' || attempt === MAX_ENQUEUE_PLANS) return apply(id, planned);
+        if ((await commit(planned.plan)) === 'committed') return;
       }
-      await apply(id, planned);
     },
 
     async discard(id) {

@@ -92,7 +92,7 @@ export function planRetry(
       successorId: newer.successorId,
       handler: newer.handler,
     });
-    return { kind: 'apply', plan: { ...planned.plan, reason: 'retry' } };
+    return { kind: 'apply', plan: asRead({ ...planned.plan, reason: 'retry' }, ctx.record) };
   }
   const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
   const { inFlight } = ctx;
@@ -103,15 +103,31 @@ export function planRetry(
   const free = released && (({ successorOf: _s, ...rest }) => rest)(released.row);
   return {
     kind: 'apply',
-    plan: {
-      owner: ctx.owner,
-      expected: [
-        { id: row.id, row: raw },
-        ...(released ? [{ id: released.row.id, row: released.raw }] : []),
-      ],
-      put: [{ ...rest, ...after, state: 'queued' }, ...(free ? [free] : [])],
-      reason: 'retry',
-    },
+    plan: asRead(
+      {
+        owner: ctx.owner,
+        expected: [{ id: row.id, row: raw }],
+        put: [{ ...rest, ...after, state: 'queued' }, ...(free ? [free] : [])],
+        reason: 'retry',
+      },
+      ctx.record,
+    ),
+  };
+}
+
+/**
+ * A retry planned from a read of its record holds only while the record is as read: an edit of
+ * it claimed in between is in flight, and the retried row must queue after it (G4).
+ */
+function asRead(plan: ReplacePlan, record: readonly Observed[] | undefined): ReplacePlan {
+  if (record === undefined) return plan;
+  const seen = new Set(plan.expected.map((e) => e.id));
+  return {
+    ...plan,
+    expected: [
+      ...plan.expected,
+      ...record.filter((o) => !seen.has(o.row.id)).map((o) => ({ id: o.row.id, row: o.raw })),
+    ],
   };
 }
 

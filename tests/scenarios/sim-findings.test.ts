@@ -745,4 +745,58 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       tag: 'third',
     });
   });
+
+  it('G4: a retry planned before a later edit of its record was claimed is planned again, so the retried row queues after that edit', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const gate: Gate = { waiting: [], open: true };
+    const gatedRetries = (store: OutboxStore): OutboxStore =>
+      new Proxy(store, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver);
+          if (typeof value !== 'function') return value;
+          if (name !== 'replace') return value.bind(target);
+          return async (plan: ReplacePlan): Promise<ReplaceResult> => {
+            if (plan.reason === 'retry' && !gate.open)
+              await new Promise<void>((go) => gate.waiting.push(go));
+            return target.replace(plan);
+          };
+        },
+      });
+    const a = await world.holder('A');
+    const b = await world.holder('B', { wrapStore: gatedRetries });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const first = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    // U1 is rejected; U2, released by the block, comes back unapplied (503).
+    world.server.inject('reject', 'fail503');
+    a.transport.open();
+    await first;
+    expect((await world.row(u1.id))?.state).toBe('blocked');
+    expect((await world.row(u2.id))?.state).toBe('queued');
+    // B plans the retry of U1 while U2 waits; before it commits, A claims U2 and sends it.
+    gate.open = false;
+    const retried = b.api.retry(u1.id);
+    await world.until(() => gate.waiting.length === 1, 'the retry planned');
+    world.clock.advance(2_000);
+    const second = (await world.holdInFlight(a, u2.id, 2)).done;
+    gate.open = true;
+    gate.waiting.shift()!();
+    await retried;
+    await b.api.flush();
+    expect(world.log.filter((line) => line === `send:B:${u1.requestId}`)).toEqual([]);
+    a.transport.open();
+    await second;
+    await b.api.flush();
+    const sends = world.log.filter((line) => line.startsWith('send:'));
+    expect(sends.map((line) => line.replace(/^send:\w+:/, ''))).toEqual([
+      u1.requestId,
+      u2.requestId,
+      u2.requestId,
+      u1.requestId,
+    ]);
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.records.get(record.id)?.data).toEqual({ title: 'first', body: 'second' });
+  });
 });
