@@ -23,7 +23,7 @@ function byQueueOrder(a: Observed, b: Observed): number {
  * flight names the original as `successorOf` and goes after the resend — which keeps the
  * original's queue place under a new id, so queue order alone may put that edit first.
  */
-function supersedes(row: OutboxRow): string[] {
+export function supersedes(row: OutboxRow): string[] {
   // The codec checks only `conflict.version`: read the rest as what it may be.
   const evidence = row.conflict as Partial<ConflictEvidence> | undefined;
   if (evidence?.version !== 1) return [];

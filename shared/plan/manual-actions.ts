@@ -4,6 +4,7 @@ import type { Observed } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { planConflictRule } from './conflict-successor.ts';
+import { supersedes } from './enqueue.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
 /**
@@ -99,7 +100,9 @@ export function planRetry(
   const after = inFlight === undefined ? {} : { successorOf: inFlight.row.id };
   // What left first no longer waits on the row it went past, nor does anything it waits on:
   // once it came back (a 401, a 503) they would all wait on each other.
-  const released = inFlight && linkBackTo(row.id, inFlight, ctx.record ?? []);
+  // A link to the rows a conflict successor stands for is a link to it (§10).
+  const ids = new Set([row.id, ...supersedes(row)]);
+  const released = inFlight && linkBackTo(ids, inFlight, ctx.record ?? []);
   const free = released && (({ successorOf: _s, ...rest }) => rest)(released.row);
   return {
     kind: 'apply',
@@ -132,11 +135,11 @@ function asRead(plan: ReplacePlan, record: readonly Observed[] | undefined): Rep
 }
 
 /**
- * The row whose `successorOf` is `id`, found walking `successorOf` links back from `start`
- * through `record`; undefined when the walk never reaches `id`.
+ * The row whose `successorOf` is one of `ids`, found walking `successorOf` links back from
+ * `start` through `record`; undefined when the walk never reaches them.
  */
 function linkBackTo(
-  id: string,
+  ids: ReadonlySet<string>,
   start: Observed,
   record: readonly Observed[],
 ): Observed | undefined {
@@ -146,7 +149,7 @@ function linkBackTo(
   while (current !== undefined && !seen.has(current.row.id)) {
     seen.add(current.row.id);
     const link: string | undefined = current.row.successorOf;
-    if (link === id) return current;
+    if (link !== undefined && ids.has(link)) return current;
     current = link === undefined ? undefined : byId.get(link);
   }
   return undefined;

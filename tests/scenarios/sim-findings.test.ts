@@ -799,4 +799,44 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect(await world.rows()).toEqual([]);
     expect(world.server.records.get(record.id)?.data).toEqual({ title: 'first', body: 'second' });
   });
+
+  it('G7: a conflict successor retried while the edit made after its original is in flight never waits on that edit in a ring', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    world.server.editElsewhere(record.id, { body: 'theirs' });
+    let failing = 1;
+    const handlers = world.handlers({
+      readReceipt: () => {
+        if (failing === 0) return {};
+        failing--;
+        throw new Error('the app cannot read this answer');
+      },
+    });
+    const a = await world.holder('A', { handlers });
+    const b = await world.holder('B');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
+    const first = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { tag: 'second' }, 1));
+    expect(u2.outcome).toBe('successor');
+    // U1 meets a conflict; its resend R is applied but the answer cannot be read, so R is
+    // blocked and U2 goes past it. While U2 is on the wire the app retries R; U2 comes back (503).
+    let resend: string | undefined;
+    a.transport.beforeSend = async (request) => {
+      if (request.requestId !== u2.requestId || resend !== undefined) return;
+      resend = (await world.rows()).find((row) => row.conflict !== undefined)?.id;
+      expect((await world.row(resend!))?.blockedCode).toBe('handler_failed');
+      await b.api.retry(resend!);
+      world.server.inject('fail503');
+    };
+    a.transport.open();
+    await first;
+    a.transport.beforeSend = undefined;
+    expect(resend).toBeDefined();
+    for (let i = 0; i < 4 && (await world.rows()).length > 0; i++) {
+      world.clock.advance(LEASE + 1);
+      await b.api.flush({ force: true });
+    }
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effectsFor(resend!)).toBe(1);
+  });
 });
