@@ -271,13 +271,14 @@ export function createOwnerApi(
       const source = planRestoreSource(entry, conflictId, entry && deps.handlers[entry.collection]);
       if (source.kind === 'refuse') throw refusal(source);
       if (source.kind === 'restored') {
-        return (
-          (await existing(source.rowId)) ?? {
-            id: source.rowId,
-            targetId: entry!.targetId,
-            outcome: 'existing',
-          }
-        );
+        const known = await existing(source.rowId);
+        // A kept tombstone knows the id, not the record: the ledger entry does.
+        return {
+          id: source.rowId,
+          outcome: 'existing',
+          ...known,
+          targetId: known?.targetId || entry!.targetId,
+        };
       }
       const { lookupHistory } = deps.transport;
       if (lookupHistory === undefined)
@@ -291,7 +292,9 @@ export function createOwnerApi(
       });
       const planned = planRestore(source.entry, source.ref, lookup, { now: deps.clock.now() });
       if (planned.kind === 'refuse') throw refusal(planned);
-      return enqueue(planned.input, [planned.ledger]);
+      // The row's id is the conflict's restore for good (§9): kept, so a restore repeated after a
+      // legacy tab sent and deleted the row (no receipt, §17) answers with it, never a second row.
+      return enqueue(planned.input, [planned.ledger], true);
     },
 
     rows: reader.rows,
@@ -310,22 +313,28 @@ export function createOwnerApi(
     },
 
     async retry(id) {
-      const observed = await ownRow(id);
-      const newer = await guardStorage('api', () => newerEditOf(deps, owner, observed.row));
-      const { inFlight, record } = await guardStorage('api', () => inFlightOf(observed.row));
-      let planned: ManualPlan;
-      try {
-        planned = planRetry(observed, {
-          owner,
-          ...(newer === undefined ? {} : { newer }),
-          ...(inFlight === undefined ? {} : { inFlight, record }),
-        });
-      } catch (error) {
-        // The planner is pure; what throws in it is the handler (its request, a conflict policy).
-        const message = error instanceof Error ? error.message : String(error);
-        throw outboxError('handler_failed', message, { id });
+      // Planned from a read of the record: a change to it meanwhile (an edit claimed) is stale,
+      // and the retry is planned again against it.
+      for (let attempt = 1; ; attempt++) {
+        const observed = await ownRow(id);
+        const newer = await guardStorage('api', () => newerEditOf(deps, owner, observed.row));
+        const { inFlight, record } = await guardStorage('api', () => inFlightOf(observed.row));
+        let planned: ManualPlan;
+        try {
+          planned = planRetry(observed, {
+            owner,
+            record,
+            ...(newer === undefined ? {} : { newer }),
+            ...(inFlight === undefined ? {} : { inFlight }),
+          });
+        } catch (error) {
+          // The planner is pure; what throws in it is the handler (its request, a conflict policy).
+          const message = error instanceof Error ? error.message : String(error);
+          throw outboxError('handler_failed', message, { id });
+        }
+        if (planned.kind === 'refuse' || attempt === MAX_ENQUEUE_PLANS) return apply(id, planned);
+        if ((await commit(planned.plan)) === 'committed') return;
       }
-      await apply(id, planned);
     },
 
     async discard(id) {

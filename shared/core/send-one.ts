@@ -123,7 +123,18 @@ export function noteSent(deps: CoreDeps, row: OutboxRow, fence: number, result: 
 export function classifyFor(deps: CoreDeps, row: OutboxRow, result: TransportResult): Outcome {
   const handler = deps.handlers[row.collection];
   const fallback = classifyResult(result, deps.clock.now());
-  return handler?.classify ? handler.classify(result, fallback) : fallback;
+  if (!handler?.classify) return fallback;
+  if (result.kind !== 'network_error' && result.kind !== 'timeout')
+    return handler.classify(result, fallback);
+  // No answer came back: the server may still be committing the request (§6). A classifier that
+  // throws on it has nothing to read, and blocking the row would release its successors ahead of
+  // that commit (§7, G4): the fallback stands and the row keeps its place.
+  try {
+    return handler.classify(result, fallback);
+  } catch (error) {
+    deps.logger?.error('handler failed', { id: row.id, error: String(error) });
+    return fallback;
+  }
 }
 
 /**

@@ -84,6 +84,16 @@ export function isClaimMine(
   return row?.claim !== undefined && row.claim.holderId === holderId && row.claim.fence === fence;
 }
 
+/**
+ * Whether a legacy v0 tab sent the row after this bundle's last claim of it (SPEC §17): a claim
+ * writes `sentAt` and `writer.at` from one clock reading; a v0 tab, which keeps the fields it
+ * does not know, rewrites only `sentAt`. That tab's copy may be applied whatever this holder's
+ * own attempt was told, so the row is no longer this holder's to settle as failed (G2).
+ */
+export function sentByLegacySinceClaim(row: OutboxRow): boolean {
+  return row.sentAt !== undefined && row.writer !== undefined && row.sentAt !== row.writer.at;
+}
+
 /** The default safety margin before a claim's end, as a share of the lease (SPEC §4). */
 export const SEND_MARGIN_SHARE = 0.2;
 

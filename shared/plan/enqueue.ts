@@ -9,7 +9,7 @@ import type {
   NewIntent,
   PendingCreateFacts,
 } from './enqueue-types.ts';
-import { isRowInFlight } from './in-flight.ts';
+import { isRowInFlight, wasAttempted } from './in-flight.ts';
 import { isQuarantined } from './quarantine.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
@@ -23,7 +23,7 @@ function byQueueOrder(a: Observed, b: Observed): number {
  * flight names the original as `successorOf` and goes after the resend — which keeps the
  * original's queue place under a new id, so queue order alone may put that edit first.
  */
-function supersedes(row: OutboxRow): string[] {
+export function supersedes(row: OutboxRow): string[] {
   // The codec checks only `conflict.version`: read the rest as what it may be.
   const evidence = row.conflict as Partial<ConflictEvidence> | undefined;
   if (evidence?.version !== 1) return [];
@@ -193,10 +193,21 @@ function openRows(
   ctx: EnqueueContext,
 ): { open: Observed[]; before: Observed[] } {
   const ids = new Set(chain.flatMap(({ row }) => [row.id, ...supersedes(row)]));
+  // A blocked row does not hold its record (§7): a row of it in flight went past it, and what
+  // the blocked row carries would land over that newer edit if merged — the receipts' rule
+  // (`overtaken`) before the receipt exists (G4). So too a row sent before and retried behind
+  // that edit: alone it meets the revision check; merged into a new row, that row would be
+  // rebased on the edit's receipt (§6) and land over it unchecked.
+  const inFlight = new Set(
+    chain.flatMap(({ row }) => (isRowInFlight(row, ctx.now, ctx.leaseMs) ? [row.id] : [])),
+  );
+  const passed = (row: OutboxRow) =>
+    inFlight.size > 0 &&
+    (row.state === 'blocked' || (wasAttempted(row) && inFlight.has(row.successorOf ?? '')));
   let start = chain.length;
   while (start > 0) {
     const candidate = chain[start - 1]!;
-    if (!mayMerge(candidate.row, ctx)) break;
+    if (!mayMerge(candidate.row, ctx) || passed(candidate.row)) break;
     const link = chain[start]?.row.successorOf;
     if (link !== undefined && !ids.has(link)) break;
     start--;

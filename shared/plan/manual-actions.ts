@@ -4,6 +4,7 @@ import type { Observed } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { planConflictRule } from './conflict-successor.ts';
+import { supersedes } from './enqueue.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
 /**
@@ -92,35 +93,53 @@ export function planRetry(
       successorId: newer.successorId,
       handler: newer.handler,
     });
-    return { kind: 'apply', plan: { ...planned.plan, reason: 'retry' } };
+    return { kind: 'apply', plan: asRead({ ...planned.plan, reason: 'retry' }, ctx.record) };
   }
   const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
   const { inFlight } = ctx;
   const after = inFlight === undefined ? {} : { successorOf: inFlight.row.id };
   // What left first no longer waits on the row it went past, nor does anything it waits on:
   // once it came back (a 401, a 503) they would all wait on each other.
-  const released = inFlight && linkBackTo(row.id, inFlight, ctx.record ?? []);
+  // A link to the rows a conflict successor stands for is a link to it (§10).
+  const ids = new Set([row.id, ...supersedes(row)]);
+  const released = inFlight && linkBackTo(ids, inFlight, ctx.record ?? []);
   const free = released && (({ successorOf: _s, ...rest }) => rest)(released.row);
   return {
     kind: 'apply',
-    plan: {
-      owner: ctx.owner,
-      expected: [
-        { id: row.id, row: raw },
-        ...(released ? [{ id: released.row.id, row: released.raw }] : []),
-      ],
-      put: [{ ...rest, ...after, state: 'queued' }, ...(free ? [free] : [])],
-      reason: 'retry',
-    },
+    plan: asRead(
+      {
+        owner: ctx.owner,
+        expected: [{ id: row.id, row: raw }],
+        put: [{ ...rest, ...after, state: 'queued' }, ...(free ? [free] : [])],
+        reason: 'retry',
+      },
+      ctx.record,
+    ),
   };
 }
 
 /**
- * The row whose `successorOf` is `id`, found walking `successorOf` links back from `start`
- * through `record`; undefined when the walk never reaches `id`.
+ * A retry planned from a read of its record holds only while the record is as read: an edit of
+ * it claimed in between is in flight, and the retried row must queue after it (G4).
+ */
+function asRead(plan: ReplacePlan, record: readonly Observed[] | undefined): ReplacePlan {
+  if (record === undefined) return plan;
+  const seen = new Set(plan.expected.map((e) => e.id));
+  return {
+    ...plan,
+    expected: [
+      ...plan.expected,
+      ...record.filter((o) => !seen.has(o.row.id)).map((o) => ({ id: o.row.id, row: o.raw })),
+    ],
+  };
+}
+
+/**
+ * The row whose `successorOf` is one of `ids`, found walking `successorOf` links back from
+ * `start` through `record`; undefined when the walk never reaches them.
  */
 function linkBackTo(
-  id: string,
+  ids: ReadonlySet<string>,
   start: Observed,
   record: readonly Observed[],
 ): Observed | undefined {
@@ -130,7 +149,7 @@ function linkBackTo(
   while (current !== undefined && !seen.has(current.row.id)) {
     seen.add(current.row.id);
     const link: string | undefined = current.row.successorOf;
-    if (link === id) return current;
+    if (link !== undefined && ids.has(link)) return current;
     current = link === undefined ? undefined : byId.get(link);
   }
   return undefined;

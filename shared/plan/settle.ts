@@ -2,7 +2,7 @@ import type { Outcome } from '../model/outcome.ts';
 import type { OutboxRow } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { appliedNothing } from './attempt-outcome.ts';
-import { isClaimMine } from './claim.ts';
+import { isClaimMine, sentByLegacySinceClaim } from './claim.ts';
 
 /** Who is settling, with which claim (SPEC §5). */
 export interface SettleContext {
@@ -38,6 +38,9 @@ export function planSettleFailure(
   ctx: SettleContext,
 ): SettlePlan {
   if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
+  // A legacy tab's copy of the request went out after this claim: the row is the tab's now, and
+  // requeueing it would drop the one mark that its outcome is unknown (§6, §17).
+  if (sentByLegacySinceClaim(observed)) return { kind: 'not_mine' };
   const { sentAt: _sent, ...rest } = observed;
   const claim = expireClaim(observed, ctx.now);
   const evidence = {

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transport } from '../../shared/model/ports.ts';
+import type { RowRequest } from '../../shared/model/row.ts';
 import type { OutboxStore, ReplacePlan, ReplaceResult } from '../../shared/model/store.ts';
+import { buildRowRequest } from '../../shared/plan/identity.ts';
+import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
 
@@ -532,5 +535,308 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       body: 'second',
       tag: 'third',
     });
+  });
+
+  it("G2: a row a legacy tab sent while this holder had it claimed stays the tab's: the holder's failed attempt does not mark it as applying nothing", async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const store = a.store;
+    let sending: Record<string, unknown> | undefined;
+    a.transport.beforeSend = async () => {
+      // While A's request waits, a tab of the old bundle sends the row as it is (it ignores
+      // claims); the server applies that copy.
+      const raw = (await store.get(u1.id)) as Record<string, unknown>;
+      sending = { ...raw, state: 'sending', sentAt: world.clock.now() + 1 };
+      await store.replace({
+        owner: OWNER,
+        expected: [{ id: u1.id, row: raw }],
+        put: [sending],
+        reason: 'legacy',
+      });
+      world.server.handle((await world.row(u1.id))!.request!, OWNER);
+    };
+    // A's own request is answered 429: A's attempt applied nothing, the tab's did.
+    a.transport.answerWith = {
+      kind: 'response',
+      status: 429,
+      headers: { 'retry-after': '1' },
+      body: '{"type":"too-many"}',
+    };
+    await a.api.flush();
+    a.transport.beforeSend = undefined;
+    expect(world.server.effectsFor(u1.requestId!)).toBe(1);
+    expect(await store.get(u1.id)).toEqual(sending);
+    // The tab's answer is lost; it puts the row back, queued with its sentAt.
+    expect(
+      await store.replace({
+        owner: OWNER,
+        expected: [{ id: u1.id, row: sending }],
+        put: [{ ...sending, state: 'queued' }],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  });
+
+  it('G4: a rejected edit is not merged into the next one while an edit that went past it is in flight, before that edit has a receipt', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }));
+    world.server.inject('reject');
+    await a.api.flush();
+    expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
+    // A tab of the old bundle, its clock behind, queues its own edit of the note; this bundle
+    // sends it (a blocked row does not hold its record) and it is on the wire.
+    const legacy = { id: 'legacy-edit-0001' };
+    const intent = {
+      collection: 'notes',
+      kind: 'update',
+      targetId: record.id,
+      payload: { title: 'legacy' },
+      baseRevision: null,
+    };
+    const request = restHandler({ baseUrl: '/api/notes' }).toRequest(intent);
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: legacy.id, row: null }],
+      put: [
+        {
+          ...intent,
+          id: legacy.id,
+          owner: OWNER,
+          savedAt: world.clock.now() - 1_000,
+          state: 'queued',
+          request: buildRowRequest(request, legacy.id, null),
+        },
+      ],
+      reason: 'legacy',
+    });
+    const inFlight = (await world.holdInFlight(a, legacy.id)).done;
+    // U3 is made now: it must not carry U1's rejected fields over the legacy edit.
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
+    expect(u3.outcome).toBe('successor');
+    a.transport.open();
+    await inFlight;
+    await a.api.flush();
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'legacy',
+      tag: 'third',
+    });
+    expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
+  });
+
+  it('G3: two restores of one conflict at once never bring its row back after a legacy tab sent and deleted it', async () => {
+    world = await World.create(kind);
+    const gate: Gate = { waiting: [], open: true };
+    const a = await world.holder('A', { wrapStore: gatedEnqueues(gate) });
+    const record = world.server.seed(OWNER, { title: 'Trip', body: 'base' });
+    world.server.editElsewhere(record.id, { body: 'theirs' });
+    await a.api.enqueue(updateNote(record.id, { body: 'mine' }, 1));
+    await a.api.flush();
+    const [entry] = await a.api.conflicts();
+    // Both restores read the ledger before either commits.
+    gate.open = false;
+    const first = a.api.restore(entry!.successorId);
+    const second = a.api.restore(entry!.successorId);
+    await world.until(() => gate.waiting.length === 2, 'both restores planned');
+    gate.waiting.shift()!();
+    const restored = await first;
+    expect(restored.outcome).toBe('queued');
+    // A tab of the old bundle sends the restore and deletes its row: no receipt, no tombstone.
+    const raw = await a.store.get(restored.id);
+    world.server.handle((await world.row(restored.id))!.request!, OWNER);
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: restored.id, row: raw }],
+      delete: [restored.id],
+      reason: 'legacy',
+    });
+    gate.open = true;
+    gate.waiting.shift()!();
+    expect(await second).toMatchObject({ id: restored.id, outcome: 'existing' });
+    expect(await world.rows()).toEqual([]);
+    // Asked once more, the ledger answers with the row and its record.
+    expect(await a.api.restore(entry!.successorId)).toEqual({
+      id: restored.id,
+      targetId: record.id,
+      outcome: 'existing',
+    });
+    await a.api.flush({ force: true });
+    expect(world.server.effectsFor(restored.id)).toBe(1);
+  });
+
+  it('G4: a classifier that throws on a request that got no answer leaves the row holding its successors, so a late commit of it never lands over them', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const handlers = world.handlers({
+      classify: (result, fallback) => {
+        if (result.kind === 'timeout') throw new Error('the app cannot read this');
+        return fallback;
+      },
+    });
+    let late: RowRequest | undefined;
+    let u2: { id: string; requestId?: string; outcome: string } | undefined;
+    const transport: Transport = {
+      send: async (request, ctx) => {
+        if (late !== undefined || request.requestId === u2?.requestId)
+          return world.server.handle(request, ctx.owner);
+        // U1 reaches a server that takes its time to commit; the holder gives up at its lease.
+        late = request;
+        u2 = await a.api.enqueue(updateNote(record.id, { title: 'second' }));
+        return { kind: 'timeout' };
+      },
+      lookupReceipt: async (requestId, ctx) => world.server.lookup(ctx.owner, requestId),
+    };
+    const a = await world.holder('A', { handlers, transport });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    await a.api.flush();
+    expect(u2?.outcome).toBe('successor');
+    expect(await world.row(u1.id)).toMatchObject({
+      state: 'queued',
+      evidence: { lastErrorCode: 'timeout' },
+    });
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    // The server commits the first copy of U1 only now.
+    world.server.handle(late!, OWNER);
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2!.requestId]);
+    expect(world.server.records.get(record.id)?.data).toEqual({ title: 'second' });
+    expect(await world.rows()).toEqual([]);
+  });
+
+  it('G4: a retried edit queued behind an edit in flight is not merged into the next edit, so it still meets the revision check', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }, 1));
+    expect(u2.outcome).toBe('successor');
+    let u3: { outcome: string } | undefined;
+    a.transport.beforeSend = async (request) => {
+      if (request.requestId !== u2.requestId || u3 !== undefined) return;
+      // U2 went past the rejected U1 and is on the wire when the app retries U1 and edits again.
+      await a.api.retry(u1.id);
+      u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }, 1));
+    };
+    world.server.inject('reject');
+    a.transport.open();
+    await inFlight;
+    a.transport.beforeSend = undefined;
+    expect(u3?.outcome).toBe('successor');
+    for (let i = 0; i < 4 && (await world.rows()).length > 0; i++) {
+      world.clock.advance(LEASE + 1);
+      await a.api.flush({ force: true });
+    }
+    expect(await world.rows()).toEqual([]);
+    // U1's fields land over U2 only through the conflict rule, with its ledger entry.
+    expect((await a.api.conflicts()).map((c) => c.originalId)).toContain(u1.id);
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'first',
+      body: 'second',
+      tag: 'third',
+    });
+  });
+
+  it('G4: a retry planned before a later edit of its record was claimed is planned again, so the retried row queues after that edit', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const gate: Gate = { waiting: [], open: true };
+    const gatedRetries = (store: OutboxStore): OutboxStore =>
+      new Proxy(store, {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver);
+          if (typeof value !== 'function') return value;
+          if (name !== 'replace') return value.bind(target);
+          return async (plan: ReplacePlan): Promise<ReplaceResult> => {
+            if (plan.reason === 'retry' && !gate.open)
+              await new Promise<void>((go) => gate.waiting.push(go));
+            return target.replace(plan);
+          };
+        },
+      });
+    const a = await world.holder('A');
+    const b = await world.holder('B', { wrapStore: gatedRetries });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const first = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    // U1 is rejected; U2, released by the block, comes back unapplied (503).
+    world.server.inject('reject', 'fail503');
+    a.transport.open();
+    await first;
+    expect((await world.row(u1.id))?.state).toBe('blocked');
+    expect((await world.row(u2.id))?.state).toBe('queued');
+    // B plans the retry of U1 while U2 waits; before it commits, A claims U2 and sends it.
+    gate.open = false;
+    const retried = b.api.retry(u1.id);
+    await world.until(() => gate.waiting.length === 1, 'the retry planned');
+    world.clock.advance(2_000);
+    const second = (await world.holdInFlight(a, u2.id, 2)).done;
+    gate.open = true;
+    gate.waiting.shift()!();
+    await retried;
+    await b.api.flush();
+    expect(world.log.filter((line) => line === `send:B:${u1.requestId}`)).toEqual([]);
+    a.transport.open();
+    await second;
+    await b.api.flush();
+    const sends = world.log.filter((line) => line.startsWith('send:'));
+    expect(sends.map((line) => line.replace(/^send:\w+:/, ''))).toEqual([
+      u1.requestId,
+      u2.requestId,
+      u2.requestId,
+      u1.requestId,
+    ]);
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.records.get(record.id)?.data).toEqual({ title: 'first', body: 'second' });
+  });
+
+  it('G7: a conflict successor retried while the edit made after its original is in flight never waits on that edit in a ring', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    world.server.editElsewhere(record.id, { body: 'theirs' });
+    let failing = 1;
+    const handlers = world.handlers({
+      readReceipt: () => {
+        if (failing === 0) return {};
+        failing--;
+        throw new Error('the app cannot read this answer');
+      },
+    });
+    const a = await world.holder('A', { handlers });
+    const b = await world.holder('B');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
+    const first = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { tag: 'second' }, 1));
+    expect(u2.outcome).toBe('successor');
+    // U1 meets a conflict; its resend R is applied but the answer cannot be read, so R is
+    // blocked and U2 goes past it. While U2 is on the wire the app retries R; U2 comes back (503).
+    let resend: string | undefined;
+    a.transport.beforeSend = async (request) => {
+      if (request.requestId !== u2.requestId || resend !== undefined) return;
+      resend = (await world.rows()).find((row) => row.conflict !== undefined)?.id;
+      expect((await world.row(resend!))?.blockedCode).toBe('handler_failed');
+      await b.api.retry(resend!);
+      world.server.inject('fail503');
+    };
+    a.transport.open();
+    await first;
+    a.transport.beforeSend = undefined;
+    expect(resend).toBeDefined();
+    for (let i = 0; i < 4 && (await world.rows()).length > 0; i++) {
+      world.clock.advance(LEASE + 1);
+      await b.api.flush({ force: true });
+    }
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effectsFor(resend!)).toBe(1);
   });
 });

@@ -245,6 +245,8 @@ export class Network {
       return ` ${result.kind}`;
     }
     const applied = this.server.effects.length > before;
+    if (result.status === 412 && travel.req.key !== undefined)
+      this.truth.outdated.add(travel.req.key);
     if (result.status === 422) this.options.count('rejections');
     const answer = response(result.status, this.#link(result.headers), result.body);
     if (this.#on('lost-after', 0.15)) {
@@ -269,6 +271,9 @@ export class Network {
       return ` ${result.kind}`;
     }
     travel.statuses = itemStatuses(result.body);
+    travel.items.forEach((item, i) => {
+      if (travel.statuses?.[i] === 412 && item.key !== undefined) this.truth.outdated.add(item.key);
+    });
     const summary = ` batch [${travel.statuses.join(',')}] ${this.server.effects.length - before} applied`;
     if (this.#on('lost-after', 0.15)) {
       this.#answer(travel, 'lost', 'lost after the server');

@@ -151,6 +151,11 @@ export class Truth {
   readonly wire: WireRequest[] = [];
   /** Keys a holder got a 412 answer for. */
   readonly conflictAnswers = new Set<string>();
+  /**
+   * Keys the server refused for a stale base revision (412), answered or not: no copy of one can
+   * ever apply, since revisions only grow and every copy carries the same base revision (§9).
+   */
+  readonly outdated = new Set<string>();
   /** Superseded key → its conflict successor. */
   readonly superseded = new Map<string, string>();
   /** How many conflict successors stand before a row (K1 → K2 → …). */
@@ -693,12 +698,18 @@ export class Truth {
       row !== undefined && this.legacyReordered.has(`${req.owner}\u0000${String(row.targetId)}`);
     if (reordered) return;
     this.exercise('G4');
-    // A copy of a key the server already applied changes nothing, whenever it lands.
-    if (req.key !== undefined && this.applied.has(req.key)) return;
+    // A copy of a key the server already applied, or refused as outdated, changes nothing,
+    // whenever it lands: it is on the wire only until the server processed that key.
+    const spent = (key: string | undefined) =>
+      key !== undefined && (this.applied.has(key) || this.outdated.has(key));
+    if (spent(req.key)) return;
     for (const other of this.wire) {
       if (other === req || other.done || other.record !== req.record || other.key === req.key)
         continue;
-      if (other.key !== undefined && this.applied.has(other.key)) continue;
+      if (spent(other.key)) continue;
+      // A legacy tab has no lease and no abort: the v1 writer counts its request in flight for
+      // the lease after it left (§4 rule 2, §17), and may send the record's rows after that.
+      if (other.legacy && now - other.leftAt >= this.leaseMs) continue;
       this.fail(
         'G4',
         'two-on-the-wire',
@@ -763,23 +774,31 @@ export class Truth {
     const last = this.lastPosition.get(record) ?? -1;
     const lastRow = this.lastApplied.get(record);
     const carried = [...edits].flatMap((id) => this.edits.get(id) ?? []);
-    if (position < last && carried.length > 0 && carried.every((e) => this.retried.has(e.id))) {
+    // Retried edits a newer one overtook, alone or merged into an edit made after that one.
+    const overtaken = carried.filter((e) => this.retried.has(e.id) && e.made < last);
+    if (overtaken.length > 0 && (position < last || overtaken.length < carried.length)) {
       // The app retried an edit a newer one overtook: it lands over it, but only through the
-      // revision check and the conflict rule, with evidence — never silently (G4).
+      // revision check and the conflict rule, with evidence — never silently (G4). A request
+      // with no base revision has nothing for the server to check: a merge keeps the oldest
+      // row's (§6), and a resend of an attempt whose outcome is unknown keeps its bytes (§9).
       const row = asRaw(rowId === undefined ? undefined : this.rows.get(rowId));
-      const unchecked = carried.every((e) => e.baseRevision == null);
+      const unchecked =
+        row === undefined
+          ? overtaken.every((e) => e.baseRevision == null)
+          : row.baseRevision == null;
       if (row?.conflict === undefined && !unchecked)
         this.fail(
           'G4',
           'retry-silently-overwrote',
-          `${effect.key} wrote the retried ${[...edits].join(',')} over a newer edit of ${effect.id} without a revision conflict`,
+          `${effect.key} wrote the retried ${overtaken.map((e) => e.id).join(',')} over a newer edit of ${effect.id} without a revision conflict`,
         );
       this.reach('retry-after-newer-edit');
       // They now sit just after the newest edit applied before them, and still before every
-      // edit that was queued behind them.
+      // edit that was queued behind them, or merged into them.
       let step = 0;
-      for (const edit of carried.sort((x, y) => x.made - y.made)) edit.made = last + ++step / 1000;
-      position = last + step / 1000;
+      for (const edit of overtaken.sort((x, y) => x.made - y.made))
+        edit.made = last + ++step / 1000;
+      position = Math.max(...carried.map((e) => e.made));
     }
     if (position < last)
       this.fail(
