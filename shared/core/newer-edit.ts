@@ -4,9 +4,9 @@ import type { NewerEdit } from '../plan/manual-actions.ts';
 import type { CoreDeps } from './types.ts';
 
 /**
- * The newest edit of a blocked row's record applied after the row was blocked, read from the
- * owner's receipts, for `retry` (§13, G4). Receipts are bounded and pruned: an edit older than
- * they reach is not found, and the row is retried as it is.
+ * The newest edit of a blocked row's record applied after the row was blocked, for `retry`
+ * (§13, G4): the receipt its ACK named when it marked the row (`overtakenBy`). Receipts are
+ * bounded and pruned: one no longer kept is not found, and the row is retried as it is.
  */
 export async function newerEditOf(
   deps: CoreDeps,
@@ -14,16 +14,9 @@ export async function newerEditOf(
   row: OutboxRow,
 ): Promise<NewerEdit | undefined> {
   const handler = deps.handlers[row.collection];
-  if (row.state !== 'blocked' || handler === undefined) return undefined;
-  const since = row.blockedAt ?? row.savedAt;
-  const receipts = await deps.store.listReceipts(owner, deps.receipts.maxCount);
-  const receipt = receipts.find(
-    (r) =>
-      r.collection === row.collection &&
-      r.targetId === row.targetId &&
-      r.rowId !== row.id &&
-      r.settledAt >= since,
-  );
+  if (row.state !== 'blocked' || handler === undefined || row.overtakenBy === undefined)
+    return undefined;
+  const receipt = await deps.store.getReceipt(row.overtakenBy, owner);
   if (receipt === undefined) return undefined;
   return {
     receipt,

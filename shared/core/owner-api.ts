@@ -15,7 +15,6 @@ import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan
 import { planRestore, planRestoreSource, type RestoreRefusal } from '../plan/restore.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import { newerEditOf } from './newer-edit.ts';
-import { overtakenRows } from './overtaken.ts';
 import { resolvePendingCreate } from './pending-create.ts';
 import { createRowReader } from './row-reader.ts';
 import { guardStorage } from './storage-guard.ts';
@@ -195,7 +194,6 @@ export function createOwnerApi(
         createId === undefined
           ? undefined
           : await guardStorage('api', () => resolvePendingCreate(store, owner, createId));
-      const overtaken = await guardStorage('api', () => overtakenRows(deps, owner, rows));
       const fresh = {
         id,
         collection: intent.collection,
@@ -214,7 +212,6 @@ export function createOwnerApi(
           maxRowBytes: deps.maxRowBytes,
           handler,
           ...(recordKeys === undefined ? {} : { recordKeys }),
-          overtaken,
         });
       } catch (error) {
         // The planner is pure; what throws in it is the handler (`coalesce`).

@@ -4,6 +4,7 @@ import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { ledgerEntryFor } from '../plan/conflict-ledger.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { planIntentConversion } from '../plan/intent-conversion.ts';
+import { isQuarantined } from '../plan/quarantine.ts';
 import { planSettleSuccess } from '../plan/settle.ts';
 import { planSuccessorRebase } from '../plan/successor-rebase.ts';
 import { guardStorage } from './storage-guard.ts';
@@ -46,9 +47,18 @@ export async function planSuccessAck(
   // the store's.
   const intents = intentConversion(deps, ctx.owner, current, receipt, rows);
   const rebased = successorRebase(deps, current, receipt, rows);
+  const passed = overtaken(current, rows);
   const plan = planSettleSuccess(current, raw, receipt, ctx, {
-    expected: [...(intents?.expected ?? []), ...(rebased?.expected ?? [])],
-    put: [...(intents?.put ?? []), ...(rebased?.put ?? [])],
+    expected: [
+      ...(intents?.expected ?? []),
+      ...(rebased?.expected ?? []),
+      ...passed.map(({ row, raw }) => ({ id: row.id, row: raw })),
+    ],
+    put: [
+      ...(intents?.put ?? []),
+      ...(rebased?.put ?? []),
+      ...passed.map(({ row }) => ({ ...row, overtakenBy: receipt.requestId })),
+    ],
     delete: intents?.delete ?? [],
     tombstones: intents?.tombstones ?? [],
     recordIds: record.map((value) => (value as { id: string }).id),
@@ -86,6 +96,19 @@ function intentConversion(
     delete: plan.delete,
     tombstones: plan.tombstones,
   };
+}
+
+/**
+ * The blocked rows of the record this ACK's edit went past (SPEC §6, §7, G4): a blocked row does
+ * not hold its record, so the edit applied now is newer than what the row carries. The mark is
+ * written in the ACK's own transaction: what decides is the order in which the store committed
+ * the block and the ACK, never two clock readings (holders' clocks skew and step, §20). A marked
+ * row is never merged into a later edit. A quarantined value is never rewritten (G7).
+ */
+function overtaken(sent: OutboxRow, record: Observed[]): Observed[] {
+  return record.filter(
+    ({ row }) => row.state === 'blocked' && row.id !== sent.id && !isQuarantined(row),
+  );
 }
 
 /** The rebased successors of a settled row, to commit with its success ACK (§6, G4). */

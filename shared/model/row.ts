@@ -72,6 +72,12 @@ export const OutboxRowSchema = z.looseObject({
   blockedDetail: z.optional(z.string()),
   claim: z.optional(ClaimSchema),
   successorOf: z.optional(z.string()),
+  /**
+   * Set on a blocked row by the success ACK of a newer edit of its record (that edit's request
+   * id): the row is never merged into a later edit, its older fields would land over the newer
+   * one (§6, G4). A retry clears it.
+   */
+  overtakenBy: z.optional(z.string()),
   evidence: z.optional(EvidenceSchema),
   writer: z.optional(WriterSchema),
   conflict: z.optional(z.looseObject({ version: z.number() })),

@@ -155,6 +155,7 @@ export function planConflictRule(
     nextAttemptAt: _n,
     heldAt: _h,
     writer: _w,
+    overtakenBy: _o,
     ...kept
   } = observed;
   // The successor is a new request that never left: what the original's attempts left unknown

@@ -31,11 +31,6 @@ export interface EnqueueContext {
    * by another tab or holder makes it stale, and it is planned again against that edit.
    */
   recordKeys?: readonly RowKey[];
-  /**
-   * Blocked rows of the record that a newer edit overtook — applied after they were blocked. They
-   * are never merged (§6): their older fields would land over that newer edit (G4).
-   */
-  overtaken?: ReadonlySet<string>;
 }
 
 /** What is known about the create a `pending:<C>` target refers to (§8). */

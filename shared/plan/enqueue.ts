@@ -168,12 +168,12 @@ function planAgainst(
  * this bundle does not know. A row that may have been applied stays, and the new edit becomes
  * its successor (G2); so does a quarantined one, whose raw value must outlive every edit after
  * it (G7), a newer bundle's row, which that bundle sends (§17), and a blocked row a newer edit
- * already overtook, whose older fields would land over that edit (G4).
+ * already overtook (`overtakenBy`), whose older fields would land over that edit (G4).
  */
 function mayMerge(row: OutboxRow, ctx: EnqueueContext): boolean {
   return (
     !isQuarantined(row) &&
-    ctx.overtaken?.has(row.id) !== true &&
+    row.overtakenBy === undefined &&
     !isUnknownVersion(row) &&
     !isRowInFlight(row, ctx.now, ctx.leaseMs) &&
     attemptOutcome(row) !== 'unknown'
@@ -194,8 +194,8 @@ function openRows(
 ): { open: Observed[]; before: Observed[] } {
   const ids = new Set(chain.flatMap(({ row }) => [row.id, ...supersedes(row)]));
   // A blocked row does not hold its record (§7): a row of it in flight went past it, and what
-  // the blocked row carries would land over that newer edit if merged — the receipts' rule
-  // (`overtaken`) before the receipt exists (G4). So too a row sent before and retried behind
+  // the blocked row carries would land over that newer edit if merged — what its ACK marks
+  // (`overtakenBy`) before it is settled (G4). So too a row sent before and retried behind
   // that edit: alone it meets the revision check; merged into a new row, that row would be
   // rebased on the edit's receipt (§6) and land over it unchecked.
   const inFlight = new Set(

@@ -95,7 +95,14 @@ export function planRetry(
     });
     return { kind: 'apply', plan: asRead({ ...planned.plan, reason: 'retry' }, ctx.record) };
   }
-  const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
+  const {
+    blockedAt: _a,
+    blockedCode: _c,
+    blockedDetail: _d,
+    nextAttemptAt: _n,
+    overtakenBy: _o,
+    ...rest
+  } = row;
   const { inFlight } = ctx;
   const after = inFlight === undefined ? {} : { successorOf: inFlight.row.id };
   // What left first no longer waits on the row it went past, nor does anything it waits on:

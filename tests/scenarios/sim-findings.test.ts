@@ -87,6 +87,36 @@ function gatedClaims(gate: Gate) {
     });
 }
 
+/**
+ * Writes an edit of `targetId` as a tab of the old bundle queues it (§17): no `v`, no link to
+ * the rows before it. Returns its id, which is its request id.
+ */
+async function writeLegacyEdit(
+  world: World,
+  targetId: string,
+  payload: Record<string, string>,
+  id = 'legacy-edit-0001',
+): Promise<string> {
+  const intent = { collection: 'notes', kind: 'update', targetId, payload, baseRevision: null };
+  const request = restHandler({ baseUrl: '/api/notes' }).toRequest(intent);
+  await world.holders[0]!.store.replace({
+    owner: OWNER,
+    expected: [{ id, row: null }],
+    put: [
+      {
+        ...intent,
+        id,
+        owner: OWNER,
+        savedAt: world.clock.now(),
+        state: 'queued',
+        request: buildRowRequest(request, id, null),
+      },
+    ],
+    reason: 'legacy',
+  });
+  return id;
+}
+
 /** A page sender with no credentials: every claimed row is held, nothing leaves. */
 const noCredentials: Transport = {
   send: async () => ({ kind: 'auth_unavailable' }),
@@ -631,6 +661,64 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       tag: 'third',
     });
     expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
+  });
+
+  it('G4: a rejected edit a legacy edit overtook is not merged into the next one even when the clock stepped back between the two', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }));
+    world.server.inject('reject');
+    await a.api.flush();
+    expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
+    // The device's clock steps back: the legacy edit below is applied at an earlier reading
+    // than U1 was blocked at, though it came after.
+    world.clock.advance(-1_000);
+    const legacy = await writeLegacyEdit(world, record.id, { title: 'legacy' });
+    await a.api.flush();
+    expect(world.server.records.get(record.id)?.data).toMatchObject({ title: 'legacy' });
+    expect(await world.row(u1.id)).toMatchObject({ state: 'blocked', overtakenBy: legacy });
+    // U3 is made now: it must not carry U1's rejected fields over the legacy edit.
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
+    expect(u3.outcome).not.toBe('coalesced');
+    await a.api.flush();
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'legacy',
+      tag: 'third',
+    });
+    // Retried, U1 meets the edit applied last (U3's) through the conflict rule, not blindly.
+    expect(await world.row(u1.id)).toMatchObject({ overtakenBy: u3.requestId });
+    await a.api.retry(u1.id);
+    await a.api.flush();
+    expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
+    const [entry] = await a.api.conflicts();
+    expect(entry).toMatchObject({ originalId: u1.requestId, overwrittenRevision: 3 });
+  });
+
+  it('G4: a rejected edit whose record had only older edits applied is merged into the next one, even when the clock stepped back between the two', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { body: 'one' }));
+    await a.api.flush();
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId]);
+    // The clock steps back: U2 is blocked at an earlier reading than U1 was applied at.
+    world.clock.advance(-1_000);
+    const u2 = await a.api.enqueue(updateNote(record.id, { title: 'two' }));
+    world.server.inject('reject');
+    await a.api.flush();
+    expect(await world.row(u2.id)).toMatchObject({ state: 'blocked', blockedCode: 'http_422' });
+    expect((await world.row(u2.id))?.overtakenBy).toBeUndefined();
+    // Nothing newer than U2 was applied: the next edit takes U2's fields along (§6).
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'three' }));
+    expect(u3.outcome).toBe('coalesced');
+    await a.api.flush();
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'two',
+      body: 'one',
+      tag: 'three',
+    });
   });
 
   it('G3: two restores of one conflict at once never bring its row back after a legacy tab sent and deleted it', async () => {
