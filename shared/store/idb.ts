@@ -16,6 +16,7 @@ import {
   visibleTo,
 } from './commit.ts';
 import { applyPlans, type KeyOrder } from './idb-apply.ts';
+import { done, request, walk } from './idb-request.ts';
 import {
   changeChannelName,
   createMissingStores,
@@ -224,40 +225,9 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
   };
 }
 
-/** A request's result, once it succeeded. */
-function request<T>(req: IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
-  });
-}
-
-/** Resolves once the transaction committed; rejects with its error when it aborted. */
-function done(tx: IDBTransaction): Promise<void> {
-  return new Promise((resolve, reject) => {
-    tx.oncomplete = () => resolve();
-    tx.onabort = () => reject(tx.error ?? new DOMException('Transaction aborted', 'AbortError'));
-  });
-}
-
 /** One object store in a transaction of its own. */
 function objectStore(db: OutboxDb, name: StoreName, mode?: IDBTransactionMode): IDBObjectStore {
   return db.transaction(name, mode).objectStore(name);
-}
-
-/** Walks a cursor: `visit` sees each position and says whether to go on. */
-function walk(
-  cursor: IDBRequest<IDBCursorWithValue | null>,
-  visit: (at: IDBCursorWithValue) => boolean,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    cursor.onsuccess = () => {
-      const at = cursor.result;
-      if (at && visit(at)) at.continue();
-      else resolve();
-    };
-    cursor.onerror = () => reject(cursor.error);
-  });
 }
 
 /** A row read by key: an unreadable one (IndexedDB says `null`) comes back as its stand-in. */

@@ -1,3 +1,5 @@
+import { done, request } from '../../shared/store/idb-request.ts';
+
 /**
  * The database `workbox-background-sync` 7 keeps its queues in (SPEC §22), read and emptied
  * entry by entry: database `workbox-background-sync`, object store `requests` (keyPath `id`,
@@ -41,18 +43,18 @@ export async function openWorkboxQueueDb(
   factory: IDBFactory = indexedDB,
 ): Promise<WorkboxQueueDb | undefined> {
   const db = await new Promise<IDBDatabase | undefined>((resolve, reject) => {
-    const request = factory.open(name);
-    request.onupgradeneeded = () => {
+    const opening = factory.open(name);
+    opening.onupgradeneeded = () => {
       // The database does not exist: aborting the upgrade leaves it uncreated.
-      request.transaction?.abort();
+      opening.transaction?.abort();
     };
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = (event) => {
+    opening.onsuccess = () => resolve(opening.result);
+    opening.onerror = (event) => {
       event.preventDefault();
-      if (request.error?.name === 'AbortError') resolve(undefined);
-      else reject(request.error);
+      if (opening.error?.name === 'AbortError') resolve(undefined);
+      else reject(opening.error);
     };
-    request.onblocked = () => resolve(undefined);
+    opening.onblocked = () => resolve(undefined);
   });
   if (db === undefined) return undefined;
   // Workbox may upgrade its own database later: never stand in its way.
@@ -66,7 +68,7 @@ export async function openWorkboxQueueDb(
   }
   return {
     entries: (queueName) =>
-      done(
+      request(
         db
           .transaction(STORE)
           .objectStore(STORE)
@@ -76,23 +78,8 @@ export async function openWorkboxQueueDb(
     async delete(id) {
       const tx = db.transaction(STORE, 'readwrite', { durability: 'strict' });
       tx.objectStore(STORE).delete(id);
-      await committed(tx);
+      await done(tx);
     },
     close: () => db.close(),
   };
-}
-
-function done<T>(request: IDBRequest<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-}
-
-function committed(tx: IDBTransaction): Promise<void> {
-  return new Promise((resolve, reject) => {
-    tx.oncomplete = () => resolve();
-    tx.onerror = () => reject(tx.error);
-    tx.onabort = () => reject(tx.error ?? new Error('transaction aborted'));
-  });
 }
