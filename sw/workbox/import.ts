@@ -1,5 +1,6 @@
 import { OutboxError } from '../../shared/model/errors.ts';
 import type { EnqueueResult } from '../../shared/model/protocol.ts';
+import { systemClock } from '../../shared/runtime/clock.ts';
 import {
   REQUEST_KIND,
   REQUESTS_COLLECTION,
@@ -112,7 +113,7 @@ export async function runPass(
   options: WorkboxImportOptions,
   trigger: string,
 ): Promise<WorkboxImportReport> {
-  const started = Date.now();
+  const started = systemClock.now();
   const emit = (event: WorkboxImportEvent) => {
     try {
       options.onEvent?.(event);
@@ -138,7 +139,7 @@ export async function runPass(
   } finally {
     db?.close();
   }
-  report.ms = Date.now() - started;
+  report.ms = systemClock.now() - started;
   emit({ type: 'done', trigger, report });
   return report;
 }
