@@ -88,6 +88,24 @@ function gatedClaims(gate: Gate) {
 }
 
 /**
+ * A tab of the old bundle rewriting one row it read as `raw` (§17: it ignores claims and knows
+ * nothing of evidence): puts `next` in its place, or deletes it when `next` is undefined.
+ */
+function legacyRewrite(
+  store: OutboxStore,
+  raw: unknown,
+  next?: Record<string, unknown>,
+): Promise<ReplaceResult> {
+  const id = (raw as { id: string }).id;
+  return store.replace({
+    owner: OWNER,
+    expected: [{ id, row: raw }],
+    ...(next === undefined ? { delete: [id] } : { put: [next] }),
+    reason: 'legacy',
+  });
+}
+
+/**
  * Writes an edit of `targetId` as a tab of the old bundle queues it (§17): no `v`, no link to
  * the rows before it. Returns its id, which is its request id.
  */
@@ -304,25 +322,11 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     const store = a.store;
     const raw = (await store.get(u1.id)) as Record<string, unknown>;
     const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
-    expect(
-      await store.replace({
-        owner: OWNER,
-        expected: [{ id: u1.id, row: raw }],
-        put: [sending],
-        reason: 'legacy',
-      }),
-    ).toBe('committed');
+    expect(await legacyRewrite(store, raw, sending)).toBe('committed');
     world.server.handle((await world.row(u1.id))!.request!, OWNER);
     expect(world.server.effectsFor(u1.requestId!)).toBe(1);
     const back = { ...sending, state: 'queued' };
-    expect(
-      await store.replace({
-        owner: OWNER,
-        expected: [{ id: u1.id, row: sending }],
-        put: [back],
-        reason: 'legacy',
-      }),
-    ).toBe('committed');
+    expect(await legacyRewrite(store, sending, back)).toBe('committed');
     const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
     expect(u2.outcome).toBe('successor');
     world.clock.advance(LEASE + 1);
@@ -368,20 +372,10 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     const store = a.store;
     const raw = (await store.get(u1.id)) as Record<string, unknown>;
     const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
-    await store.replace({
-      owner: OWNER,
-      expected: [{ id: u1.id, row: raw }],
-      put: [sending],
-      reason: 'legacy',
-    });
+    await legacyRewrite(store, raw, sending);
     world.server.handle((await world.row(u1.id))!.request!, OWNER);
     const back = { ...sending, state: 'queued' };
-    await store.replace({
-      owner: OWNER,
-      expected: [{ id: u1.id, row: sending }],
-      put: [back],
-      reason: 'legacy',
-    });
+    await legacyRewrite(store, sending, back);
     // B, with no credentials, claims it and sends nothing: held, its sentAt gone.
     world.clock.advance(LEASE + 1);
     await b.api.flush();
@@ -404,12 +398,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       request: Parameters<typeof world.server.handle>[0];
     };
     world.server.handle(raw.request, OWNER);
-    await a.store.replace({
-      owner: OWNER,
-      expected: [{ id: create.id, row: raw }],
-      delete: [create.id],
-      reason: 'legacy',
-    });
+    await legacyRewrite(a.store, raw);
     const first = await a.api.enqueue(updateNote(`pending:${create.id}`, { title: 'first' }));
     expect(first.outcome).toBe('intent');
     // B's edit is planned while A does what follows: B's read of the record waits until then.
@@ -579,12 +568,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       // claims); the server applies that copy.
       const raw = (await store.get(u1.id)) as Record<string, unknown>;
       sending = { ...raw, state: 'sending', sentAt: world.clock.now() + 1 };
-      await store.replace({
-        owner: OWNER,
-        expected: [{ id: u1.id, row: raw }],
-        put: [sending],
-        reason: 'legacy',
-      });
+      await legacyRewrite(store, raw, sending);
       world.server.handle((await world.row(u1.id))!.request!, OWNER);
     };
     // A's own request is answered 429: A's attempt applied nothing, the tab's did.
@@ -599,14 +583,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect(world.server.effectsFor(u1.requestId!)).toBe(1);
     expect(await store.get(u1.id)).toEqual(sending);
     // The tab's answer is lost; it puts the row back, queued with its sentAt.
-    expect(
-      await store.replace({
-        owner: OWNER,
-        expected: [{ id: u1.id, row: sending }],
-        put: [{ ...sending, state: 'queued' }],
-        reason: 'legacy',
-      }),
-    ).toBe('committed');
+    expect(await legacyRewrite(store, sending, { ...sending, state: 'queued' })).toBe('committed');
     const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
     expect(u2.outcome).toBe('successor');
     world.clock.advance(LEASE + 1);
@@ -741,12 +718,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     // A tab of the old bundle sends the restore and deletes its row: no receipt, no tombstone.
     const raw = await a.store.get(restored.id);
     world.server.handle((await world.row(restored.id))!.request!, OWNER);
-    await a.store.replace({
-      owner: OWNER,
-      expected: [{ id: restored.id, row: raw }],
-      delete: [restored.id],
-      reason: 'legacy',
-    });
+    await legacyRewrite(a.store, raw);
     gate.open = true;
     gate.waiting.shift()!();
     expect(await second).toMatchObject({ id: restored.id, outcome: 'existing' });
