@@ -117,6 +117,16 @@ export const REVERTS: Record<string, Mutant> = {
     file: 'shared/core/dispatcher.ts',
     edits: [{ from: `    closed = batch.closed;`, to: `    closed = new Set();` }],
   },
+  'ack-marks-nothing-overtaken': {
+    title: 'the success ACK leaves the blocked rows of its record unmarked, so one is merged later',
+    file: 'shared/core/success-ack.ts',
+    edits: [
+      {
+        from: `  const passed = overtaken(current, rows);`,
+        to: `  const passed: Observed[] = [];`,
+      },
+    ],
+  },
   'retry-ignores-newer-edit': {
     title: 'retry of a blocked row after its successor was applied resends it as it is',
     file: 'shared/plan/manual-actions.ts',
