@@ -154,6 +154,9 @@ export function planConflictRule(
     deferredAt: _d,
     nextAttemptAt: _n,
     heldAt: _h,
+    blockedAt: _ba,
+    blockedCode: _bc,
+    blockedDetail: _bd,
     writer: _w,
     overtakenBy: _o,
     ...kept

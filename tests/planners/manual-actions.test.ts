@@ -128,6 +128,10 @@ describe('retrying a blocked row after a later edit of its record was applied', 
     });
     expect(planned.plan.delete).toEqual([rejected.id]);
     expect(planned.plan.tombstones).toMatchObject([{ id: rejected.id, reason: 'superseded' }]);
+    // A queued request that never left: the original's rejection is its evidence, not its state.
+    expect(successor).not.toHaveProperty('blockedAt');
+    expect(successor).not.toHaveProperty('blockedCode');
+    expect(successor).not.toHaveProperty('blockedDetail');
   });
 
   it('under the block policy the row stays blocked, as a revision conflict with its evidence', () => {
