@@ -163,6 +163,27 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   }
 
   /**
+   * After the lease B, with no credentials, takes U1 over and has nothing to send it with: U1 is
+   * held, unsent. U1 may have been applied, so the next edit of its record is its successor, not
+   * merged into it under a new key; then the app resumes the held row. Returns that edit.
+   */
+  async function heldThenEdited(a: Holder, b: Holder, targetId: string, u1: EnqueueResult) {
+    world.clock.advance(LEASE + 1);
+    await b.api.flush();
+    expect((await world.row(u1.id))?.state).toBe('held');
+    const u2 = await a.api.enqueue(updateNote(targetId, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    await a.api.resumeHeld();
+    return u2;
+  }
+
+  /** The request ids sent so far, by any holder, in order. */
+  const sentKeys = () =>
+    world.log
+      .filter((line) => line.startsWith('send:'))
+      .map((line) => line.replace(/^send:\w+:/, ''));
+
+  /**
    * U1 may have been applied: the next edit of its record is its successor, and after the lease
    * both go, U1 first, and nothing is left.
    */
@@ -207,14 +228,8 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     await a.api.flush();
     expect(world.server.effectsFor(u1.requestId!)).toBe(1);
     expect((await world.row(u1.id))?.state).toBe('sending');
-    // After the lease, B takes U1 over but has nothing to send it with: it is held, unsent.
-    world.clock.advance(LEASE + 1);
-    await b.api.flush();
-    expect((await world.row(u1.id))?.state).toBe('held');
-    // U1 may have been applied (it was): the next edit must not merge it under a new key.
-    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
-    expect(u2.outcome).toBe('successor');
-    await a.api.resumeHeld();
+    // B takes U1 over and holds it; U1 was applied, so the next edit is its successor.
+    const u2 = await heldThenEdited(a, b, record.id, u1);
     world.clock.advance(LEASE + 1);
     await a.api.flush({ force: true });
     expect(await world.rows()).toEqual([]);
@@ -373,12 +388,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     // the row back, queued with its sentAt.
     await legacySendLost(a.store, u1.id);
     // B, with no credentials, claims it and sends nothing: held, its sentAt gone.
-    world.clock.advance(LEASE + 1);
-    await b.api.flush();
-    expect((await world.row(u1.id))?.state).toBe('held');
-    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
-    expect(u2.outcome).toBe('successor');
-    await a.api.resumeHeld();
+    const u2 = await heldThenEdited(a, b, record.id, u1);
     await a.api.flush({ force: true });
     expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
   });
@@ -487,13 +497,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     await inFlight;
     world.clock.advance(LEASE + 1);
     await b.api.flush({ force: true });
-    const sends = world.log.filter((line) => line.startsWith('send:'));
-    expect(sends.map((line) => line.replace(/^send:\w+:/, ''))).toEqual([
-      u1.requestId,
-      u2.requestId,
-      u2.requestId,
-      u1.requestId,
-    ]);
+    expect(sentKeys()).toEqual([u1.requestId, u2.requestId, u2.requestId, u1.requestId]);
     expect(await world.rows()).toEqual([]);
   });
 
@@ -759,13 +763,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     a.transport.open();
     await second;
     await b.api.flush();
-    const sends = world.log.filter((line) => line.startsWith('send:'));
-    expect(sends.map((line) => line.replace(/^send:\w+:/, ''))).toEqual([
-      u1.requestId,
-      u2.requestId,
-      u2.requestId,
-      u1.requestId,
-    ]);
+    expect(sentKeys()).toEqual([u1.requestId, u2.requestId, u2.requestId, u1.requestId]);
     expect(await world.rows()).toEqual([]);
     expect(world.server.records.get(record.id)?.data).toEqual({ title: 'first', body: 'second' });
   });
