@@ -7,6 +7,7 @@ import { buildRowRequest } from '../../shared/plan/identity.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
+import { legacyRewrite } from '../support/legacy-tab.ts';
 import { aroundStore, type Gate, passGate } from '../support/store-wrap.ts';
 
 /**
@@ -51,24 +52,6 @@ const gatedClaims = (gate: Gate) =>
     if (plans.some((p) => p.reason === 'claim')) await passGate(gate);
     return replaceEach(plans);
   });
-
-/**
- * A tab of the old bundle rewriting one row it read as `raw` (§17: it ignores claims and knows
- * nothing of evidence): puts `next` in its place, or deletes it when `next` is undefined.
- */
-function legacyRewrite(
-  store: OutboxStore,
-  raw: unknown,
-  next?: Record<string, unknown>,
-): Promise<ReplaceResult> {
-  const id = (raw as { id: string }).id;
-  return store.replace({
-    owner: OWNER,
-    expected: [{ id, row: raw }],
-    ...(next === undefined ? { delete: [id] } : { put: [next] }),
-    reason: 'legacy',
-  });
-}
 
 /**
  * Writes an edit of `targetId` as a tab of the old bundle queues it (§17): no `v`, no link to
