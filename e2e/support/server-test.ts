@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { test as base } from '@playwright/test';
+import { perWorker } from './per-worker.ts';
 import { ReferenceServer } from './server.ts';
 
 /**
@@ -9,15 +10,10 @@ import { ReferenceServer } from './server.ts';
  * sharing it never see each other's).
  */
 export const serverTest = base.extend<{ user: string }, { server: ReferenceServer }>({
-  server: [
-    // biome-ignore lint/correctness/noEmptyPattern: Playwright requires the fixtures argument to be destructured.
-    async ({}, use) => {
-      const server = await ReferenceServer.start();
-      await use(server);
-      await server.stop();
-    },
-    { scope: 'worker' },
-  ],
+  server: perWorker(
+    () => ReferenceServer.start(),
+    (server) => server.stop(),
+  ),
   // biome-ignore lint/correctness/noEmptyPattern: Playwright requires the fixtures argument to be destructured.
   user: async ({}, use) => use(`u-${randomBytes(6).toString('hex')}`),
 });
