@@ -1,4 +1,3 @@
-import { AppPage } from './support/app-page.ts';
 import { expect, test } from './support/fixtures.ts';
 import { type LoggedRequest, ReferenceServer } from './support/server.ts';
 
@@ -18,14 +17,11 @@ function batchesIn(log: LoggedRequest[]): Array<{ batch: LoggedRequest; items: L
 
 test('edits made offline drain in batches once the network is back: several items per request, one effect each', async ({
   context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: { user, persist: true },
-  });
+  const app = await openApp({ persist: true });
   // The first answer carries the server's Link: from then on the worker knows its endpoint.
   await app.createNote('first');
   await expect.poll(async () => (await server.stats(user)).effects).toBe(1);
@@ -51,20 +47,16 @@ test('edits made offline drain in batches once the network is back: several item
     expect(batch.items).toBe(items.length);
     expect(items.every((item) => item.status === 201)).toBe(true);
   }
-  await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+  await expect.poll(() => app.total()).toBe(0);
 });
 
 test('a batch answer lost after the server committed is resent with the same keys and bytes, and answered from the ledger: one effect each', async ({
   context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: { user, persist: true },
-    sw: { batch: '/sync/batch', lease: '1500' },
-  });
+  const app = await openApp({ persist: true, sw: { batch: '/sync/batch', lease: '1500' } });
   await context.setOffline(true);
   const ids: string[] = [];
   for (let i = 0; i < 4; i++) ids.push(await app.createNote(`held ${i}`));
@@ -80,9 +72,7 @@ test('a batch answer lost after the server committed is resent with the same key
     count: 1,
   });
   await context.setOffline(false);
-  await expect
-    .poll(async () => (await app.value<{ total: number }>('stats')).total, { timeout: 30_000 })
-    .toBe(0);
+  await expect.poll(() => app.total(), { timeout: 30_000 }).toBe(0);
 
   const stats = await server.stats(user);
   expect(stats.effects).toBe(4);
@@ -107,16 +97,13 @@ test('a batch answer lost after the server committed is resent with the same key
 
 test('a server without a batch endpoint gets one request per row, the client remembers it, and nothing is lost', async ({
   context,
+  openApp,
   user,
   requests,
 }) => {
   const plain = await ReferenceServer.start(['--no-batch']);
   try {
-    const app = await AppPage.open(context, plain.url, {
-      owner: user,
-      login: { user, persist: true },
-      sw: { batch: '/sync/batch' },
-    });
+    const app = await openApp({ baseURL: plain.url, persist: true, sw: { batch: '/sync/batch' } });
     await context.setOffline(true);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(await app.createNote(`alone ${i}`));
@@ -132,7 +119,7 @@ test('a server without a batch endpoint gets one request per row, the client rem
     expect(alone.every((entry) => entry.path === '/api/notes')).toBe(true);
     const stats = await plain.stats(user);
     expect(ids.map((id) => stats.effectsByKey[id])).toEqual(ids.map(() => 1));
-    await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+    await expect.poll(() => app.total()).toBe(0);
   } finally {
     await plain.stop();
   }

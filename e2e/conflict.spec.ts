@@ -1,41 +1,13 @@
-import { AppPage } from './support/app-page.ts';
-import { WorkerControl } from './support/cdp.ts';
 import { expect, test } from './support/fixtures.ts';
 
-/** Reads one outbox row straight from IndexedDB in the page (the worker's database). */
-async function storedRow(app: AppPage, id: string): Promise<Record<string, unknown> | undefined> {
-  return app.page.evaluate(
-    (rowId) =>
-      new Promise<Record<string, unknown> | undefined>((resolve, reject) => {
-        const open = indexedDB.open('sw-outbox');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          const get = db.transaction('rows').objectStore('rows').get(rowId);
-          get.onsuccess = () => {
-            db.close();
-            resolve(get.result as Record<string, unknown> | undefined);
-          };
-          get.onerror = () => reject(get.error);
-        };
-      }),
-    id,
-  );
-}
-
 test('a conflict resend is durable before it is sent; after a lost answer and a worker restart the same key is replayed once', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
   requests,
 }) => {
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: { user, persist: true },
-    sw: { lease: '1500' },
-  });
-  const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
+  const app = await openApp({ persist: true, sw: { lease: '1500' } });
+  const workers = await app.controlWorkers();
   const note = await server.createNote(user, 'base', `seed-${user}`);
   // Another device edits first: the outbox's edit of revision 1 will meet revision 2.
   const edited = await fetch(`${server.url}/__faults/edit`, {
@@ -58,7 +30,7 @@ test('a conflict resend is durable before it is sent; after a lost answer and a 
   const held = await resend.reached;
   const successorId = held.key!;
   // G5: the successor row is in IndexedDB before any request with its key reaches the server.
-  const successor = await storedRow(app, successorId);
+  const successor = await app.storedRow(successorId);
   expect(successor).toMatchObject({ successorOf: original.id, baseRevision: 2, state: 'sending' });
   expect(
     (successor!.conflict as { predecessor: { requestId: string } }).predecessor.requestId,
@@ -76,7 +48,7 @@ test('a conflict resend is durable before it is sent; after a lost answer and a 
     .poll(
       async () => {
         await app.call('flush', { force: true });
-        return (await app.value<{ total: number }>('stats')).total;
+        return app.total();
       },
       { timeout: 20_000 },
     )

@@ -1,5 +1,3 @@
-import { AppPage } from './support/app-page.ts';
-import { WorkerControl } from './support/cdp.ts';
 import { deferredCreate } from './support/deferred.ts';
 import { expect, test } from './support/fixtures.ts';
 
@@ -10,12 +8,11 @@ interface View {
 }
 
 test('a 401 holds the row until the app re-authenticates and calls resumeHeld, then it is sent', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
-  const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
+  const app = await openApp();
   await server.expireToken(user);
 
   const id = await app.createNote('after login');
@@ -27,19 +24,18 @@ test('a 401 holds the row until the app re-authenticates and calls resumeHeld, t
   expect((await app.login(user)).ok).toBe(true);
   expect(await app.value('resumeHeld')).toBe(1);
   await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
-  await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+  await expect.poll(() => app.total()).toBe(0);
 });
 
 test('a worker restarted without the page’s token gets it again from the page when it announces its start, and the row goes with it without a call', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
   requests,
 }) => {
   // The token is handed over in worker memory only (no `persist`).
-  const app = await AppPage.open(context, baseURL!, { owner: user, login: user, timeoutMs: 1000 });
-  const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
+  const app = await openApp({ timeoutMs: 1000 });
+  const workers = await app.controlWorkers();
   const id = await deferredCreate(app, server, user, 'kept for later');
 
   // The browser stops the worker; a push starts a new one that forces a flush with no token of
@@ -58,12 +54,12 @@ test('a worker restarted without the page’s token gets it again from the page 
   const events = await app.events<{ type: string; trigger?: string }>();
   const pushed = events.filter((event) => event.type === 'flushed' && event.trigger === 'push');
   expect(pushed.length).toBeGreaterThan(0);
-  await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+  await expect.poll(() => app.total()).toBe(0);
 });
 
 test('a permanent rejection blocks the row with its reason visible through subscribe, and retry and discard act on it', async ({
   context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
@@ -83,7 +79,7 @@ test('a permanent rejection blocks the row with its reason visible through subsc
       }),
     });
   });
-  const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
+  const app = await openApp();
   await app.subscribe();
 
   const first = await app.createNote('retry me');

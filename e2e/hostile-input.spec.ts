@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { type AppPage as App, AppPage } from './support/app-page.ts';
+import type { AppPage } from './support/app-page.ts';
 import { expect, test } from './support/fixtures.ts';
 
 /**
@@ -58,7 +58,7 @@ const CALLS: ReadonlyArray<(value: unknown) => [string, ...unknown[]]> = [
 ];
 
 /** Calls the page API with generated hostile arguments; every call is refused, typed, quickly. */
-async function fuzzArguments(app: App, mode: 'worker' | 'page', runs: number): Promise<number> {
+async function fuzzArguments(app: AppPage, mode: 'worker' | 'page', runs: number): Promise<number> {
   let accepted = 0;
   await fc.assert(
     fc.asyncProperty(
@@ -91,12 +91,11 @@ async function fuzzArguments(app: App, mode: 'worker' | 'page', runs: number): P
 }
 
 test('stored cyclic and deep values are quarantined, visible in rows() with their reason, and the other rows are sent once', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
-  const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
+  const app = await openApp();
   const planted = (id: string, payload: unknown) => ({
     v: 1,
     id,
@@ -180,12 +179,11 @@ test('stored cyclic and deep values are quarantined, visible in rows() with thei
 });
 
 test('every page-API method refuses generated hostile arguments with a typed error, in the worker', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
-  const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
+  const app = await openApp();
   expect(await app.mode()).toBe('worker');
   await fuzzArguments(app, 'worker', 120);
   const id = await app.createNote('still serving');
@@ -197,16 +195,11 @@ test.describe('without service workers', () => {
   test.use({ serviceWorkers: 'block' });
 
   test('every page-API method refuses generated hostile arguments with a typed error, in the page sender', async ({
-    context,
-    baseURL,
+    openApp,
     server,
     user,
   }) => {
-    const app = await AppPage.open(context, baseURL!, {
-      owner: user,
-      login: user,
-      pageSender: true,
-    });
+    const app = await openApp({ pageSender: true });
     expect(await app.mode()).toBe('page');
     const accepted = await fuzzArguments(app, 'page', 120);
     // What a proxy read as (headers for setAuth among them) was taken: sign in again.

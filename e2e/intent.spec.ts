@@ -1,4 +1,3 @@
-import { AppPage } from './support/app-page.ts';
 import { expect, test } from './support/fixtures.ts';
 
 interface View {
@@ -8,17 +7,12 @@ interface View {
 }
 
 test('an edit of a create still in flight becomes an intent row and reaches the server as an update of the real id', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
   requests,
 }) => {
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: user,
-    sw: { lease: '10000' },
-  });
+  const app = await openApp({ sw: { lease: '10000' } });
   const held = requests.hold((entry) => entry.method === 'POST' && entry.from === 'worker');
 
   const create = await app.value<{ id: string; targetId: string }>('enqueue', {

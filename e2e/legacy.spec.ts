@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Page } from '@playwright/test';
-import { AppPage } from './support/app-page.ts';
 import { expect, test } from './support/fixtures.ts';
 
 interface V0Api {
@@ -25,16 +24,13 @@ const v0 = (page: Page) => ({
 test('a v0 tab sending a row keeps it: the current bundle writes a successor, sends nothing until the v0 receipt, and v0 rewrites keep v1 fields', async ({
   context,
   baseURL,
+  openApp,
   server,
   user,
   requests,
 }) => {
   const note = await server.createNote(user, 'start', `seed-${user}`);
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: user,
-    sw: { lease: '10000' },
-  });
+  const app = await openApp({ sw: { lease: '10000' } });
   const legacyPage = await context.newPage();
   await legacyPage.goto(`${baseURL}/legacy/`);
   await legacyPage.waitForFunction(() => 'legacy' in globalThis);

@@ -1,8 +1,6 @@
-import type { BrowserContext } from '@playwright/test';
-import { AppPage } from './support/app-page.ts';
-import { WorkerControl } from './support/cdp.ts';
+import type { AppPage } from './support/app-page.ts';
 import { deferredCreate } from './support/deferred.ts';
-import { expect, test } from './support/fixtures.ts';
+import { test as base, expect } from './support/fixtures.ts';
 import { workerEvents } from './support/worker-events.ts';
 
 /**
@@ -13,45 +11,44 @@ import { workerEvents } from './support/worker-events.ts';
  * browser had stopped.
  */
 
-async function withoutBackgroundSync(context: BrowserContext, baseURL: string, user: string) {
-  await context.addInitScript(() => {
-    for (const api of ['sync', 'periodicSync']) {
-      Object.defineProperty(ServiceWorkerRegistration.prototype, api, {
-        get: () => undefined,
-        configurable: true,
+/**
+ * `open` opens the test page in a context whose pages and worker have neither API, as the test's
+ * user with persisted credentials, so a restarted worker can send with no page open (SPEC §13).
+ */
+const test = base.extend<{ open: () => Promise<AppPage> }>({
+  open: async ({ context, openApp }, use) => {
+    await context.addInitScript(() => {
+      for (const api of ['sync', 'periodicSync']) {
+        Object.defineProperty(ServiceWorkerRegistration.prototype, api, {
+          get: () => undefined,
+          configurable: true,
+        });
+      }
+    });
+    await use(async () => {
+      const app = await openApp({ persist: true, sw: { sync: 'none' } });
+      const apis = await app.page.evaluate(async () => {
+        const registration = await navigator.serviceWorker.ready;
+        return [registration.sync, registration.periodicSync];
       });
-    }
-  });
-  // Persisted credentials: a restarted worker can send with no page open (SPEC §13).
-  const open = async () => {
-    const app = await AppPage.open(context, baseURL, {
-      owner: user,
-      login: { user, persist: true },
-      sw: { sync: 'none' },
+      expect(apis).toEqual([undefined, undefined]);
+      return app;
     });
-    const apis = await app.page.evaluate(async () => {
-      const registration = await navigator.serviceWorker.ready;
-      return [registration.sync, registration.periodicSync];
-    });
-    expect(apis).toEqual([undefined, undefined]);
-    return app;
-  };
-  return { open };
-}
+  },
+});
 
 test('without Background Sync, offline edits go when the page comes back online, and when a page opens again', async ({
   context,
-  baseURL,
+  open,
   server,
   user,
 }) => {
-  const { open } = await withoutBackgroundSync(context, baseURL!, user);
   const app = await open();
 
   // The page stays open: going online is what sends it.
   await context.setOffline(true);
   const first = await app.createNote('while open');
-  expect((await app.value<{ total: number }>('stats')).total).toBe(1);
+  expect(await app.total()).toBe(1);
   await context.setOffline(false);
   await expect.poll(async () => (await server.stats(user)).effectsByKey[first]).toBe(1);
 
@@ -64,23 +61,22 @@ test('without Background Sync, offline edits go when the page comes back online,
   expect((await server.stats(user)).effectsByKey[second]).toBeUndefined();
   const again = await open();
   await expect.poll(async () => (await server.stats(user)).effectsByKey[second]).toBe(1);
-  await expect.poll(async () => (await again.value<{ total: number }>('stats')).total).toBe(0);
+  await expect.poll(() => again.total()).toBe(0);
   expect((await server.stats(user)).effectsByKey).toEqual({ [first]: 1, [second]: 1 });
 });
 
 test('without Background Sync, a worker the browser stopped sends what waited on backoff when it starts again', async ({
   context,
-  baseURL,
+  open,
   server,
   user,
 }) => {
-  const { open } = await withoutBackgroundSync(context, baseURL!, user);
   const app = await open();
   // Turned away once with `Retry-After: 1`: the row waits on backoff...
   const id = await deferredCreate(app, server, user, 'after a restart', 1);
   const before = (await workerEvents(context)).map((event) => event.holder);
   // ...when the browser stops the worker and every page closes. Nothing is registered to wake it.
-  const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
+  const workers = await app.controlWorkers();
   await workers.stopAll();
   await workers.detach();
   await app.page.close();

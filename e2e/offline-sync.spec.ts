@@ -1,24 +1,20 @@
-import { AppPage } from './support/app-page.ts';
 import { expect, test } from './support/fixtures.ts';
 import { workerEvents } from './support/worker-events.ts';
 
 test('intents enqueued offline are sent once each by the sync event after every page has closed', async ({
   context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
   // Persisted credentials: the worker sends with no tab open (SPEC §13).
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: { user, persist: true },
-  });
+  const app = await openApp({ persist: true });
   await context.setOffline(true);
   const ids: string[] = [];
   for (const title of ['one', 'two', 'three']) {
     ids.push(await app.createNote(title));
   }
-  expect((await app.value<{ total: number }>('stats')).total).toBe(3);
+  expect(await app.total()).toBe(3);
   await app.page.close();
   expect(context.pages()).toHaveLength(0);
 

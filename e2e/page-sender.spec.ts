@@ -1,38 +1,33 @@
 import { AppPage } from './support/app-page.ts';
 import { expect, test } from './support/fixtures.ts';
+import { openRacingSenders } from './support/steps.ts';
 import type { WorkerEvent } from './support/worker-events.ts';
 
 test.describe('without service workers', () => {
   test.use({ serviceWorkers: 'block' });
 
   test('a page with no controlling worker syncs through the page sender', async ({
-    context,
-    baseURL,
+    openApp,
     server,
     user,
     requests,
   }) => {
-    const app = await AppPage.open(context, baseURL!, {
-      owner: user,
-      login: user,
-      pageSender: true,
-    });
+    const app = await openApp({ pageSender: true });
     expect(await app.mode()).toBe('page');
     const id = await app.createNote('tab');
     await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
-    await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+    await expect.poll(() => app.total()).toBe(0);
     expect(requests.writes().map((entry) => entry.from)).toEqual(['page']);
   });
 });
 
 test('the page sender hands over to the worker once it controls the page', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
   requests,
 }) => {
-  const app = await AppPage.open(context, baseURL!, { owner: user, login: user, pageSender: true });
+  const app = await openApp({ pageSender: true });
   await expect.poll(() => app.mode()).toBe('worker');
   const id = await app.createNote('sw');
   await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
@@ -52,32 +47,13 @@ test('a worker and a page sender flushing the same rows at once send each intent
   requests,
 }) => {
   const count = 20;
-  const worker = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: user,
-    sw: { lease: '10000' },
-  });
-  // Out of the worker's scope: never controlled, so it runs the page sender on the same database.
-  // It registers the same worker script: another URL would install a new worker mid-test.
-  const tab = await AppPage.open(context, baseURL!, {
-    path: '/outside/',
-    owner: user,
-    login: user,
-    pageSender: true,
-    sw: { lease: '10000' },
-    leaseMs: 10_000,
-  });
-  expect(await tab.mode()).toBe('page');
-  expect(await worker.mode()).toBe('worker');
-
   // Every first attempt is turned away with a long Retry-After, so all rows wait deferred...
-  await server.fault({
-    kind: 'unavailable',
-    route: 'POST /api/notes',
+  const { worker, tab } = await openRacingSenders(
+    (params) => AppPage.open(context, baseURL!, params),
+    server,
     user,
     count,
-    retryAfter: 3600,
-  });
+  );
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     ids.push(await tab.createNote(`n${i}`));
@@ -88,9 +64,7 @@ test('a worker and a page sender flushing the same rows at once send each intent
 
   // ...then both holders are told to flush them now, at the same moment.
   await Promise.all([worker.call('flush', { force: true }), tab.call('flush', { force: true })]);
-  await expect
-    .poll(async () => (await tab.value<{ total: number }>('stats')).total, { timeout: 20_000 })
-    .toBe(0);
+  await expect.poll(() => tab.total(), { timeout: 20_000 }).toBe(0);
 
   const stats = await server.stats(user);
   expect(stats.effects).toBe(count);

@@ -1,18 +1,16 @@
-import { AppPage } from './support/app-page.ts';
 import { expect, test } from './support/fixtures.ts';
 
 test('a response dropped after commit is retried with the same key and bytes and the server applies it once', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
   requests,
 }) => {
-  const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
+  const app = await openApp();
   await server.fault({ kind: 'drop-after-commit', route: 'POST /api/notes', user, count: 1 });
 
   const id = await app.createNote('once');
-  await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+  await expect.poll(() => app.total()).toBe(0);
 
   const stats = await server.stats(user);
   expect(stats.effects).toBe(1);

@@ -1,4 +1,3 @@
-import { AppPage } from './support/app-page.ts';
 import { expect, test } from './support/fixtures.ts';
 
 interface View {
@@ -8,23 +7,14 @@ interface View {
 }
 
 test('edits made in two pages while an edit is in flight wait as one successor and reach the server in order', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
   requests,
 }) => {
   const note = await server.createNote(user, 'start', `seed-${user}`);
-  const pageA = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: user,
-    sw: { lease: '10000' },
-  });
-  const pageB = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: user,
-    sw: { lease: '10000' },
-  });
+  const pageA = await openApp({ sw: { lease: '10000' } });
+  const pageB = await openApp({ sw: { lease: '10000' } });
   const held = requests.hold((entry) => entry.method === 'PATCH' && entry.from === 'worker');
   const edit = (payload: Record<string, unknown>) => ({
     collection: 'notes',

@@ -1,25 +1,20 @@
-import type { Page } from '@playwright/test';
-import { AppPage } from './support/app-page.ts';
-import { grantBackgroundSync, WorkerControl } from './support/cdp.ts';
+import { grantBackgroundSync } from './support/cdp.ts';
 import { deferredCreate } from './support/deferred.ts';
 import { expect, test } from './support/fixtures.ts';
 import { workerEvents } from './support/worker-events.ts';
-
-async function openWithControl(page: Page | undefined, app: AppPage, baseURL: string) {
-  return WorkerControl.attach(page ?? app.page, new URL(baseURL).origin);
-}
 
 test('a push and a periodic sync each flush the outbox, in the classic worker build too', async ({
   browser,
   context,
   baseURL,
+  openApp,
   server,
   user,
 }) => {
-  const first = await AppPage.open(context, baseURL!, { owner: user, login: user, classic: true });
+  const first = await openApp({ classic: true });
   await grantBackgroundSync(browser, context, first.page, new URL(baseURL!).origin);
   // Once permitted, connecting registers periodic sync (§12).
-  const app = await AppPage.open(context, baseURL!, { owner: user, login: user, classic: true });
+  const app = await openApp({ classic: true });
   await expect
     .poll(() =>
       app.page.evaluate(
@@ -27,7 +22,7 @@ test('a push and a periodic sync each flush the outbox, in the classic worker bu
       ),
     )
     .toEqual(['sw-outbox-periodic']);
-  const workers = await openWithControl(undefined, app, baseURL!);
+  const workers = await app.controlWorkers();
 
   const pushed = await deferredCreate(app, server, user, 'by push');
   await workers.push(JSON.stringify({ type: 'sw-outbox.flush' }));
@@ -49,12 +44,12 @@ test('a push and a periodic sync each flush the outbox, in the classic worker bu
 
 test('a sync that leaves transient failures asks the browser to retry, and the row is sent once the server recovers', async ({
   context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
-  const app = await AppPage.open(context, baseURL!, { owner: user, login: user });
-  const workers = await openWithControl(undefined, app, baseURL!);
+  const app = await openApp();
+  const workers = await app.controlWorkers();
   await server.fault({ kind: 'unavailable', route: 'POST /api/notes', user, retryAfter: 1 });
   const id = await app.createNote('late');
 
@@ -67,6 +62,6 @@ test('a sync that leaves transient failures asks the browser to retry, and the r
   await server.clearFaults();
   await workers.sync();
   await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
-  await expect.poll(async () => (await app.value<{ total: number }>('stats')).total).toBe(0);
+  await expect.poll(() => app.total()).toBe(0);
   expect((await server.stats(user)).effects).toBe(1);
 });

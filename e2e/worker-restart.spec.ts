@@ -1,24 +1,16 @@
-import { AppPage } from './support/app-page.ts';
-import { WorkerControl } from './support/cdp.ts';
 import { expect, test } from './support/fixtures.ts';
 import type { WorkerEvent } from './support/worker-events.ts';
 
 const TIMEOUT_MS = 1000;
 
 test('a worker stopped mid-send is replaced by a new holder that takes over after the lease with the next fence, and the page reconnects', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
   requests,
 }) => {
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: { user, persist: true },
-    timeoutMs: TIMEOUT_MS,
-    sw: { lease: '1500' },
-  });
-  const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
+  const app = await openApp({ persist: true, timeoutMs: TIMEOUT_MS, sw: { lease: '1500' } });
+  const workers = await app.controlWorkers();
   await app.subscribe();
   const held = requests.hold((entry) => entry.method === 'POST' && entry.from === 'worker');
 

@@ -1,7 +1,7 @@
-import { AppPage } from './support/app-page.ts';
-import { WorkerControl } from './support/cdp.ts';
+import type { AppPage } from './support/app-page.ts';
 import { deferredCreate } from './support/deferred.ts';
 import { expect, test } from './support/fixtures.ts';
+import type { ReferenceServer } from './support/server.ts';
 import type { WorkerEvent } from './support/worker-events.ts';
 
 /**
@@ -16,6 +16,26 @@ interface View {
   status: string;
 }
 
+/**
+ * The page's live view shows one row waiting on backoff (`title`), then the browser stops the
+ * worker. Returns the row's id and the control over the page's workers.
+ */
+async function deferredInViewThenStopped(
+  app: AppPage,
+  server: ReferenceServer,
+  user: string,
+  title: string,
+) {
+  const workers = await app.controlWorkers();
+  await app.subscribe();
+  const id = await deferredCreate(app, server, user, title);
+  await expect
+    .poll(async () => (await app.snapshots<View>()).at(-1)?.map((view) => view.status))
+    .toEqual(['deferred']);
+  await workers.stopAllAndWait();
+  return { id, workers };
+}
+
 /** How long after `at` the page's view first showed no rows. */
 async function emptiedAfter(app: AppPage, at: number): Promise<number> {
   const snapshots = await app.timedSnapshots<View>();
@@ -24,25 +44,18 @@ async function emptiedAfter(app: AppPage, at: number): Promise<number> {
 }
 
 test('a live view follows rows a new worker instance settles after a stop, and the next call does not wait for the timeout', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: { user, persist: true },
-  });
-  const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
-  await app.subscribe();
-  const id = await deferredCreate(app, server, user, 'settled by the next instance');
-  await expect
-    .poll(async () => (await app.snapshots<View>()).at(-1)?.map((view) => view.status))
-    .toEqual(['deferred']);
-
+  const app = await openApp({ persist: true });
   // The browser stops the worker; later a push starts a new instance, which sends the row.
-  await workers.stopAll();
-  await expect.poll(() => workers.running().length).toBe(0);
+  const { id, workers } = await deferredInViewThenStopped(
+    app,
+    server,
+    user,
+    'settled by the next instance',
+  );
   await workers.push(JSON.stringify({ type: 'sw-outbox.flush' }));
   await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
 
@@ -59,8 +72,7 @@ test('a live view follows rows a new worker instance settles after a stop, and t
   });
 
   // Stopped again: the next call costs one worker start, not the 5 s timeout.
-  await workers.stopAll();
-  await expect.poll(() => workers.running().length).toBe(0);
+  await workers.stopAllAndWait();
   const stats = await app.timed('stats');
   expect(stats.ok).toBe(true);
   expect(stats.ms).toBeLessThan(1000);
@@ -71,33 +83,15 @@ test('a live view follows rows a new worker instance settles after a stop, and t
 });
 
 test('a live view follows rows a page sender settles while the worker is stopped', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
 }) => {
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: { user, persist: true },
-    sw: { lease: '10000' },
-  });
-  const workers = await WorkerControl.attach(app.page, new URL(baseURL!).origin);
-  await app.subscribe();
-  const id = await deferredCreate(app, server, user, 'settled by a tab');
-  await expect
-    .poll(async () => (await app.snapshots<View>()).at(-1)?.map((view) => view.status))
-    .toEqual(['deferred']);
-  await workers.stopAll();
-  await expect.poll(() => workers.running().length).toBe(0);
+  const app = await openApp({ persist: true, sw: { lease: '10000' } });
+  const { id } = await deferredInViewThenStopped(app, server, user, 'settled by a tab');
 
   // A tab outside the worker's scope runs the page sender on the same database and sends it.
-  const tab = await AppPage.open(context, baseURL!, {
-    path: '/outside/',
-    owner: user,
-    login: user,
-    pageSender: true,
-    sw: { lease: '10000' },
-  });
+  const tab = await openApp({ path: '/outside/', pageSender: true, sw: { lease: '10000' } });
   expect(await tab.mode()).toBe('page');
   const flushed = Date.now();
   await tab.call('flush', { force: true });

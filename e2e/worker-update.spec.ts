@@ -1,5 +1,4 @@
 import type { Page } from '@playwright/test';
-import { AppPage } from './support/app-page.ts';
 import { expect, test } from './support/fixtures.ts';
 import type { WorkerEvent } from './support/worker-events.ts';
 
@@ -15,17 +14,12 @@ function update(page: Page, version: string) {
 }
 
 test('a worker update while the old worker is mid-flush: both flush, no request goes out twice, nothing is lost', async ({
-  context,
-  baseURL,
+  openApp,
   server,
   user,
   requests,
 }) => {
-  const app = await AppPage.open(context, baseURL!, {
-    owner: user,
-    login: { user, persist: true },
-    sw: { version: '1', lease: '3000' },
-  });
+  const app = await openApp({ persist: true, sw: { version: '1', lease: '3000' } });
   const held = requests.hold((entry) => entry.method === 'POST' && entry.from === 'worker');
   const first = await app.createNote('old');
   await held.reached;

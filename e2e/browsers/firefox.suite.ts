@@ -1,5 +1,6 @@
 import { expect } from '@playwright/test';
 import type { Browser } from 'puppeteer-core';
+import { perWorker } from '../support/per-worker.ts';
 import { FirefoxProfile, launchFirefox, SHORT_IDLE_PREFS } from './firefox.ts';
 import { note, serverTest } from './fixtures.ts';
 import { arrived, effects, GUARANTEES, type View } from './guarantees.ts';
@@ -12,15 +13,10 @@ import type { Profile } from './profile.ts';
  * per Playwright worker; each test gets its own browser context (workers and IndexedDB apart).
  */
 const test = serverTest.extend<{ profile: Profile }, { firefox: Browser }>({
-  firefox: [
-    // biome-ignore lint/correctness/noEmptyPattern: Playwright requires the fixtures argument to be destructured.
-    async ({}, use) => {
-      const browser = await launchFirefox();
-      await use(browser);
-      await browser.close();
-    },
-    { scope: 'worker' },
-  ],
+  firefox: perWorker(
+    () => launchFirefox(),
+    (browser) => browser.close(),
+  ),
   profile: async ({ firefox, server }, use) => {
     const profile = await FirefoxProfile.create(firefox, server.url);
     await use(profile);

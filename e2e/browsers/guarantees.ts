@@ -1,5 +1,6 @@
 import { expect } from '@playwright/test';
 import { fromWorker, type LoggedRequest, type ReferenceServer } from '../support/server.ts';
+import { expectBadInputRefused, openRacingSenders } from '../support/steps.ts';
 import type { BrowserTab, Profile } from './profile.ts';
 
 /**
@@ -60,6 +61,11 @@ export async function effects(
   return (await t.server.stats(t.user)).effectsByKey;
 }
 
+/** The server holds the next `count` writes on `route` (a minute at most) until released. */
+function holdWrites(t: Pick<ScenarioContext, 'server' | 'user'>, route: string, count = 1) {
+  return t.server.fault({ kind: 'delay', ms: 60_000, route, user: t.user, count });
+}
+
 function update(targetId: string, baseRevision: number | undefined, payload: object) {
   return {
     collection: 'notes',
@@ -68,27 +74,6 @@ function update(targetId: string, baseRevision: number | undefined, payload: obj
     ...(baseRevision === undefined ? {} : { baseRevision }),
     payload,
   };
-}
-
-/** Reads one row straight from the outbox database, as the page sees IndexedDB. */
-function storedRow(tab: BrowserTab, id: string): Promise<Record<string, unknown> | null> {
-  return tab.evaluate(
-    (rowId: string) =>
-      new Promise<Record<string, unknown> | null>((resolve, reject) => {
-        const open = indexedDB.open('sw-outbox');
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          const get = db.transaction('rows').objectStore('rows').get(rowId);
-          get.onsuccess = () => {
-            db.close();
-            resolve((get.result as Record<string, unknown> | undefined) ?? null);
-          };
-          get.onerror = () => reject(get.error);
-        };
-      }),
-    id,
-  );
 }
 
 export const GUARANTEES: Scenario[] = [
@@ -220,13 +205,7 @@ export const GUARANTEES: Scenario[] = [
       const { server, user } = t;
       const note = await server.createNote(user, 'start', `seed-${user}`);
       const app = await t.profile.open({ owner: user, login: user, sw: { lease: '20000' } });
-      await server.fault({
-        kind: 'delay',
-        ms: 60_000,
-        route: 'PATCH /api/notes/:id',
-        user,
-        count: 1,
-      });
+      await holdWrites(t, 'PATCH /api/notes/:id');
       const first = await app.value<Enqueued>(
         'enqueue',
         update(note.id, note.revision, { title: 'a1' }),
@@ -262,7 +241,7 @@ export const GUARANTEES: Scenario[] = [
     async run(t) {
       const { server, user } = t;
       const app = await t.profile.open({ owner: user, login: user, sw: { lease: '20000' } });
-      await server.fault({ kind: 'delay', ms: 60_000, route: 'POST /api/notes', user, count: 1 });
+      await holdWrites(t, 'POST /api/notes');
       const create = await app.value<Enqueued & { targetId: string }>('enqueue', {
         collection: 'notes',
         kind: 'create',
@@ -300,13 +279,7 @@ export const GUARANTEES: Scenario[] = [
       await server.editElsewhere(user, note.id, 'theirs');
       const app = await t.profile.open({ owner: user, login: user, sw: { lease: '20000' } });
       // The original and then its resend are each held until released.
-      await server.fault({
-        kind: 'delay',
-        ms: 60_000,
-        route: 'PATCH /api/notes/:id',
-        user,
-        count: 2,
-      });
+      await holdWrites(t, 'PATCH /api/notes/:id', 2);
       const original = await app.value<Enqueued>(
         'enqueue',
         update(note.id, note.revision, { body: 'mine' }),
@@ -323,7 +296,7 @@ export const GUARANTEES: Scenario[] = [
       const successorKey = (await resend())!.key!;
       expect(statuses(await server.sends(user, keyOf(original)))).toEqual([412]);
       // G5: the successor row was in IndexedDB before its request reached the server.
-      expect(await storedRow(app, successorKey)).toMatchObject({
+      expect(await app.storedRow(successorKey)).toMatchObject({
         successorOf: original.id,
         baseRevision: 2,
       });
@@ -354,33 +327,7 @@ export const GUARANTEES: Scenario[] = [
     async run(t) {
       const { server, user } = t;
       const app = await t.profile.open({ owner: user, login: user });
-      const missing = await app.call('enqueue', {
-        kind: 'create',
-        payload: { title: 'no collection' },
-      });
-      expect(missing).toMatchObject({
-        ok: false,
-        error: { name: 'OutboxError', code: 'invalid_intent' },
-      });
-      const badId = await app.call('enqueue', {
-        collection: 'notes',
-        kind: 'create',
-        id: 'no spaces',
-        payload: {},
-      });
-      expect(badId).toMatchObject({ ok: false, error: { code: 'invalid_id' } });
-      const unknown = await app.call('enqueue', {
-        collection: 'widgets',
-        kind: 'create',
-        payload: {},
-      });
-      expect(unknown).toMatchObject({ ok: false, error: { code: 'unknown_collection' } });
-      const badFilter = await app.call('rows', { collection: 7 });
-      expect(badFilter).toMatchObject({ ok: false, error: { code: 'invalid_argument' } });
-
-      expect(await app.call('stats')).toMatchObject({ ok: true, value: { total: 0 } });
-      const id = await app.createNote('fine');
-      await expect.poll(async () => (await effects(t))[id]).toBe(1);
+      const { id } = await expectBadInputRefused(app, server, user);
       expect(
         (await server.requests(user)).filter((r) => r.key !== undefined).map((r) => r.key),
       ).toEqual([id]);
@@ -411,27 +358,13 @@ export const GUARANTEES: Scenario[] = [
     async run(t) {
       const { server, user } = t;
       const count = 10;
-      const worker = await t.profile.open({ owner: user, login: user, sw: { lease: '10000' } });
-      // Out of the worker's scope: never controlled, so it runs the page sender on the same
-      // database. It registers the same worker script: another URL would install a new worker.
-      const tab = await t.profile.open({
-        path: '/outside/',
-        owner: user,
-        login: user,
-        pageSender: true,
-        sw: { lease: '10000' },
-        leaseMs: 10_000,
-      });
-      expect(await tab.mode()).toBe('page');
-      expect(await worker.mode()).toBe('worker');
       // Every first attempt is turned away with a long Retry-After, so all rows wait...
-      await server.fault({
-        kind: 'unavailable',
-        route: 'POST /api/notes',
+      const { worker, tab } = await openRacingSenders(
+        (p) => t.profile.open(p),
+        server,
         user,
         count,
-        retryAfter: 3600,
-      });
+      );
       const ids: string[] = [];
       for (let i = 0; i < count; i++) ids.push(await tab.createNote(`n${i}`));
       for (const id of ids) await arrived(t, id);

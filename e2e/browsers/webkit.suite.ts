@@ -1,4 +1,5 @@
 import { expect } from '@playwright/test';
+import { perWorker } from '../support/per-worker.ts';
 import { note, serverTest } from './fixtures.ts';
 import { arrived, effects, GUARANTEES, statuses, type View } from './guarantees.ts';
 import { running } from './live-views.ts';
@@ -11,15 +12,10 @@ import { Display, WebKitProfile } from './webkit.ts';
  * is a private in-memory profile.
  */
 const test = serverTest.extend<{ profile: Profile }, { display: Display }>({
-  display: [
-    // biome-ignore lint/correctness/noEmptyPattern: Playwright requires the fixtures argument to be destructured.
-    async ({}, use) => {
-      const display = await Display.start();
-      await use(display);
-      await display.stop();
-    },
-    { scope: 'worker' },
-  ],
+  display: perWorker(
+    () => Display.start(),
+    (display) => display.stop(),
+  ),
   profile: async ({ display, server }, use) => {
     const profile = await WebKitProfile.create(display, server.url);
     await use(profile);

@@ -11,18 +11,8 @@ test('an edit that meets another device’s edit is resent once and found in the
   demoServer,
   user,
 }) => {
-  await demo.open();
-  await demo.signIn(user);
-  await demo.addNote('Trip plan', 'Lisbon in May');
-  await expect(demo.card('Trip plan').locator('.badge')).toHaveText('synced');
-
-  await demo.control('offline');
-  await demo.editNote('Trip plan', { body: 'Lisbon in June' });
-  await expect(demo.card('Trip plan').locator('.badge')).toHaveText('deferred');
-  await demo.card('Trip plan').getByRole('button', { name: 'Edit on another device' }).click();
-  await expect(demo.page.locator('#notices')).toContainText('server revision 2');
-
-  await demo.control('online');
+  await demo.openAs(user);
+  await demo.editOverAnotherDevice();
   const entry = demo.page.locator('#conflicts li.conflict');
   await expect(entry).toHaveCount(1);
   await expect(entry).toContainText('the server was at revision 2');

@@ -34,6 +34,12 @@ export class DemoPage {
     this.#page = undefined;
   }
 
+  /** Opens the demo and signs in as `user`. */
+  async openAs(user: string): Promise<void> {
+    await this.open();
+    await this.signIn(user);
+  }
+
   async signIn(user: string): Promise<void> {
     await this.page.getByLabel('User').fill(user);
     await this.page.getByRole('button', { name: 'Sign in' }).click();
@@ -71,6 +77,22 @@ export class DemoPage {
   async deleteNote(title: string): Promise<void> {
     await this.card(title).getByRole('button', { name: 'Delete' }).click();
     await expect(this.card(title)).toHaveClass(/deleting/);
+  }
+
+  /**
+   * A revision conflict provoked the way a person would (SPEC §10): the note "Trip plan" is
+   * added and synced, edited offline here from revision 1 ("Lisbon in June"), moved to revision 2
+   * by "another device", and then the network is back.
+   */
+  async editOverAnotherDevice(): Promise<void> {
+    await this.addNote('Trip plan', 'Lisbon in May');
+    await expect(this.card('Trip plan').locator('.badge')).toHaveText('synced');
+    await this.control('offline');
+    await this.editNote('Trip plan', { body: 'Lisbon in June' });
+    await expect(this.card('Trip plan').locator('.badge')).toHaveText('deferred');
+    await this.card('Trip plan').getByRole('button', { name: 'Edit on another device' }).click();
+    await expect(this.page.locator('#notices')).toContainText('server revision 2');
+    await this.control('online');
   }
 
   /** A number in the "Exactly once" panel (`effects`, `receipts`, `edits-made`, …). */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { test as base } from '@playwright/test';
+import { perWorker } from '../support/per-worker.ts';
 import { DemoPage } from './demo-page.ts';
 import { DemoServer } from './demo-server.ts';
 
@@ -9,15 +10,11 @@ import { DemoServer } from './demo-server.ts';
  * browser context at a size that fits the editor and the inspector side by side.
  */
 export const test = base.extend<{ user: string; demo: DemoPage }, { demoServer: DemoServer }>({
-  demoServer: [
-    // biome-ignore lint/correctness/noEmptyPattern: Playwright requires the fixtures argument to be destructured.
-    async ({}, use) => {
-      const server = await DemoServer.start();
-      await use(server);
-      await server.stop();
-    },
-    { scope: 'worker', timeout: 120_000 },
-  ],
+  demoServer: perWorker(
+    () => DemoServer.start(),
+    (server) => server.stop(),
+    { timeout: 120_000 },
+  ),
   baseURL: async ({ demoServer }, use) => use(demoServer.url),
   viewport: { width: 1360, height: 900 },
   // biome-ignore lint/correctness/noEmptyPattern: Playwright requires the fixtures argument to be destructured.

@@ -11,17 +11,8 @@ test('the conflict ledger shows what was overwritten and restores the other devi
   demoServer,
   user,
 }) => {
-  await demo.open();
-  await demo.signIn(user);
-  await demo.addNote('Trip plan', 'Lisbon in May');
-  await expect(demo.card('Trip plan').locator('.badge')).toHaveText('synced');
-
-  await demo.control('offline');
-  await demo.editNote('Trip plan', { body: 'Lisbon in June' });
-  await expect(demo.card('Trip plan').locator('.badge')).toHaveText('deferred');
-  await demo.card('Trip plan').getByRole('button', { name: 'Edit on another device' }).click();
-  await expect(demo.page.locator('#notices')).toContainText('server revision 2');
-  await demo.control('online');
+  await demo.openAs(user);
+  await demo.editOverAnotherDevice();
 
   const entry = demo.page.locator('#conflicts li.conflict');
   await expect(entry).toHaveCount(1);

@@ -10,8 +10,7 @@ test('a holder stopped mid-send is taken over after the lease and the note is ap
   demoServer,
   user,
 }) => {
-  await demo.open();
-  await demo.signIn(user);
+  await demo.openAs(user);
   const firstHolder = await demo.page.locator('#holder code').getAttribute('title');
 
   await demo.control('slow');

@@ -1,4 +1,5 @@
 import type { BrowserContext, Page } from '@playwright/test';
+import { WorkerControl } from './cdp.ts';
 import { type Evaluate, type OpenParams, OutboxTab } from './outbox-tab.ts';
 
 export type { CallResult, ConnectParams } from './outbox-tab.ts';
@@ -22,5 +23,10 @@ export class AppPage extends OutboxTab {
     const app = new AppPage(page);
     await app.start(params);
     return app;
+  }
+
+  /** Takes hold of the page origin's service workers through the DevTools protocol. */
+  controlWorkers(): Promise<WorkerControl> {
+    return WorkerControl.attach(this.page, new URL(this.page.url()).origin);
   }
 }

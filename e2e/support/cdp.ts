@@ -1,4 +1,10 @@
-import type { Browser, BrowserContext, CDPSession, Page } from '@playwright/test';
+import {
+  type Browser,
+  type BrowserContext,
+  type CDPSession,
+  expect,
+  type Page,
+} from '@playwright/test';
 
 /**
  * Forcing service-worker events through the DevTools protocol (TOOLING "Forcing worker events"):
@@ -93,6 +99,12 @@ export class WorkerControl {
   /** Stops every worker at once: in-flight fetches die, the next event starts a new instance. */
   async stopAll(): Promise<void> {
     await this.cdp.send('ServiceWorker.stopAllWorkers');
+  }
+
+  /** Stops every worker and waits until the browser reports none running. */
+  async stopAllAndWait(): Promise<void> {
+    await this.stopAll();
+    await expect.poll(() => this.running().length).toBe(0);
   }
 
   async detach(): Promise<void> {

@@ -1,35 +1,38 @@
-import { randomBytes } from 'node:crypto';
-import { type BrowserContext, test as base } from '@playwright/test';
+import type { BrowserContext } from '@playwright/test';
+import { AppPage } from './app-page.ts';
+import type { OpenParams } from './outbox-tab.ts';
 import { RequestLog } from './requests.ts';
-import { ReferenceServer } from './server.ts';
+import { serverTest } from './server-test.ts';
 
 /**
- * Fixtures: one reference server per Playwright worker (SQLite in a temp dir, admin on, serving
- * the e2e bundles), and per test a fresh browser context with a request log, a unique user (the
- * server counts effects per user, so tests sharing a server never see each other's writes) and
- * `baseURL` pointing at the server.
+ * How a test opens the test page as its user (the owner, signed in): `persist` hands the token
+ * to the worker for good, so it can send with no page open (SPEC §13); `baseURL` opens it on
+ * another server than the shared one.
  */
-export const test = base.extend<
-  { user: string; requests: RequestLog },
-  { server: ReferenceServer }
->({
-  server: [
-    // biome-ignore lint/correctness/noEmptyPattern: Playwright requires the fixtures argument to be destructured.
-    async ({}, use) => {
-      const server = await ReferenceServer.start();
-      await use(server);
-      await server.stop();
-    },
-    { scope: 'worker' },
-  ],
+export type AppOptions = Omit<OpenParams, 'owner' | 'login'> & {
+  persist?: boolean;
+  baseURL?: string;
+};
+
+/**
+ * Fixtures: the reference server and a unique user (e2e/support/server-test.ts), and per test a
+ * fresh browser context with a request log, `baseURL` pointing at the server and `openApp`,
+ * which opens the test page in that context as the test's user.
+ */
+export const test = serverTest.extend<{
+  requests: RequestLog;
+  openApp: (options?: AppOptions) => Promise<AppPage>;
+}>({
   baseURL: async ({ server }, use) => use(server.url),
   context: async ({ context }, use) => {
     await use(context);
     await settleBackgroundSync(context);
   },
-  // biome-ignore lint/correctness/noEmptyPattern: Playwright requires the fixtures argument to be destructured.
-  user: async ({}, use) => use(`u-${randomBytes(6).toString('hex')}`),
   requests: async ({ context }, use) => use(await RequestLog.attach(context)),
+  openApp: async ({ context, baseURL, user }, use) =>
+    use(({ persist = false, baseURL: at = baseURL!, ...params } = {}) =>
+      AppPage.open(context, at, { owner: user, login: { user, persist }, ...params }),
+    ),
 });
 
 /**

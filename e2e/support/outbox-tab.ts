@@ -105,6 +105,30 @@ export class OutboxTab {
     return this.evaluate((r) => (globalThis as unknown as E2eWindow).e2e.plant(r), raw);
   }
 
+  /**
+   * Reads one row straight from the outbox database, as the page sees IndexedDB (the worker's
+   * database); null when there is none.
+   */
+  storedRow(id: string): Promise<Record<string, unknown> | null> {
+    return this.evaluate(
+      (rowId: string) =>
+        new Promise<Record<string, unknown> | null>((resolve, reject) => {
+          const open = indexedDB.open('sw-outbox');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const db = open.result;
+            const get = db.transaction('rows').objectStore('rows').get(rowId);
+            get.onsuccess = () => {
+              db.close();
+              resolve((get.result as Record<string, unknown> | undefined) ?? null);
+            };
+            get.onerror = () => reject(get.error);
+          };
+        }),
+      id,
+    );
+  }
+
   /** Calls and returns the value, throwing with the error's code when the call failed. */
   async value<T = unknown>(method: string, ...args: unknown[]): Promise<T> {
     const result = await this.call(method, ...args);
@@ -115,13 +139,18 @@ export class OutboxTab {
     return result.value as T;
   }
 
+  /** How many rows the outbox holds (`stats().total`). */
+  async total(): Promise<number> {
+    return (await this.value<{ total: number }>('stats')).total;
+  }
+
   /** Asks for a flush until the outbox is empty (rows may first wait out another holder's lease). */
   async flushUntilEmpty(timeout = 20_000): Promise<void> {
     await expect
       .poll(
         async () => {
           await this.call('flush');
-          return (await this.value<{ total: number }>('stats')).total;
+          return this.total();
         },
         { timeout },
       )

@@ -34,18 +34,25 @@ async function endpoint(): Promise<EndpointApi> {
 
 const listener = () => undefined;
 
-/** Each method, with the hostile value put in one of its arguments. */
-const METHODS: ReadonlyArray<{
+interface MethodCase {
   method: string;
   call: (api: EndpointApi, bad: unknown) => Promise<unknown>;
   /** Codes a hostile value of the wrong type (not a cycle or depth problem) may get here. */
   typeCodes: string[];
-}> = [
-  {
-    method: 'enqueue(input)',
-    call: (a, bad) => a.enqueue(bad as never),
-    typeCodes: ['invalid_intent', 'invalid_value'],
-  },
+}
+
+/** `name(arg)`, called with the hostile value as its one argument. */
+function alone(name: keyof EndpointApi, arg: string, typeCodes: string[]): MethodCase {
+  return {
+    method: `${name}(${arg})`,
+    call: (api, bad) => (api[name] as (value: unknown) => Promise<unknown>).call(api, bad),
+    typeCodes,
+  };
+}
+
+/** Each method, with the hostile value put in one of its arguments. */
+const METHODS: ReadonlyArray<MethodCase> = [
+  alone('enqueue', 'input', ['invalid_intent', 'invalid_value']),
   {
     method: 'enqueue({ payload })',
     call: (a, bad) => a.enqueue({ collection: 'notes', kind: 'create', payload: bad as never }),
@@ -56,39 +63,15 @@ const METHODS: ReadonlyArray<{
     call: (a, bad) => a.enqueue({ collection: 'notes', kind: 'create', meta: bad as never }),
     typeCodes: ['invalid_value'],
   },
-  {
-    method: 'rows(filter)',
-    call: (a, bad) => a.rows(bad as never),
-    typeCodes: ['invalid_argument', 'invalid_value'],
-  },
-  { method: 'row(id)', call: (a, bad) => a.row(bad as never), typeCodes: ['invalid_id'] },
-  { method: 'retry(id)', call: (a, bad) => a.retry(bad as never), typeCodes: ['invalid_id'] },
-  { method: 'discard(id)', call: (a, bad) => a.discard(bad as never), typeCodes: ['invalid_id'] },
-  {
-    method: 'receipt(requestId)',
-    call: (a, bad) => a.receipt(bad as never),
-    typeCodes: ['invalid_id'],
-  },
-  {
-    method: 'conflicts(options)',
-    call: (a, bad) => a.conflicts(bad as never),
-    typeCodes: ['invalid_argument', 'invalid_value'],
-  },
-  {
-    method: 'restore(conflictId)',
-    call: (a, bad) => a.restore(bad as never),
-    typeCodes: ['invalid_id'],
-  },
-  {
-    method: 'receipts(options)',
-    call: (a, bad) => a.receipts(bad as never),
-    typeCodes: ['invalid_argument', 'invalid_value'],
-  },
-  {
-    method: 'subscribe(listener)',
-    call: (a, bad) => a.subscribe(bad as never),
-    typeCodes: ['invalid_argument'],
-  },
+  alone('rows', 'filter', ['invalid_argument', 'invalid_value']),
+  alone('row', 'id', ['invalid_id']),
+  alone('retry', 'id', ['invalid_id']),
+  alone('discard', 'id', ['invalid_id']),
+  alone('receipt', 'requestId', ['invalid_id']),
+  alone('conflicts', 'options', ['invalid_argument', 'invalid_value']),
+  alone('restore', 'conflictId', ['invalid_id']),
+  alone('receipts', 'options', ['invalid_argument', 'invalid_value']),
+  alone('subscribe', 'listener', ['invalid_argument']),
   {
     method: 'subscribe(listener, filter)',
     call: (a, bad) => a.subscribe(listener, bad as never),
@@ -104,16 +87,8 @@ const METHODS: ReadonlyArray<{
     call: (a, bad) => a.watch('notes-000000000000000000000001', bad as never),
     typeCodes: ['invalid_argument'],
   },
-  {
-    method: 'unsubscribe(id)',
-    call: (a, bad) => a.unsubscribe(bad as never),
-    typeCodes: ['invalid_id'],
-  },
-  {
-    method: 'setAuth(headers)',
-    call: (a, bad) => a.setAuth(bad as never),
-    typeCodes: ['invalid_argument', 'invalid_value'],
-  },
+  alone('unsubscribe', 'id', ['invalid_id']),
+  alone('setAuth', 'headers', ['invalid_argument', 'invalid_value']),
   {
     method: 'setAuth(headers, options)',
     call: (a, bad) => a.setAuth({ authorization: 'Bearer x' }, bad as never),

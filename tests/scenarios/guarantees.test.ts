@@ -1,10 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lookupPredecessors } from '../../shared/core/predecessors.ts';
-import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
+import type { OutboxStore } from '../../shared/model/store.ts';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
+import { legacyRewrite } from '../support/legacy-tab.ts';
 import { modelFetch } from '../support/model-fetch.ts';
+import { aroundStore } from '../support/store-wrap.ts';
 
 /**
  * The ways a guarantee could be broken that an independent read of the core found, each
@@ -75,10 +77,12 @@ async function fetchHolder(world: World, name: string) {
 
 describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   let world: World;
+  beforeEach(async () => {
+    world = await World.create(kind);
+  });
   afterEach(() => world?.close());
 
   it('G3: a request whose auth hook outlasts its claim never leaves, so it cannot land over the newer edit', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a' });
     const a = await fetchHolder(world, 'A');
     const b = await world.holder('B');
@@ -98,7 +102,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   });
 
   it('G4: an edit made while a successor is in flight goes after it, even beside its blocked predecessor', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a' });
     const a = await world.holder('A');
     const b = await world.holder('B');
@@ -147,7 +150,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   ])(
     'G2: a create the server applied, whose answer could not be read, is never merged or cancelled by a later $edit',
     async ({ edit, intent, title }) => {
-      world = await World.create(kind);
       const broken = await unreadableReceipts('A');
       const created = await broken.api.enqueue(createNote({ title: 'draft' }));
       await broken.api.flush();
@@ -178,7 +180,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   );
 
   it('G2: an update whose answer was lost is never merged into the next edit: that edit is its successor', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a', count: 0 });
     const a = await world.holder('A');
     const u1 = await a.api.enqueue(updateNote(record.id, { title: 'one' }, 1));
@@ -203,7 +204,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   ] as const)(
     'G5: a conflict successor whose send met $failure keeps its evidence when the next edit comes ($outcome)',
     async ({ failure, outcome }) => {
-      world = await World.create(kind);
       const record = world.server.seed(OWNER, { title: 'a' });
       world.server.editElsewhere(record.id, { title: 'theirs' });
       const a = await world.holder('A');
@@ -266,7 +266,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   ])(
     'G7: an edit of $of never absorbs a quarantined corrupt row: it keeps its raw value',
     async ({ pending }) => {
-      world = await World.create(kind);
       const a = await world.holder('A');
       let targetId = world.server.seed(OWNER, { title: 'a' }).id;
       let createId: string | undefined;
@@ -309,7 +308,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   ])(
     "G6: an edit of another owner's pending create ($create) reads nothing of that owner and is not retargeted",
     async ({ create }) => {
-      world = await World.create(kind);
       const a = await world.holder('A');
       const foreign: string[] = [];
       const b = await world.holder('B', {
@@ -334,21 +332,12 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   );
 
   it('G7: a corrupt value stored under a number key is quarantined once, raw value kept, and shows in rows() and stats()', async () => {
-    world = await World.create(kind);
     const attempts: string[] = [];
     const a = await world.holder('A', {
-      wrapStore: (store) =>
-        new Proxy(store, {
-          get(target, name) {
-            const value = Reflect.get(target, name, target);
-            if (typeof value !== 'function') return value;
-            if (name !== 'replace') return value.bind(target);
-            return (plan: ReplacePlan) => {
-              if (plan.reason === 'quarantine') attempts.push(plan.reason);
-              return target.replace(plan);
-            };
-          },
-        }),
+      wrapStore: aroundStore('replace', (replace, plan) => {
+        if (plan.reason === 'quarantine') attempts.push(plan.reason);
+        return replace(plan);
+      }),
     });
     const raw = {
       id: 5,
@@ -375,7 +364,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   });
 
   it('G1: a holder whose clock is behind merges the edit that fixes a rejected create instead of waiting on a claim that ended', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const behind = { now: () => world.clock.now() - 5_000 };
     const b = await world.holder('B', { clock: behind });
@@ -394,7 +382,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   });
 
   it('G4: an edit waiting on an edit that conflicted many times keeps waiting on its latest resend', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a' });
     const a = await world.holder('A');
     const u1 = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
@@ -430,7 +417,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   });
 
   it('G7: a cycle of superseded tombstones ends the predecessor walk instead of looping', async () => {
-    world = await World.create(kind);
     const { store } = await world.holder('A');
     const tomb = (id: string, into: string) => ({
       id,
@@ -453,7 +439,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   });
 
   it('G4: an edit converted late by orphan recovery still goes before a later edit of the record in another batch', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A', { batchSize: 1 });
     const created = await a.api.enqueue(createNote({ title: 'draft' }));
     world.server.inject('drop');
@@ -466,13 +451,7 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     });
     expect(intent.outcome).toBe('intent');
     // A legacy tab resends the create, gets its answer and removes the row, converting nothing.
-    const createRow = await a.store.get(created.id);
-    await a.store.replace({
-      owner: OWNER,
-      expected: [{ id: created.id, row: createRow }],
-      delete: [created.id],
-      reason: 'test',
-    });
+    await legacyRewrite(a.store, await a.store.get(created.id));
     const [record] = [...world.server.records.values()];
     world.clock.advance(1);
     // The app learned the server id elsewhere and edits the record by it: no link to the intent.
@@ -486,7 +465,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   });
 
   it('G5: an edit made while an ACK is planned is rebased with it, not sent into a conflict with its own predecessor', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a' });
     const broken = await unreadableReceipts('A');
     const u0 = await broken.api.enqueue(updateNote(record.id, { title: 'zero' }, 1));
@@ -498,20 +476,12 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     let u2: Awaited<ReturnType<typeof broken.api.enqueue>> | undefined;
     let acks = 0;
     const b = await world.holder('B', {
-      wrapStore: (store) =>
-        new Proxy(store, {
-          get(target, name) {
-            const value = Reflect.get(target, name, target);
-            if (typeof value !== 'function') return value;
-            if (name !== 'replaceEach') return value.bind(target);
-            return async (plans: ReplacePlan[]) => {
-              // The user edits again between the ACK's reads and its commit.
-              if (plans.some((p) => p.receipts?.[0]?.requestId === u1.requestId) && ++acks === 2)
-                u2 = await broken.api.enqueue(updateNote(record.id, { body: 'two' }, 2));
-              return target.replaceEach(plans);
-            };
-          },
-        }),
+      wrapStore: aroundStore('replaceEach', async (replaceEach, plans) => {
+        // The user edits again between the ACK's reads and its commit.
+        if (plans.some((p) => p.receipts?.[0]?.requestId === u1.requestId) && ++acks === 2)
+          u2 = await broken.api.enqueue(updateNote(record.id, { body: 'two' }, 2));
+        return replaceEach(plans);
+      }),
     });
     const u1 = await b.api.enqueue(updateNote(record.id, { title: 'one' }, 2));
     expect(u1.outcome).toBe('successor');
@@ -531,29 +501,21 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   });
 
   it('G1: an intent written while a create’s ACK is planned is converted with it, never left behind', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     let created: Awaited<ReturnType<typeof a.api.enqueue>> | undefined;
     let acks = 0;
     const leftBehind: unknown[][] = [];
     const b = await world.holder('B', {
       wrapStore: (store) =>
-        new Proxy(store, {
-          get(target, name) {
-            const value = Reflect.get(target, name, target);
-            if (typeof value !== 'function') return value;
-            if (name !== 'replaceEach') return value.bind(target);
-            return async (plans: ReplacePlan[]) => {
-              const ack = plans.find((p) => p.receipts?.[0]?.requestId === created?.requestId);
-              if (ack !== undefined && ++acks === 2)
-                await a.api.enqueue({ ...updateNote(created!.targetId, {}), kind: 'archive' });
-              const results = await target.replaceEach(plans);
-              if (ack !== undefined && results[plans.indexOf(ack)] === 'committed')
-                leftBehind.push(await target.byTarget(OWNER, 'notes', created!.targetId));
-              return results;
-            };
-          },
-        }),
+        aroundStore('replaceEach', async (replaceEach, plans) => {
+          const ack = plans.find((p) => p.receipts?.[0]?.requestId === created?.requestId);
+          if (ack !== undefined && ++acks === 2)
+            await a.api.enqueue({ ...updateNote(created!.targetId, {}), kind: 'archive' });
+          const results = await replaceEach(plans);
+          if (ack !== undefined && results[plans.indexOf(ack)] === 'committed')
+            leftBehind.push(await store.byTarget(OWNER, 'notes', created!.targetId));
+          return results;
+        })(store),
     });
     created = await b.api.enqueue(createNote({ title: 'new' }));
     const flush = (await world.holdInFlight(b, created.id)).done;
@@ -568,7 +530,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   });
 
   it('G7: a row of a format version this bundle does not know is left alone, shown as unknown, and a new edit waits on it', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a' });
     const a = await world.holder('A');
     const newer = {
@@ -603,7 +564,6 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   it.each([{ policy: 'rebase' as const }, { policy: 'block' as const }])(
     'G4: retrying a rejected edit after its successor was applied goes through the conflict rule ($policy), never silently over it',
     async ({ policy }) => {
-      world = await World.create(kind);
       const record = world.server.seed(OWNER, { title: 'a' });
       const a = await world.holder('A', { handlers: world.handlers({ conflict: policy }) });
       // Edits made with no revision: nothing on the wire would stop an old one overwriting.

@@ -1,18 +1,21 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildRowRequest } from '../../shared/plan/identity.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
+import { legacyRewrite } from '../support/legacy-tab.ts';
 
 /** SPEC §18 rows 1–7 and 9–11 (seed 000 §6): two holders on one store, a fixed clock. */
 describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   let world: World;
+  beforeEach(async () => {
+    world = await World.create(kind);
+  });
   afterEach(() => world?.close());
 
   const note = (title: string) => ({ title });
 
   it('1: an update made while another is in flight waits as its successor and goes after it', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, note('a'));
     const a = await world.holder('A');
     const u1 = await a.api.enqueue(updateNote(record.id, note('b')));
@@ -43,7 +46,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('2: when two holders flush one queued create at once, one claims with fence 1 and the other skips', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const b = await world.holder('B');
     const c1 = await a.api.enqueue(createNote(note('x')));
@@ -58,7 +60,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('3: after the lease another holder takes over with fence 2; a late failure changes nothing', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const b = await world.holder('B');
     const c1 = await a.api.enqueue(createNote(note('x')));
@@ -78,7 +79,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('3: a late success of the stale holder keeps the row for the new holder, which replays the key', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const b = await world.holder('B');
     const c1 = await a.api.enqueue(createNote(note('x')));
@@ -100,7 +100,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('4: an edit of a create in flight becomes an intent, converted to a real update on the receipt', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));
     const flush = (await world.holdInFlight(a, c1.id)).done;
@@ -127,7 +126,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('5: a delete of a deferred create is an intent; the resend replays the key and the delete follows', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));
     world.server.inject('drop');
@@ -150,7 +148,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it("6: a flush never claims or deletes another owner's rows", async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const other = await world.holder('B', { owner: 'user-2' });
     const theirs = await other.api.enqueue(createNote(note('theirs')));
@@ -165,7 +162,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('7: a delete made while an update is in flight becomes its successor', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, note('a'));
     const a = await world.holder('A');
     const u1 = await a.api.enqueue(updateNote(record.id, note('b')));
@@ -183,7 +179,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it("9: a legacy tab's fresh sending row counts as in flight; after the lease it is resent with the same key", async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, note('a'));
     const a = await world.holder('A');
     const now = world.clock.now();
@@ -237,7 +232,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('10: an intent whose create vanished is converted from the exact receipt the server holds', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));
     world.server.inject('drop');
@@ -245,13 +239,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
     expect(u1.outcome).toBe('intent');
     // Another writer (a legacy tab) settles C1 and deletes it without a local receipt.
-    const raw = await a.store.get(c1.id);
-    await a.store.replace({
-      owner: OWNER,
-      expected: [{ id: c1.id, row: raw }],
-      delete: [c1.id],
-      reason: 'legacy',
-    });
+    await legacyRewrite(a.store, await a.store.get(c1.id));
     await a.api.flush();
     const serverId = world.server.effects[0]!.id;
     expect(world.server.effects.map((e) => [e.method, e.id])).toEqual([
@@ -262,19 +250,12 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('10: an intent whose create is unknown to the server is kept and marked, and a failed lookup leaves it untouched', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));
     world.server.inject('network');
     await a.api.flush();
     const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
-    const raw = await a.store.get(c1.id);
-    await a.store.replace({
-      owner: OWNER,
-      expected: [{ id: c1.id, row: raw }],
-      delete: [c1.id],
-      reason: 'legacy',
-    });
+    await legacyRewrite(a.store, await a.store.get(c1.id));
     a.transport.lookupFails = true;
     const intentBefore = await a.store.get(u1.id);
     await a.api.flush();
@@ -290,7 +271,6 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('11: a holder that dies mid-send is taken over after the lease; exactly one row and one effect', async () => {
-    world = await World.create(kind);
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));
     a.transport.holdAnswers = true;

@@ -1,120 +1,70 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Transport } from '../../shared/model/ports.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Transport, TransportResult } from '../../shared/model/ports.ts';
+import type { EnqueueResult } from '../../shared/model/protocol.ts';
 import type { RowRequest } from '../../shared/model/row.ts';
-import type { OutboxStore, ReplacePlan, ReplaceResult } from '../../shared/model/store.ts';
+import type { OutboxStore, ReplaceResult } from '../../shared/model/store.ts';
 import { buildRowRequest } from '../../shared/plan/identity.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
-import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
+import { legacyRewrite } from '../support/legacy-tab.ts';
+import { aroundStore, type Gate, passGate } from '../support/store-wrap.ts';
 
 /**
  * Ways to break a guarantee that the simulation of SPEC §20 found in the fixed core, each
  * reproduced here through the owner API and the dispatcher on both stores.
  */
 
-/** Enqueue commits wait at this gate until the test lets one through or opens it. */
-interface Gate {
-  waiting: Array<() => void>;
-  open: boolean;
-}
-
 /** A store whose enqueue commits wait at a gate the test opens. */
-function gatedEnqueues(gate: Gate) {
-  return (store: OutboxStore): OutboxStore =>
-    new Proxy(store, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver);
-        if (typeof value !== 'function') return value;
-        if (name !== 'replace') return value.bind(target);
-        return async (plan: ReplacePlan): Promise<ReplaceResult> => {
-          if (plan.reason === 'enqueue' && !gate.open)
-            await new Promise<void>((go) => gate.waiting.push(go));
-          return target.replace(plan);
-        };
-      },
-    });
-}
+const gatedEnqueues = (gate: Gate) =>
+  aroundStore('replace', async (replace, plan) => {
+    if (plan.reason === 'enqueue') await passGate(gate);
+    return replace(plan);
+  });
+
+/** A store whose retry commits wait at a gate while it is closed. */
+const gatedRetries = (gate: Gate) =>
+  aroundStore('replace', async (replace, plan) => {
+    if (plan.reason === 'retry') await passGate(gate);
+    return replace(plan);
+  });
 
 /** A store whose next success ACK fails, as IndexedDB may when the device is short of space. */
-function failingNextAck(state: { armed: boolean }) {
-  return (store: OutboxStore): OutboxStore =>
-    new Proxy(store, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver);
-        if (typeof value !== 'function') return value;
-        if (name !== 'replaceEach') return value.bind(target);
-        return async (plans: ReplacePlan[]): Promise<ReplaceResult[]> => {
-          if (state.armed && plans.some((p) => p.reason === 'settle' && p.receipts?.length)) {
-            state.armed = false;
-            throw new DOMException('quota exceeded', 'QuotaExceededError');
-          }
-          return target.replaceEach(plans);
-        };
-      },
-    });
-}
+const failingNextAck = (state: { armed: boolean }) =>
+  aroundStore('replaceEach', async (replaceEach, plans) => {
+    if (state.armed && plans.some((p) => p.reason === 'settle' && p.receipts?.length)) {
+      state.armed = false;
+      throw new DOMException('quota exceeded', 'QuotaExceededError');
+    }
+    return replaceEach(plans);
+  });
 
 /** A store whose record reads (`byTarget`) wait at a gate while it is armed. */
-function gatedRecordReads(gate: Gate) {
-  return (store: OutboxStore): OutboxStore =>
-    new Proxy(store, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver);
-        if (typeof value !== 'function') return value;
-        if (name !== 'byTarget') return value.bind(target);
-        return async (...args: Parameters<OutboxStore['byTarget']>) => {
-          if (!gate.open) await new Promise<void>((go) => gate.waiting.push(go));
-          return target.byTarget(...args);
-        };
-      },
-    });
-}
+const gatedRecordReads = (gate: Gate) =>
+  aroundStore('byTarget', async (byTarget, ...args) => {
+    await passGate(gate);
+    return byTarget(...args);
+  });
 
 /** A store whose claims wait at a gate while it is closed. */
-function gatedClaims(gate: Gate) {
-  return (store: OutboxStore): OutboxStore =>
-    new Proxy(store, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver);
-        if (typeof value !== 'function') return value;
-        if (name !== 'replaceEach') return value.bind(target);
-        return async (plans: ReplacePlan[]): Promise<ReplaceResult[]> => {
-          if (!gate.open && plans.some((p) => p.reason === 'claim'))
-            await new Promise<void>((go) => gate.waiting.push(go));
-          return target.replaceEach(plans);
-        };
-      },
-    });
-}
-
-/**
- * A tab of the old bundle rewriting one row it read as `raw` (§17: it ignores claims and knows
- * nothing of evidence): puts `next` in its place, or deletes it when `next` is undefined.
- */
-function legacyRewrite(
-  store: OutboxStore,
-  raw: unknown,
-  next?: Record<string, unknown>,
-): Promise<ReplaceResult> {
-  const id = (raw as { id: string }).id;
-  return store.replace({
-    owner: OWNER,
-    expected: [{ id, row: raw }],
-    ...(next === undefined ? { delete: [id] } : { put: [next] }),
-    reason: 'legacy',
+const gatedClaims = (gate: Gate) =>
+  aroundStore('replaceEach', async (replaceEach, plans) => {
+    if (plans.some((p) => p.reason === 'claim')) await passGate(gate);
+    return replaceEach(plans);
   });
-}
 
 /**
  * Writes an edit of `targetId` as a tab of the old bundle queues it (§17): no `v`, no link to
- * the rows before it. Returns its id, which is its request id.
+ * the rows before it, saved at `savedAt` by that tab's clock. Returns its id, which is its
+ * request id.
  */
 async function writeLegacyEdit(
   world: World,
   targetId: string,
   payload: Record<string, string>,
-  id = 'legacy-edit-0001',
+  savedAt = world.clock.now(),
 ): Promise<string> {
+  const id = 'legacy-edit-0001';
   const intent = { collection: 'notes', kind: 'update', targetId, payload, baseRevision: null };
   const request = restHandler({ baseUrl: '/api/notes' }).toRequest(intent);
   await world.holders[0]!.store.replace({
@@ -125,7 +75,7 @@ async function writeLegacyEdit(
         ...intent,
         id,
         owner: OWNER,
-        savedAt: world.clock.now(),
+        savedAt,
         state: 'queued',
         request: buildRowRequest(request, id, null),
       },
@@ -135,6 +85,14 @@ async function writeLegacyEdit(
   return id;
 }
 
+/** A 429 with `Retry-After: 1`, as a test transport answers in place of the server's answer. */
+const tooManyRequests = (): TransportResult => ({
+  kind: 'response',
+  status: 429,
+  headers: { 'retry-after': '1' },
+  body: '{"type":"too-many"}',
+});
+
 /** A page sender with no credentials: every claimed row is held, nothing leaves. */
 const noCredentials: Transport = {
   send: async () => ({ kind: 'auth_unavailable' }),
@@ -143,10 +101,85 @@ const noCredentials: Transport = {
 
 describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) => {
   let world: World;
+  beforeEach(async () => {
+    world = await World.create(kind);
+  });
   afterEach(() => world.close());
 
+  /**
+   * Where most findings start: a note on the server, and holder A (made with `options`) with U1,
+   * an edit of it, queued.
+   */
+  async function firstEdit(
+    payload: Record<string, string>,
+    { baseRevision, ...options }: Parameters<World['holder']>[1] & { baseRevision?: number } = {},
+  ) {
+    const record = world.server.seed(OWNER, { title: 'seed' });
+    const a = await world.holder('A', options);
+    const u1 = await a.api.enqueue(updateNote(record.id, payload, baseRevision));
+    return { record, a, u1 };
+  }
+
+  /** Handlers whose app code cannot read the first `count` answers, which the server applied. */
+  function unreadableAnswers(count: number) {
+    let failing = count;
+    return world.handlers({
+      readReceipt: () => {
+        if (failing === 0) return {};
+        failing--;
+        throw new Error('the app cannot read this answer');
+      },
+    });
+  }
+
+  /**
+   * A tab of the old bundle sends row `id` as it is: the server applies it, the answer is lost,
+   * and the tab puts the row back, queued with its sentAt (it knows nothing of evidence).
+   * Returns how the tab's two rewrites came out.
+   */
+  async function legacySendLost(store: OutboxStore, id: string): Promise<ReplaceResult[]> {
+    const raw = (await store.get(id)) as Record<string, unknown>;
+    const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
+    const taken = await legacyRewrite(store, raw, sending);
+    world.server.handle((await world.row(id))!.request!, OWNER);
+    return [taken, await legacyRewrite(store, sending, { ...sending, state: 'queued' })];
+  }
+
+  /**
+   * After the lease B, with no credentials, takes U1 over and has nothing to send it with: U1 is
+   * held, unsent. U1 may have been applied, so the next edit of its record is its successor, not
+   * merged into it under a new key; then the app resumes the held row. Returns that edit.
+   */
+  async function heldThenEdited(a: Holder, b: Holder, targetId: string, u1: EnqueueResult) {
+    world.clock.advance(LEASE + 1);
+    await b.api.flush();
+    expect((await world.row(u1.id))?.state).toBe('held');
+    const u2 = await a.api.enqueue(updateNote(targetId, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    await a.api.resumeHeld();
+    return u2;
+  }
+
+  /** The request ids sent so far, by any holder, in order. */
+  const sentKeys = () =>
+    world.log
+      .filter((line) => line.startsWith('send:'))
+      .map((line) => line.replace(/^send:\w+:/, ''));
+
+  /**
+   * U1 may have been applied: the next edit of its record is its successor, and after the lease
+   * both go, U1 first, and nothing is left.
+   */
+  async function expectNextEditAfter(a: Holder, targetId: string, u1: EnqueueResult) {
+    const u2 = await a.api.enqueue(updateNote(targetId, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    world.clock.advance(LEASE + 1);
+    await a.api.flush({ force: true });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+  }
+
   it('G4: two edits of one record enqueued at once never both land blind: the later one merges with the earlier', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'seed' });
     const gate: Gate = { waiting: [], open: false };
     const a = await world.holder('A', { wrapStore: gatedEnqueues(gate) });
@@ -168,24 +201,18 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G2: an attempt that never settled stays unknown after a later attempt that sent nothing, so the next edit is its successor', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
     const ack = { armed: true };
-    const a = await world.holder('A', { wrapStore: failingNextAck(ack) });
+    const { record, a, u1 } = await firstEdit(
+      { title: 'first' },
+      { wrapStore: failingNextAck(ack) },
+    );
     const b = await world.holder('B', { transport: noCredentials });
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
     // The server applies U1; A cannot store the ACK: U1 stays claimed, its outcome never written.
     await a.api.flush();
     expect(world.server.effectsFor(u1.requestId!)).toBe(1);
     expect((await world.row(u1.id))?.state).toBe('sending');
-    // After the lease, B takes U1 over but has nothing to send it with: it is held, unsent.
-    world.clock.advance(LEASE + 1);
-    await b.api.flush();
-    expect((await world.row(u1.id))?.state).toBe('held');
-    // U1 may have been applied (it was): the next edit must not merge it under a new key.
-    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
-    expect(u2.outcome).toBe('successor');
-    await a.api.resumeHeld();
+    // B takes U1 over and holds it; U1 was applied, so the next edit is its successor.
+    const u2 = await heldThenEdited(a, b, record.id, u1);
     world.clock.advance(LEASE + 1);
     await a.api.flush({ force: true });
     expect(await world.rows()).toEqual([]);
@@ -193,7 +220,6 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G1: an edit of a pending create planned on a stale view of the create is planned again, never left waiting on a create that is gone', async () => {
-    world = await World.create(kind);
     const gate: Gate = { waiting: [], open: true };
     // A's clock is half a second behind B's: what A saves sorts before what B saved.
     const behind = { now: () => world.clock.now() - 500 };
@@ -221,7 +247,6 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: a merge folds the rows it absorbs in the order they were made, even when a successor sorts before its predecessor', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'seed' });
     const a = await world.holder('A');
     // Saved in the same millisecond, the successor's id sorts before its predecessor's.
@@ -259,10 +284,10 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: an edit made while the original was in flight stays after its conflict successor when a later edit merges them', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    const a = await world.holder('A');
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }, 1));
+    const { record, a, u1 } = await firstEdit(
+      { title: 'first', body: 'first' },
+      { baseRevision: 1 },
+    );
     const inFlight = (await world.holdInFlight(a, u1.id)).done;
     world.server.editElsewhere(record.id, { other: 'theirs' });
     // Made while U1 is in flight, saved in the same millisecond, with an id that sorts early.
@@ -300,16 +325,8 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G2: a row a legacy tab sent and put back is never merged: its request may have been applied', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    const a = await world.holder('A');
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
-    a.transport.answerWith = {
-      kind: 'response',
-      status: 429,
-      headers: { 'retry-after': '1' },
-      body: '{"type":"too-many"}',
-    };
+    const { record, a, u1 } = await firstEdit({ title: 'first' });
+    a.transport.answerWith = tooManyRequests();
     a.transport.beforeSend = async () => {
       // The 429 is the answer to a request the server never saw.
       world.server.inject('network');
@@ -319,27 +336,13 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect((await world.row(u1.id))?.evidence?.lastErrorCode).toBe('http_429');
     // A tab of the old bundle sends the row as it is: the server applies it, the answer is lost,
     // and the tab puts the row back, queued with its sentAt (it knows nothing of evidence).
-    const store = a.store;
-    const raw = (await store.get(u1.id)) as Record<string, unknown>;
-    const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
-    expect(await legacyRewrite(store, raw, sending)).toBe('committed');
-    world.server.handle((await world.row(u1.id))!.request!, OWNER);
+    expect(await legacySendLost(a.store, u1.id)).toEqual(['committed', 'committed']);
     expect(world.server.effectsFor(u1.requestId!)).toBe(1);
-    const back = { ...sending, state: 'queued' };
-    expect(await legacyRewrite(store, sending, back)).toBe('committed');
-    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
-    expect(u2.outcome).toBe('successor');
-    world.clock.advance(LEASE + 1);
-    await a.api.flush({ force: true });
-    expect(await world.rows()).toEqual([]);
-    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+    await expectNextEditAfter(a, record.id, u1);
   });
 
   it('G4: a rejected edit that a newer edit overtook is not merged into the next one, so its fields never land over the newer edit', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    const a = await world.holder('A');
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }));
+    const { record, a, u1 } = await firstEdit({ title: 'first', body: 'first' });
     const inFlight = (await world.holdInFlight(a, u1.id)).done;
     const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
     expect(u2.outcome).toBe('successor');
@@ -362,33 +365,18 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G2: a row a legacy tab sent stays unknown after this bundle tried it again and sent nothing', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    const a = await world.holder('A');
+    const { record, a, u1 } = await firstEdit({ title: 'first' });
     const b = await world.holder('B', { transport: noCredentials });
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
     // A tab of the old bundle sends U1: the server applies it, the answer is lost, the tab puts
     // the row back, queued with its sentAt.
-    const store = a.store;
-    const raw = (await store.get(u1.id)) as Record<string, unknown>;
-    const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
-    await legacyRewrite(store, raw, sending);
-    world.server.handle((await world.row(u1.id))!.request!, OWNER);
-    const back = { ...sending, state: 'queued' };
-    await legacyRewrite(store, sending, back);
+    await legacySendLost(a.store, u1.id);
     // B, with no credentials, claims it and sends nothing: held, its sentAt gone.
-    world.clock.advance(LEASE + 1);
-    await b.api.flush();
-    expect((await world.row(u1.id))?.state).toBe('held');
-    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
-    expect(u2.outcome).toBe('successor');
-    await a.api.resumeHeld();
+    const u2 = await heldThenEdited(a, b, record.id, u1);
     await a.api.flush({ force: true });
     expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
   });
 
   it('G4: an edit of a create that vanished is planned again once another holder found its receipt, so it goes after the edit converted first', async () => {
-    world = await World.create(kind);
     const gate: Gate = { waiting: [], open: true };
     const a = await world.holder('A');
     const b = await world.holder('B', { wrapStore: gatedRecordReads(gate) });
@@ -438,21 +426,13 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: a row selected past a blocked row of its record is not claimed once that row was retried, so the two never travel together', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
     const gate: Gate = { waiting: [], open: true };
-    let failReceipt = true;
-    const handlers = world.handlers({
-      readReceipt: () => {
-        if (!failReceipt) return {};
-        failReceipt = false;
-        throw new Error('the app cannot read this answer');
-      },
-    });
-    const a = await world.holder('A', { handlers });
+    const { record, a, u1 } = await firstEdit(
+      { title: 'first' },
+      { handlers: unreadableAnswers(1) },
+    );
     // B's claims wait at a gate: B selects, then the app retries, then B claims.
     const b = await world.holder('B', { wrapStore: gatedClaims(gate) });
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
     await a.api.flush();
     expect((await world.row(u1.id))?.blockedCode).toBe('handler_failed');
     // U1 may have been applied: U2 is its successor, free to go past it while it is blocked.
@@ -481,19 +461,11 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: a blocked row retried while a later edit of its record is in flight goes after that edit, never beside it', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    let failReceipt = true;
-    const handlers = world.handlers({
-      readReceipt: () => {
-        if (!failReceipt) return {};
-        failReceipt = false;
-        throw new Error('the app cannot read this answer');
-      },
-    });
-    const a = await world.holder('A', { handlers });
+    const { record, a, u1 } = await firstEdit(
+      { title: 'first' },
+      { handlers: unreadableAnswers(1) },
+    );
     const b = await world.holder('B');
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
     await a.api.flush();
     expect((await world.row(u1.id))?.blockedCode).toBe('handler_failed');
     // The next edit goes past the blocked U1, and is on the wire when the app retries U1.
@@ -508,31 +480,17 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     await inFlight;
     world.clock.advance(LEASE + 1);
     await b.api.flush({ force: true });
-    const sends = world.log.filter((line) => line.startsWith('send:'));
-    expect(sends.map((line) => line.replace(/^send:\w+:/, ''))).toEqual([
-      u1.requestId,
-      u2.requestId,
-      u2.requestId,
-      u1.requestId,
-    ]);
+    expect(sentKeys()).toEqual([u1.requestId, u2.requestId, u2.requestId, u1.requestId]);
     expect(await world.rows()).toEqual([]);
   });
 
   it('G7: rows retried one after another around an edit in flight never end up waiting on each other in a ring', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    let failing = 2;
-    const handlers = world.handlers({
-      readReceipt: () => {
-        if (failing === 0) return {};
-        failing--;
-        throw new Error('the app cannot read this answer');
-      },
-    });
-    const a = await world.holder('A', { handlers });
-    const b = await world.holder('B');
     // U1 and U2 are applied but their answers cannot be read: both blocked, U2 after U1.
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const { record, a, u1 } = await firstEdit(
+      { title: 'first' },
+      { handlers: unreadableAnswers(2) },
+    );
+    const b = await world.holder('B');
     await a.api.flush();
     const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
     await a.api.flush();
@@ -557,10 +515,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it("G2: a row a legacy tab sent while this holder had it claimed stays the tab's: the holder's failed attempt does not mark it as applying nothing", async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    const a = await world.holder('A');
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const { record, a, u1 } = await firstEdit({ title: 'first' });
     const store = a.store;
     let sending: Record<string, unknown> | undefined;
     a.transport.beforeSend = async () => {
@@ -572,61 +527,30 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       world.server.handle((await world.row(u1.id))!.request!, OWNER);
     };
     // A's own request is answered 429: A's attempt applied nothing, the tab's did.
-    a.transport.answerWith = {
-      kind: 'response',
-      status: 429,
-      headers: { 'retry-after': '1' },
-      body: '{"type":"too-many"}',
-    };
+    a.transport.answerWith = tooManyRequests();
     await a.api.flush();
     a.transport.beforeSend = undefined;
     expect(world.server.effectsFor(u1.requestId!)).toBe(1);
     expect(await store.get(u1.id)).toEqual(sending);
     // The tab's answer is lost; it puts the row back, queued with its sentAt.
     expect(await legacyRewrite(store, sending, { ...sending, state: 'queued' })).toBe('committed');
-    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
-    expect(u2.outcome).toBe('successor');
-    world.clock.advance(LEASE + 1);
-    await a.api.flush({ force: true });
-    expect(await world.rows()).toEqual([]);
-    expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId, u2.requestId]);
+    await expectNextEditAfter(a, record.id, u1);
   });
 
   it('G4: a rejected edit is not merged into the next one while an edit that went past it is in flight, before that edit has a receipt', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    const a = await world.holder('A');
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }));
+    const { record, a, u1 } = await firstEdit({ title: 'first', body: 'first' });
     world.server.inject('reject');
     await a.api.flush();
     expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
     // A tab of the old bundle, its clock behind, queues its own edit of the note; this bundle
     // sends it (a blocked row does not hold its record) and it is on the wire.
-    const legacy = { id: 'legacy-edit-0001' };
-    const intent = {
-      collection: 'notes',
-      kind: 'update',
-      targetId: record.id,
-      payload: { title: 'legacy' },
-      baseRevision: null,
-    };
-    const request = restHandler({ baseUrl: '/api/notes' }).toRequest(intent);
-    await a.store.replace({
-      owner: OWNER,
-      expected: [{ id: legacy.id, row: null }],
-      put: [
-        {
-          ...intent,
-          id: legacy.id,
-          owner: OWNER,
-          savedAt: world.clock.now() - 1_000,
-          state: 'queued',
-          request: buildRowRequest(request, legacy.id, null),
-        },
-      ],
-      reason: 'legacy',
-    });
-    const inFlight = (await world.holdInFlight(a, legacy.id)).done;
+    const legacy = await writeLegacyEdit(
+      world,
+      record.id,
+      { title: 'legacy' },
+      world.clock.now() - 1_000,
+    );
+    const inFlight = (await world.holdInFlight(a, legacy)).done;
     // U3 is made now: it must not carry U1's rejected fields over the legacy edit.
     const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
     expect(u3.outcome).toBe('successor');
@@ -641,10 +565,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: a rejected edit a legacy edit overtook is not merged into the next one even when the clock stepped back between the two', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    const a = await world.holder('A');
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first', body: 'first' }));
+    const { record, a, u1 } = await firstEdit({ title: 'first', body: 'first' });
     world.server.inject('reject');
     await a.api.flush();
     expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
@@ -673,10 +594,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: a rejected edit whose record had only older edits applied is merged into the next one, even when the clock stepped back between the two', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    const a = await world.holder('A');
-    const u1 = await a.api.enqueue(updateNote(record.id, { body: 'one' }));
+    const { record, a, u1 } = await firstEdit({ body: 'one' });
     await a.api.flush();
     expect(world.server.effects.map((e) => e.key)).toEqual([u1.requestId]);
     // The clock steps back: U2 is blocked at an earlier reading than U1 was applied at.
@@ -699,7 +617,6 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G3: two restores of one conflict at once never bring its row back after a legacy tab sent and deleted it', async () => {
-    world = await World.create(kind);
     const gate: Gate = { waiting: [], open: true };
     const a = await world.holder('A', { wrapStore: gatedEnqueues(gate) });
     const record = world.server.seed(OWNER, { title: 'Trip', body: 'base' });
@@ -734,7 +651,6 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: a classifier that throws on a request that got no answer leaves the row holding its successors, so a late commit of it never lands over them', async () => {
-    world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'seed' });
     const handlers = world.handlers({
       classify: (result, fallback) => {
@@ -773,10 +689,7 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: a retried edit queued behind an edit in flight is not merged into the next edit, so it still meets the revision check', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
-    const a = await world.holder('A');
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
+    const { record, a, u1 } = await firstEdit({ title: 'first' }, { baseRevision: 1 });
     const inFlight = (await world.holdInFlight(a, u1.id)).done;
     const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }, 1));
     expect(u2.outcome).toBe('successor');
@@ -807,25 +720,9 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: a retry planned before a later edit of its record was claimed is planned again, so the retried row queues after that edit', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
     const gate: Gate = { waiting: [], open: true };
-    const gatedRetries = (store: OutboxStore): OutboxStore =>
-      new Proxy(store, {
-        get(target, name, receiver) {
-          const value = Reflect.get(target, name, receiver);
-          if (typeof value !== 'function') return value;
-          if (name !== 'replace') return value.bind(target);
-          return async (plan: ReplacePlan): Promise<ReplaceResult> => {
-            if (plan.reason === 'retry' && !gate.open)
-              await new Promise<void>((go) => gate.waiting.push(go));
-            return target.replace(plan);
-          };
-        },
-      });
-    const a = await world.holder('A');
-    const b = await world.holder('B', { wrapStore: gatedRetries });
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const { record, a, u1 } = await firstEdit({ title: 'first' });
+    const b = await world.holder('B', { wrapStore: gatedRetries(gate) });
     const first = (await world.holdInFlight(a, u1.id)).done;
     const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
     expect(u2.outcome).toBe('successor');
@@ -849,32 +746,18 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     a.transport.open();
     await second;
     await b.api.flush();
-    const sends = world.log.filter((line) => line.startsWith('send:'));
-    expect(sends.map((line) => line.replace(/^send:\w+:/, ''))).toEqual([
-      u1.requestId,
-      u2.requestId,
-      u2.requestId,
-      u1.requestId,
-    ]);
+    expect(sentKeys()).toEqual([u1.requestId, u2.requestId, u2.requestId, u1.requestId]);
     expect(await world.rows()).toEqual([]);
     expect(world.server.records.get(record.id)?.data).toEqual({ title: 'first', body: 'second' });
   });
 
   it('G7: a conflict successor retried while the edit made after its original is in flight never waits on that edit in a ring', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'seed' });
+    const { record, a, u1 } = await firstEdit(
+      { title: 'first' },
+      { handlers: unreadableAnswers(1), baseRevision: 1 },
+    );
     world.server.editElsewhere(record.id, { body: 'theirs' });
-    let failing = 1;
-    const handlers = world.handlers({
-      readReceipt: () => {
-        if (failing === 0) return {};
-        failing--;
-        throw new Error('the app cannot read this answer');
-      },
-    });
-    const a = await world.holder('A', { handlers });
     const b = await world.holder('B');
-    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
     const first = (await world.holdInFlight(a, u1.id)).done;
     const u2 = await a.api.enqueue(updateNote(record.id, { tag: 'second' }, 1));
     expect(u2.outcome).toBe('successor');

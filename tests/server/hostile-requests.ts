@@ -551,69 +551,44 @@ const setHeader =
     ],
   });
 
+/** A hostility of weight `weight`: the request changed by `change` with a generated value. */
+const changed = <T>(
+  weight: number,
+  values: fc.Arbitrary<T>,
+  change: (request: HostileRequest, value: T) => HostileRequest,
+) => ({
+  weight,
+  arbitrary: values.map(
+    (value): Hostility =>
+      (request) =>
+        change(request, value),
+  ),
+});
+
+/** A hostility of weight `weight`: header `name` set to a generated value, or removed (`freq`). */
+const header = (weight: number, name: string, values: fc.Arbitrary<string>, freq: number) => ({
+  weight,
+  arbitrary: fc.option(values, { freq }).map((value) => setHeader(name, value)),
+});
+
 /** One part of a request made hostile. */
 const hostility: fc.Arbitrary<Hostility> = fc.oneof(
-  {
-    weight: 2,
-    arbitrary: method.map(
-      (m): Hostility =>
-        (request) => ({ ...request, method: m }),
-    ),
-  },
-  {
-    weight: 3,
-    arbitrary: target.map(
-      (t): Hostility =>
-        (request) => ({ ...request, target: t }),
-    ),
-  },
-  {
-    weight: 1,
-    arbitrary: query.map(
-      (q): Hostility =>
-        (request) => ({ ...request, target: request.target + q }),
-    ),
-  },
-  {
-    weight: 2,
-    arbitrary: fc
-      .option(authorization, { freq: 4 })
-      .map((value) => setHeader('authorization', value)),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .option(idempotencyKey, { freq: 5 })
-      .map((value) => setHeader('idempotency-key', value)),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.option(ifMatch, { freq: 5 }).map((value) => setHeader('if-match', value)),
-  },
-  {
-    weight: 2,
-    arbitrary: fc
-      .option(contentDigest, { freq: 3 })
-      .map((value) => setHeader('content-digest', value)),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.option(contentType, { freq: 4 }).map((value) => setHeader('content-type', value)),
-  },
-  {
-    weight: 4,
-    arbitrary: fc.oneof(malformedBody, jsonText, fc.constant(undefined)).map(
-      (body): Hostility =>
-        (request) => ({ ...request, body }),
-    ),
-  },
-  {
-    weight: 2,
-    arbitrary: extraHeader.map(
-      (header): Hostility =>
-        (request) => ({ ...request, headers: [...request.headers, header] }),
-    ),
-  },
+  changed(2, method, (request, m) => ({ ...request, method: m })),
+  changed(3, target, (request, t) => ({ ...request, target: t })),
+  changed(1, query, (request, q) => ({ ...request, target: request.target + q })),
+  header(2, 'authorization', authorization, 4),
+  header(3, 'idempotency-key', idempotencyKey, 5),
+  header(2, 'if-match', ifMatch, 5),
+  header(2, 'content-digest', contentDigest, 3),
+  header(2, 'content-type', contentType, 4),
+  changed(4, fc.oneof(malformedBody, jsonText, fc.constant(undefined)), (request, body) => ({
+    ...request,
+    body,
+  })),
+  changed(2, extraHeader, (request, extra) => ({
+    ...request,
+    headers: [...request.headers, extra],
+  })),
   { weight: 1, arbitrary: fc.constant<Hostility>((request) => ({ ...request, chunked: true })) },
 );
 
