@@ -129,6 +129,7 @@ async function prepareItem(
   lookup: LedgerLookup,
 ): Promise<{ answer: Answer } | Omit<PendingWrite, 'index'>> {
   const { ctx } = runner;
+  if (!carriesAsHttp(item)) return { answer: problemAnswer(400, PROBLEM.badRequest, NOT_HTTP) };
   const matched = runner.route(item.method, item.path);
   if (!matched.ok) return { answer: matched.answer };
   const target: FaultTarget = { method: item.method, route: matched.route.url, user: principal };
@@ -157,6 +158,24 @@ async function prepareItem(
   const prepared = await prepareWrite(ctx, request, result.intent, lookup);
   if (prepared.kind === 'answer') return prepared;
   return { request, command: prepared.command, target };
+}
+
+/**
+ * What an HTTP/1.1 request's header can hold (RFC 9110 §5.1, §5.5, as Node's parser reads a
+ * request alone): a token for a name; visible characters, spaces, tabs and obs-text for a value.
+ * An item holds JSON strings, which can carry more — NUL, CR, LF, characters past U+00FF — and
+ * no such request could have been sent alone (`fetch` refuses it), nor stored by every adapter
+ * (PostgreSQL `text` holds no NUL, and `If-Match` is part of the fingerprint).
+ */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** The answer a request alone gets from the parser for such bytes (server/http-server.ts). */
+const NOT_HTTP = { detail: 'the request is not valid HTTP/1.1' };
+
+function carriesAsHttp(item: BatchItem): boolean {
+  return Object.entries(item.headers).every(
+    ([name, value]) => HEADER_NAME.test(name) && HEADER_VALUE.test(value),
+  );
 }
 
 /** Media types an item's body may have: JSON, as for a request alone. */

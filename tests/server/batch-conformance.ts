@@ -251,6 +251,42 @@ export function defineBatchConformance(
       }
     });
 
+    it('answers an item whose headers no HTTP request could carry with 400, as the parser answers one alone, and stores nothing for it', async () => {
+      const api = await login();
+      const refused: Record<string, string>[] = [
+        { 'if-match': 'a\u0000b' },
+        { 'x-note': 'one\r\ntwo' },
+        { 'x-note': 'wide \u0100' },
+        { 'bad name': 'x' },
+      ];
+      const keys = refused.map(() => newKey());
+      const kept = newKey();
+      const answers = items(
+        await api.batch([
+          ...refused.map((headers, i) =>
+            batchItem('POST', '/api/notes', { key: keys[i]!, body: { title: 'x' }, headers }),
+          ),
+          batchItem('POST', '/api/notes', {
+            key: kept,
+            body: { title: 'kept' },
+            headers: { 'x-note': 'tab\tand latin-1 \u00e9' },
+          }),
+        ]),
+      );
+      for (const [i, answer] of answers.slice(0, refused.length).entries()) {
+        expect(answer.status, JSON.stringify(refused[i])).toBe(400);
+        expect(body(answer)).toMatchObject({
+          type: 'bad-request',
+          detail: 'the request is not valid HTTP/1.1',
+        });
+      }
+      expect(answers[refused.length]!.status).toBe(201);
+      // Nothing was stored under a refused key: sent again as a request can carry it, it applies.
+      const again = await api.create('x', { key: keys[0]! });
+      expect(again.status).toBe(201);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+    });
+
     it('answers a key repeated inside one batch like a copy in flight: 409, or 422 for other bytes', async () => {
       const api = await login();
       const key = newKey();
