@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { BatchItem } from 'sw-outbox/wire';
-import { HEADER, PROBLEM, parseIdempotencyKey } from 'sw-outbox/wire';
+import { HEADER, isSendableHeader, PROBLEM, parseIdempotencyKey } from 'sw-outbox/wire';
 import type { AppContext } from './context.ts';
 import { failureAnswer } from './error-handler.ts';
 import type { FaultTarget } from './faults.ts';
@@ -160,22 +160,16 @@ async function prepareItem(
   return { request, command: prepared.command, target };
 }
 
-/**
- * What an HTTP/1.1 request's header can hold (RFC 9110 §5.1, §5.5, as Node's parser reads a
- * request alone): a token for a name; visible characters, spaces, tabs and obs-text for a value.
- * An item holds JSON strings, which can carry more — NUL, CR, LF, characters past U+00FF — and
- * no such request could have been sent alone (`fetch` refuses it), nor stored by every adapter
- * (PostgreSQL `text` holds no NUL, and `If-Match` is part of the fingerprint).
- */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i;
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** The answer a request alone gets from the parser for such bytes (server/http-server.ts). */
 const NOT_HTTP = { detail: 'the request is not valid HTTP/1.1' };
 
+/**
+ * Whether every header of an item could be sent alone. An item holds JSON strings, which can
+ * carry what no request could (`fetch` refuses it, Node's parser answers 400) nor every adapter
+ * store (PostgreSQL `text` holds no NUL, and `If-Match` is part of the fingerprint).
+ */
 function carriesAsHttp(item: BatchItem): boolean {
-  return Object.entries(item.headers).every(
-    ([name, value]) => HEADER_NAME.test(name) && HEADER_VALUE.test(value),
-  );
+  return Object.entries(item.headers).every(([name, value]) => isSendableHeader(name, value));
 }
 
 /** Media types an item's body may have: JSON, as for a request alone. */

@@ -1,5 +1,6 @@
 import type { PreparedRequest } from '../model/handler.ts';
 import { formatIdempotencyKey, formatSha256Digest, HEADER } from '../model/headers.ts';
+import { isSendableHeader } from '../model/http-header.ts';
 import { canonicalJson } from '../model/json.ts';
 import type { RowRequest } from '../model/row.ts';
 import { sha256, sha256Hex } from './sha256.ts';
@@ -35,7 +36,9 @@ export function contentDigest(body: Uint8Array | string): string {
 
 /**
  * The stored request for an intent: the handler's bytes plus identity headers. Auth is never
- * part of it (§2); the transport adds credentials at send time.
+ * part of it (§2); the transport adds credentials at send time. Throws for a header no request
+ * can carry (a NUL, CR or LF, a character past U+00FF, a name that is not a token): `fetch`
+ * would refuse it on every attempt, so the intent is refused before it is stored.
  */
 export function buildRowRequest(
   prepared: PreparedRequest,
@@ -46,10 +49,16 @@ export function buildRowRequest(
   for (const [name, value] of Object.entries(prepared.headers)) {
     const lower = name.toLowerCase();
     if (lower === 'authorization' || lower === 'cookie') continue;
+    if (typeof value !== 'string' || !isSendableHeader(lower, value))
+      throw new TypeError(
+        `header ${JSON.stringify(name)} cannot be sent: a name is a token and a value holds no NUL, CR, LF or character past U+00FF`,
+      );
     headers[lower] = value;
   }
   const custom = prepared.idempotencyHeader;
   const keyHeader = custom === undefined ? HEADER.idempotencyKey : (custom?.toLowerCase() ?? null);
+  if (keyHeader !== null && !isSendableHeader(keyHeader, ''))
+    throw new TypeError(`idempotencyHeader ${JSON.stringify(custom)} is not a header name`);
   if (keyHeader !== null) {
     headers[keyHeader] = formatIdempotencyKey(requestId);
     if (prepared.body !== null) headers[HEADER.contentDigest] = contentDigest(prepared.body);

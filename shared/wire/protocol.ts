@@ -23,6 +23,7 @@ export {
   formatSha256Digest,
   HEADER,
 } from '../model/headers.ts';
+export { isSendableHeader } from '../model/http-header.ts';
 export { ID_PATTERN } from '../model/protocol.ts';
 export { contentDigest } from '../plan/identity.ts';
 export {

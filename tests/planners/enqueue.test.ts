@@ -586,4 +586,43 @@ describe('enqueue rejects what it cannot send', () => {
     const planned = planEnqueue(intent, [] as Observed[], undefined, ctx);
     expect(planned).toMatchObject({ kind: 'reject', code });
   });
+
+  // `fetch` refuses such a header on every attempt: stored, the row would be retried for ever.
+  it.each<{ name: string; headers: Record<string, string>; idempotencyHeader?: string }>([
+    { name: 'a NUL in a value', headers: { 'x-tag': 'a\u0000b' } },
+    { name: 'CR LF in a value', headers: { 'x-tag': 'one\r\nx-injected: two' } },
+    { name: 'a character past U+00FF', headers: { 'x-tag': 'caf\u00e9 \u2603' } },
+    { name: 'a name that is no token', headers: { 'x tag': 'a' } },
+    { name: 'an idempotency header that is no name', headers: {}, idempotencyHeader: 'key:' },
+  ])(
+    'a handler header with $name is refused with invalid_intent',
+    ({ headers, idempotencyHeader }) => {
+      const handler = {
+        ...notes,
+        toRequest: (info: Parameters<typeof notes.toRequest>[0]) => ({
+          ...notes.toRequest(info),
+          headers: { ...notes.toRequest(info).headers, ...headers },
+          ...(idempotencyHeader === undefined ? {} : { idempotencyHeader }),
+        }),
+      };
+      const planned = planEnqueue(update(), [] as Observed[], undefined, { ...ctx, handler });
+      expect(planned).toMatchObject({ kind: 'reject', code: 'invalid_intent' });
+      expect(planned.kind === 'reject' && planned.message).toMatch(
+        /cannot be sent|not a header name/,
+      );
+    },
+  );
+
+  it('a handler header of tabs and Latin-1 text is kept as it is', () => {
+    const handler = {
+      ...notes,
+      toRequest: (info: Parameters<typeof notes.toRequest>[0]) => ({
+        ...notes.toRequest(info),
+        headers: { ...notes.toRequest(info).headers, 'X-Tag': 'caf\u00e9\tok' },
+      }),
+    };
+    const planned = planEnqueue(update(), [] as Observed[], undefined, { ...ctx, handler });
+    if (planned.kind !== 'write') throw new Error(`expected a plan, got ${planned.kind}`);
+    expect((planned.plan.put![0] as OutboxRow).request?.headers['x-tag']).toBe('caf\u00e9\tok');
+  });
 });
