@@ -265,7 +265,7 @@ export function floorLines(floor: NonNullable<BrowserResults['floor']>): string[
       out.push(
         `    ${v.label.padEnd(62)}${pad(ranged(v.rowsPerSecond, 0), 22)}${pad(ranged(v.cpuMsPerRow, 2), 24)}${pad(v.requestsPerRow.toFixed(2), 15)}${
           ratio
-            ? `${pad(`${ratio.rowsPerSecond}×`, 25)}${pad(ratio.cpuMsPerRow === undefined ? '—' : `${ratio.cpuMsPerRow}×`, 7)}`
+            ? `${pad(`${ratio.rowsPerSecond.toFixed(2)}×`, 25)}${pad(ratio.cpuMsPerRow === undefined ? '—' : `${ratio.cpuMsPerRow.toFixed(2)}×`, 7)}`
             : ''
         }`,
       );
