@@ -5,7 +5,7 @@ import {
   type FloorVariant,
   roundOrder,
 } from './app/floor-variants.ts';
-import type { FloorPrepared } from './app/protocol.ts';
+import type { FloorPrepared, FloorRun } from './app/protocol.ts';
 import { outboxHooks, withProfile } from './chromium.ts';
 import type { DrainComparison, DrainOptions } from './drain.ts';
 import type { BenchServer } from './server.ts';
@@ -18,13 +18,13 @@ import { type Spread, spread } from './stats.ts';
  * size as the drain's — so the drain's targets (rows/s, browser CPU per row) can be read
  * against what the contract of SPEC §4/§5 leaves possible at all.
  *
- * One fresh persistent profile with the bench's outbox worker (its flush triggers kept out, so
- * nothing drains): the engine's own `enqueue` fills the largest size's rows, as the drain bench
- * fills its queue, and the worker keeps them as templates. Each measurement copies the first
- * `rows` of them into a fresh database of the engine's schema and runs one variant
- * (`app/floor.ts`); rows/s is timed in the worker around the IndexedDB requests alone, browser
- * CPU is every Chromium process's (`/proc`) over the same call. The variants run in rounds,
- * every other round in reverse order.
+ * First the bench's outbox worker (its flush triggers kept out, so nothing drains) fills the
+ * largest size's rows with the engine's own `enqueue`, as the drain bench fills its queue, and
+ * hands them back as stored. Then each measurement gets a fresh persistent profile with the same
+ * worker, which copies the first `rows` of them into a fresh database of the engine's schema and
+ * runs one variant (`app/floor.ts`): rows/s is timed in the worker around the IndexedDB requests
+ * alone, browser CPU is every Chromium process's (`/proc`) over the same call. The variants run
+ * in rounds, every other round in reverse order.
  */
 
 export interface FloorOptions {
@@ -71,58 +71,80 @@ export async function measureFloor(
   options: FloorOptions,
 ): Promise<FloorResult> {
   const largest = Math.max(...options.sizes.map((s) => s.rows));
-  return withProfile(server.url, async (profile) => {
-    // The drain's owner is `…-drain-<rows>-0-batches`: one of the same length owns these rows.
-    const user = freshUser(`floor-${largest}-0-batches`);
+  // The drain's owner is `…-drain-<rows>-0-batches`: one of the same length owns these rows.
+  const user = freshUser(`floor-${largest}-0-batches`);
+  const templates = await withProfile(server.url, async (profile) => {
     const worker = await connectOutbox(server, profile, user, { flush: false });
     await outboxHooks(worker, (hooks, [owner, n]: [string, number]) => hooks.fill(owner, n, 0), [
       user,
       largest,
     ]);
-    const kept = await outboxHooks(
-      worker,
-      (hooks, owner: string) => hooks.floorTemplates(owner),
-      user,
+    return outboxHooks(worker, (hooks, owner: string) => hooks.storedRows(owner), user);
+  });
+  if (templates.length !== largest)
+    throw new Error(`filled ${templates.length} of ${largest} rows`);
+  const sizes: FloorSizeResult[] = [];
+  for (const { rows, rounds } of options.sizes) {
+    const samples = new Map<FloorVariant, FloorVariantResult['samples']>(
+      FLOOR_VARIANT_IDS.map((v) => [v, []]),
     );
-    if (kept.rows !== largest) throw new Error(`filled ${kept.rows} of ${largest} rows`);
-    const sizes: FloorSizeResult[] = [];
-    for (const { rows, rounds } of options.sizes) {
-      const samples = new Map<FloorVariant, FloorVariantResult['samples']>(
-        FLOOR_VARIANT_IDS.map((v) => [v, []]),
-      );
-      const issued = new Map<FloorVariant, { requests: number; transactions: number }>();
-      let bytes: FloorPrepared['bytes'] | undefined;
-      for (let r = 0; r < rounds; r++) {
-        for (const variant of roundOrder(FLOOR_VARIANT_IDS, r)) {
-          const prepared = await outboxHooks(
-            worker,
-            (hooks, [v, n]: [FloorVariant, number]) => hooks.floorPrepare(v, n),
-            [variant, rows],
-          );
-          bytes ??= prepared.bytes;
-          // The copy's commit is done; let what the backend does after it pass the window by.
-          await sleep(QUIET_MS);
-          const before = profile.cpuMs();
-          const run = await outboxHooks(worker, (hooks) => hooks.floorRun());
-          const after = profile.cpuMs();
-          samples.get(variant)!.push({
-            ms: round(run.ms, 1),
-            ...(before === undefined || after === undefined ? {} : { cpuMs: after - before }),
-          });
-          issued.set(variant, { requests: run.requests, transactions: run.transactions });
-        }
+    const issued = new Map<FloorVariant, { requests: number; transactions: number }>();
+    let bytes: FloorPrepared['bytes'] | undefined;
+    for (let r = 0; r < rounds; r++) {
+      for (const variant of roundOrder(FLOOR_VARIANT_IDS, r)) {
+        const { prepared, run, cpuMs } = await measureOnce(
+          server,
+          user,
+          templates.slice(0, rows),
+          variant,
+        );
+        bytes ??= prepared.bytes;
+        samples.get(variant)!.push({
+          ms: round(run.ms, 1),
+          ...(cpuMs === undefined ? {} : { cpuMs }),
+        });
+        issued.set(variant, { requests: run.requests, transactions: run.transactions });
       }
-      await outboxHooks(worker, (hooks) => hooks.floorDispose());
-      sizes.push({
-        rows,
-        rounds,
-        bytes: bytes!,
-        variants: FLOOR_VARIANT_IDS.map((variant) =>
-          summarizeVariant(variant, rows, samples.get(variant)!, issued.get(variant)!),
-        ),
-      });
     }
-    return { rowsPerTransaction: DEFAULT_BATCH.maxRows, sizes };
+    sizes.push({
+      rows,
+      rounds,
+      bytes: bytes!,
+      variants: FLOOR_VARIANT_IDS.map((variant) =>
+        summarizeVariant(variant, rows, samples.get(variant)!, issued.get(variant)!),
+      ),
+    });
+  }
+  return { rowsPerTransaction: DEFAULT_BATCH.maxRows, sizes };
+}
+
+/**
+ * One variant in a profile of its own, as every drain gets one: the databases of an origin
+ * share one backing store in Chromium, so a database deleted before would leave its tombstones
+ * to the next measurement's compactions (measured here: the contract's CPU per row grew by a
+ * third over six databases made and deleted one after another in one profile).
+ */
+async function measureOnce(
+  server: BenchServer,
+  user: string,
+  templates: unknown[],
+  variant: FloorVariant,
+): Promise<{ prepared: FloorPrepared; run: FloorRun; cpuMs: number | undefined }> {
+  return withProfile(server.url, async (profile) => {
+    const worker = await connectOutbox(server, profile, user, { flush: false });
+    await outboxHooks(worker, (hooks, rows: unknown[]) => hooks.floorTemplates(rows), templates);
+    const prepared = await outboxHooks(
+      worker,
+      (hooks, [v, n]: [FloorVariant, number]) => hooks.floorPrepare(v, n),
+      [variant, templates.length],
+    );
+    // The copy has committed; let what the backend does after it pass the window by.
+    await sleep(QUIET_MS);
+    const before = profile.cpuMs();
+    const run = await outboxHooks(worker, (hooks) => hooks.floorRun());
+    const after = profile.cpuMs();
+    const cpuMs = before === undefined || after === undefined ? undefined : after - before;
+    return { prepared, run, cpuMs };
   });
 }
 

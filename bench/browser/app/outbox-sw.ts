@@ -204,15 +204,15 @@ scope.bench = {
     return tracer?.take() ?? [];
   },
 
-  async floorTemplates(owner) {
+  async storedRows(owner) {
     const raws: unknown[] = [];
     for await (const rows of rowsOf(owner, 10_000)) raws.push(...rows);
-    return floor.templates(raws);
+    return raws;
   },
 
+  floorTemplates: async (rows) => floor.templates(rows),
   floorPrepare: (variant, rows) => floor.prepare(variant, rows),
   floorRun: () => floor.run(),
-  floorDispose: () => floor.dispose(),
 
   async firstBatch(owner, reps) {
     const samples: FirstBatchSample[] = [];

@@ -96,14 +96,14 @@ export interface OutboxWorkerHooks {
   firstBatch(owner: string, reps: number): Promise<FirstBatchSample[]>;
   /** The tracer's events since the last call; empty unless the worker runs with `?trace=1`. */
   trace(): TraceEvent[];
-  /** Keeps the owner's stored rows, raw, as the IndexedDB floor's templates (`app/floor.ts`). */
-  floorTemplates(owner: string): Promise<{ rows: number }>;
+  /** The owner's rows as the engine stored them (raw values), in queue order. */
+  storedRows(owner: string): Promise<unknown[]>;
+  /** Keeps `rows` (raw stored rows) as the IndexedDB floor's templates (`app/floor.ts`). */
+  floorTemplates(rows: unknown[]): Promise<{ rows: number }>;
   /** A fresh database with `rows` copies of the templates, and `variant`'s writes planned. */
   floorPrepare(variant: FloorVariant, rows: number): Promise<FloorPrepared>;
   /** Runs the prepared variant; only its IndexedDB requests are timed. */
   floorRun(): Promise<FloorRun>;
-  /** Closes and deletes the prepared database. */
-  floorDispose(): Promise<void>;
 }
 
 /** Hooks of the Workbox worker (`bench/browser/app/workbox-sw.ts`). */
