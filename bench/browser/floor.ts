@@ -79,7 +79,12 @@ export async function measureFloor(
       user,
       largest,
     ]);
-    return outboxHooks(worker, (hooks, owner: string) => hooks.storedRows(owner), user);
+    const stored = await outboxHooks(
+      worker,
+      (hooks, owner: string) => hooks.storedRows(owner),
+      user,
+    );
+    return JSON.parse(stored) as unknown[];
   });
   if (templates.length !== largest)
     throw new Error(`filled ${templates.length} of ${largest} rows`);
@@ -132,7 +137,11 @@ async function measureOnce(
 ): Promise<{ prepared: FloorPrepared; run: FloorRun; cpuMs: number | undefined }> {
   return withProfile(server.url, async (profile) => {
     const worker = await connectOutbox(server, profile, user, { flush: false });
-    await outboxHooks(worker, (hooks, rows: unknown[]) => hooks.floorTemplates(rows), templates);
+    await outboxHooks(
+      worker,
+      (hooks, rows: string) => hooks.floorTemplates(rows),
+      JSON.stringify(templates),
+    );
     const prepared = await outboxHooks(
       worker,
       (hooks, [v, n]: [FloorVariant, number]) => hooks.floorPrepare(v, n),

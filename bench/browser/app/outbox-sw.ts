@@ -207,10 +207,10 @@ scope.bench = {
   async storedRows(owner) {
     const raws: unknown[] = [];
     for await (const rows of rowsOf(owner, 10_000)) raws.push(...rows);
-    return raws;
+    return JSON.stringify(raws);
   },
 
-  floorTemplates: async (rows) => floor.templates(rows),
+  floorTemplates: async (rows) => floor.templates(JSON.parse(rows) as unknown[]),
   floorPrepare: (variant, rows) => floor.prepare(variant, rows),
   floorRun: () => floor.run(),
 
