@@ -4,7 +4,7 @@
  * then the server load bench (`bench/server.ts`), writes JSON to `bench/results/` and prints a
  * table. Loopback only; bounded: about 10 minutes on 2 cores, `--quick` about 2.
  *
- *   npm run bench [-- --quick] [-- --only enqueue,drain,live-view,loss,first-batch,first-call,outage,server]
+ *   npm run bench [-- --quick] [-- --only enqueue,drain,floor,live-view,loss,first-batch,first-call,outage,server]
  *   npm run bench -- --only enqueue-trace    # not in the default run: where the enqueue tail comes from
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -26,6 +26,12 @@ import { type EnqueueResult, measureEnqueue } from './browser/enqueue.ts';
 import { type EnqueueTraceResult, measureEnqueueTrace } from './browser/enqueue-trace.ts';
 import { type FirstBatchResult, measureFirstBatch } from './browser/first-batch.ts';
 import { type FirstCallResult, measureFirstCall } from './browser/first-call.ts';
+import {
+  type FloorBeside,
+  type FloorResult,
+  floorBesideDrain,
+  measureFloor,
+} from './browser/floor.ts';
 import { type LossResult, measureLoss } from './browser/loss.ts';
 import { measureOutageDrain, type OutageResult } from './browser/outage.ts';
 import { BenchServer } from './browser/server.ts';
@@ -36,6 +42,7 @@ const RESULTS = join(ROOT, 'bench', 'results');
 const PARTS = [
   'enqueue',
   'drain',
+  'floor',
   'live-view',
   'loss',
   'first-batch',
@@ -71,6 +78,7 @@ const PLAN = quick
         { rows: 1_000, latencyMs: 50, capSeconds: 20 },
       ],
       liveView: { rows: 1_000, latencyMs: 0, capSeconds: 60 },
+      floor: { sizes: [{ rows: 1_000, rounds: 3 }] },
       loss: { rows: 300, dropRate: 0.1 },
       firstBatch: { sizes: [1_000, 100_000], reps: 7 },
       firstCall: { samples: 30 },
@@ -91,6 +99,12 @@ const PLAN = quick
         { rows: 10_000, latencyMs: 50, capSeconds: 45 },
       ],
       liveView: { rows: 1_000, latencyMs: 0, capSeconds: 120 },
+      floor: {
+        sizes: [
+          { rows: 1_000, rounds: 5 },
+          { rows: 10_000, rounds: 3 },
+        ],
+      },
       loss: { rows: 1_000, dropRate: 0.1 },
       firstBatch: { sizes: [1_000, 100_000], reps: 15 },
       firstCall: { samples: 100 },
@@ -109,6 +123,11 @@ export interface BrowserResults {
   drains?: Array<{ options: DrainOptions } & DrainComparison>;
   /** Our drain without and with an unfiltered live view open in the page, in one run. */
   liveView?: { options: DrainOptions; without: DrainResult; watched: DrainResult; ratio: number };
+  /**
+   * The IndexedDB requests of the per-row contract alone, per variant, and the batched drain of
+   * the same run beside them (the sizes it drained at +0 ms).
+   */
+  floor?: FloorResult & { besideDrain: FloorBeside[] };
   loss?: { batches: LossResult; single: LossResult; workbox: LossResult };
   firstBatch?: FirstBatchResult[];
   outage?: OutageResult;
@@ -167,6 +186,13 @@ async function runBrowser(): Promise<BrowserResults> {
         log(`flush throughput: ${options.rows} rows, +${options.latencyMs} ms`);
         results.drains.push({ options, ...(await measureDrain(server, options)) });
       }
+    }
+    if (only.has('floor')) {
+      log(
+        `IndexedDB floor: ${PLAN.floor.sizes.map((s) => `${s.rows} rows × ${s.rounds}`).join(', ')}`,
+      );
+      const floor = await measureFloor(server, PLAN.floor);
+      results.floor = { ...floor, besideDrain: floorBesideDrain(floor, results.drains) };
     }
     if (only.has('live-view')) {
       const options = PLAN.liveView;

@@ -1,4 +1,5 @@
 import type { BrowserResults } from '../run.ts';
+import type { Spread } from './stats.ts';
 import { targetLines } from './targets.ts';
 import { PART_LABELS, PARTS } from './trace-analysis.ts';
 
@@ -145,6 +146,8 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     }
   }
 
+  if (browser.floor) out.push(...floorLines(browser.floor));
+
   if (browser.liveView) {
     const { options, without, watched, ratio } = browser.liveView;
     out.push(
@@ -235,4 +238,44 @@ export function printTable(browser: BrowserResults, server: unknown): void {
   }
   out.push(...targetLines(browser));
   console.log(out.join('\n'));
+}
+
+/** `median (min–max)` of a spread. */
+const ranged = (s: Spread | undefined, digits: number) =>
+  s === undefined
+    ? '—'
+    : `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
+
+/** The floor's table: each variant per size, and the batched drain of the run beside it. */
+export function floorLines(floor: NonNullable<BrowserResults['floor']>): string[] {
+  const out: string[] = [
+    '',
+    `IndexedDB floor of the per-row contract, ${floor.rowsPerTransaction} rows per transaction (median (range) of the rounds)`,
+  ];
+  for (const size of floor.sizes) {
+    const beside = floor.besideDrain.find((b) => b.rows === size.rows);
+    out.push(
+      `  ${size.rows.toLocaleString('en')} rows, ${size.rounds} rounds (JSON bytes: row ${size.bytes.row}, claimed ${size.bytes.claimed}, receipt ${size.bytes.receipt})`.padEnd(
+        66,
+      ) +
+        `${'rows/s'.padStart(22)}${'CPU ms browser / row'.padStart(24)}${'IDB req / row'.padStart(15)}${beside ? '   engine / floor: rows/s   CPU' : ''}`,
+    );
+    for (const v of size.variants) {
+      const ratio = beside?.ratios.find((r) => r.variant === v.variant);
+      out.push(
+        `    ${v.label.padEnd(62)}${pad(ranged(v.rowsPerSecond, 0), 22)}${pad(ranged(v.cpuMsPerRow, 2), 24)}${pad(v.requestsPerRow.toFixed(2), 15)}${
+          ratio
+            ? `${pad(`${ratio.rowsPerSecond.toFixed(2)}×`, 25)}${pad(ratio.cpuMsPerRow === undefined ? '—' : `${ratio.cpuMsPerRow.toFixed(2)}×`, 7)}`
+            : ''
+        }`,
+      );
+    }
+    if (beside) {
+      const { drain } = beside;
+      out.push(
+        `    ${'the batched drain of this run (+0 ms), for the ratios'.padEnd(62)}${pad(drain.rowsPerSecond.toFixed(0), 22)}${pad(drain.cpuMsPerRow === undefined ? '—' : ms(drain.cpuMsPerRow), 24)}${pad(drain.requestsPerRow.toFixed(2), 15)}`,
+      );
+    }
+  }
+  return out;
 }

@@ -2,6 +2,7 @@ import { FLUSH_MESSAGE } from '../../../shared/model/connection.ts';
 import type { OutboxStore, RowCursor } from '../../../shared/model/store.ts';
 import { openIdbStore } from '../../../shared/store/index.ts';
 import { createOutboxEngine, restHandler } from '../../../sw/index.ts';
+import { createFloorBench } from './floor.ts';
 import {
   type BenchRequest,
   type FirstBatchSample,
@@ -140,6 +141,8 @@ function countRows(owner: string): Promise<number> {
   });
 }
 
+const floor = createFloorBench(engine.holderId);
+
 scope.bench = {
   holderId: engine.holderId,
   concurrency: CONCURRENCY,
@@ -200,6 +203,16 @@ scope.bench = {
     performance.mark(`bench-clock ${performance.timeOrigin + performance.now()}`);
     return tracer?.take() ?? [];
   },
+
+  async storedRows(owner) {
+    const raws: unknown[] = [];
+    for await (const rows of rowsOf(owner, 10_000)) raws.push(...rows);
+    return JSON.stringify(raws);
+  },
+
+  floorTemplates: async (rows) => floor.templates(JSON.parse(rows) as unknown[]),
+  floorPrepare: (variant, rows) => floor.prepare(variant, rows),
+  floorRun: () => floor.run(),
 
   async firstBatch(owner, reps) {
     const samples: FirstBatchSample[] = [];

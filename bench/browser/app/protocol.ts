@@ -4,6 +4,8 @@
  * global scope, so each worker publishes its hooks on `self.bench`.
  */
 
+import type { FloorVariant } from './floor-variants.ts';
+
 /** One request as both queues send it: the same URL, method, headers and body bytes. */
 export interface BenchRequest {
   requestId: string;
@@ -23,6 +25,20 @@ export interface FirstBatchSample {
   /** The whole flush: select, claim, the failed sends (offline), settle, ms. */
   flushMs: number;
   claimed: number;
+}
+
+/** A database the floor prepared (`app/floor.ts`): its rows, and the JSON bytes of one of each value. */
+export interface FloorPrepared {
+  rows: number;
+  /** A row as the engine stored it, the same row as its claim writes it, its receipt. */
+  bytes: { row: number; claimed: number; receipt: number };
+}
+
+/** One timed floor run: wall time in the worker, and what it issued. */
+export interface FloorRun {
+  ms: number;
+  transactions: number;
+  requests: number;
 }
 
 /** One IndexedDB transaction as the tracer saw it (`?trace=1`, `app/trace.ts`). */
@@ -80,6 +96,17 @@ export interface OutboxWorkerHooks {
   firstBatch(owner: string, reps: number): Promise<FirstBatchSample[]>;
   /** The tracer's events since the last call; empty unless the worker runs with `?trace=1`. */
   trace(): TraceEvent[];
+  /**
+   * The owner's rows as the engine stored them, in queue order, as one JSON array: a string
+   * crosses Playwright's protocol in a fraction of the time 10,000 objects take.
+   */
+  storedRows(owner: string): Promise<string>;
+  /** Keeps `rows` (a JSON array of stored rows) as the IndexedDB floor's templates (`app/floor.ts`). */
+  floorTemplates(rows: string): Promise<{ rows: number }>;
+  /** A fresh database with `rows` copies of the templates, and `variant`'s writes planned. */
+  floorPrepare(variant: FloorVariant, rows: number): Promise<FloorPrepared>;
+  /** Runs the prepared variant; only its IndexedDB requests are timed. */
+  floorRun(): Promise<FloorRun>;
 }
 
 /** Hooks of the Workbox worker (`bench/browser/app/workbox-sw.ts`). */
