@@ -6,7 +6,8 @@ import type { CoreDeps } from './types.ts';
 /**
  * The newest edit of a blocked row's record applied after the row was blocked, for `retry`
  * (§13, G4): the receipt its ACK named when it marked the row (`overtakenBy`). Receipts are
- * bounded and pruned: one no longer kept is not found, and the row is retried as it is.
+ * bounded and pruned: one no longer kept still tells that an edit went past the row, without
+ * the revision it produced.
  */
 export async function newerEditOf(
   deps: CoreDeps,
@@ -17,9 +18,8 @@ export async function newerEditOf(
   if (row.state !== 'blocked' || handler === undefined || row.overtakenBy === undefined)
     return undefined;
   const receipt = await deps.store.getReceipt(row.overtakenBy, owner);
-  if (receipt === undefined) return undefined;
   return {
-    receipt,
+    ...(receipt === undefined ? {} : { receipt }),
     handler,
     successorId: newRequestId(deps.ids, row.collection),
     now: deps.clock.now(),

@@ -40,10 +40,12 @@ export function planResumeHeld(
 
 /**
  * What `retry` knows of a later edit of the row's record: the receipt of one applied after the
- * row was blocked (the newest), with what the conflict rule needs.
+ * row was blocked (the newest), with what the conflict rule needs. No receipt: an edit was
+ * applied past the row (its ACK marked it, `overtakenBy`) but its receipt is no longer kept, so
+ * the revision it produced is unknown.
  */
 export interface NewerEdit {
-  receipt: Receipt;
+  receipt?: Receipt;
   handler: CollectionHandler;
   /** The request id a conflict successor would take. */
   successorId: string;
@@ -86,7 +88,9 @@ export function planRetry(
   }
   const { newer } = ctx;
   if (newer !== undefined && attemptOutcome(row) === 'not_applied' && row.request !== undefined) {
-    const conflict = { currentRevision: newer.receipt.revision ?? null };
+    // An unknown revision leaves the row blocked as a revision conflict (§10): resent as it is,
+    // a request without a revision check would land over the edit that went past it.
+    const conflict = { currentRevision: newer.receipt?.revision ?? null };
     const planned = planConflictRule(row, raw, conflict, 412, {
       owner: ctx.owner,
       now: newer.now,

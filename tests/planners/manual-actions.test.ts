@@ -134,6 +134,20 @@ describe('retrying a blocked row after a later edit of its record was applied', 
     expect(successor).not.toHaveProperty('blockedDetail');
   });
 
+  it('once the overtaking receipt was pruned, the row stays blocked as a revision conflict at an unknown revision', () => {
+    const { receipt: _pruned, ...unknown } = newer();
+    const planned = planRetry(observe(rejected), { owner: OWNER, newer: unknown });
+    if (planned.kind !== 'apply') throw new Error('expected a plan');
+    expect(planned.plan.put).toHaveLength(1);
+    expect(planned.plan.put![0]).toMatchObject({
+      id: rejected.id,
+      state: 'blocked',
+      blockedCode: 'revision_conflict',
+      conflict: { failure: { currentRevision: null } },
+    });
+    expect(planned.plan.delete ?? []).toEqual([]);
+  });
+
   it('under the block policy the row stays blocked, as a revision conflict with its evidence', () => {
     const planned = planRetry(observe(rejected), { owner: OWNER, newer: newer('block') });
     if (planned.kind !== 'apply') throw new Error('expected a plan');

@@ -593,6 +593,30 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect(entry).toMatchObject({ originalId: u1.requestId, overwrittenRevision: 3 });
   });
 
+  it('G4: a rejected edit retried after the receipt of the edit that overtook it was pruned stays blocked as a revision conflict, not resent over that edit', async () => {
+    const { record, a, u1 } = await firstEdit({ title: 'first' });
+    world.server.inject('reject');
+    await a.api.flush();
+    const legacy = await writeLegacyEdit(world, record.id, { title: 'legacy' });
+    await a.api.flush();
+    expect(await world.row(u1.id)).toMatchObject({ state: 'blocked', overtakenBy: legacy });
+    // Receipts are bounded: the one the mark names is gone; the mark still says an edit went past.
+    await a.store.prune(OWNER, {
+      maxReceipts: 0,
+      olderThan: world.clock.now() + 1,
+      maxLedger: 100,
+    });
+    expect(await a.store.getReceipt(legacy, OWNER)).toBeUndefined();
+    await a.api.retry(u1.id);
+    await a.api.flush();
+    expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
+    expect(await world.row(u1.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'revision_conflict',
+    });
+    expect(world.server.records.get(record.id)?.data).toMatchObject({ title: 'legacy' });
+  });
+
   it('G4: a rejected edit whose record had only older edits applied is merged into the next one, even when the clock stepped back between the two', async () => {
     const { record, a, u1 } = await firstEdit({ body: 'one' });
     await a.api.flush();
