@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'playwright-core';
 import type { BenchRequest } from './app/protocol.ts';
 import { outboxHooks, type Profile, withProfile, workboxHooks } from './chromium.ts';
@@ -200,7 +201,6 @@ const COUNT_TRANSACTIONS = `(() => {
 
 const cpuSince = (before: number | undefined, after: number | undefined) =>
   before === undefined || after === undefined ? undefined : after - before;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Adds the latency fault for `user`, runs `trigger` and polls the server's effects counter until

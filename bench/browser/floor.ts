@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_BATCH } from '../../shared/core/send-batch.ts';
 import {
   FLOOR_VARIANT_IDS,
@@ -210,4 +211,3 @@ export function floorBesideDrain(
 
 /** A pause between a database's copy and its timed run. */
 const QUIET_MS = 200;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

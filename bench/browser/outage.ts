@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { outboxHooks, withProfile } from './chromium.ts';
 import type { BenchServer } from './server.ts';
 import { connectOutbox, freshUser, round } from './session.ts';
@@ -20,8 +21,6 @@ export interface OutageOptions {
   outageMs: number;
   capSeconds: number;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * SPEC §12 "Recovery pulls the queue forward": rows queued while the server cannot be reached
