@@ -8,5 +8,10 @@ const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
  * refuses to read.
  */
 export function isSendableHeader(name: string, value: string): boolean {
-  return HEADER_NAME.test(name) && HEADER_VALUE.test(value);
+  return isHeaderName(name) && HEADER_VALUE.test(value);
+}
+
+/** Whether `name` is a header name (an RFC 9110 token). */
+export function isHeaderName(name: string): boolean {
+  return HEADER_NAME.test(name);
 }

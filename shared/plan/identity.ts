@@ -1,6 +1,6 @@
 import type { PreparedRequest } from '../model/handler.ts';
 import { formatIdempotencyKey, formatSha256Digest, HEADER } from '../model/headers.ts';
-import { isSendableHeader } from '../model/http-header.ts';
+import { isHeaderName, isSendableHeader } from '../model/http-header.ts';
 import { canonicalJson } from '../model/json.ts';
 import type { RowRequest } from '../model/row.ts';
 import { sha256, sha256Hex } from './sha256.ts';
@@ -57,9 +57,9 @@ export function buildRowRequest(
   }
   const custom = prepared.idempotencyHeader;
   const keyHeader = custom === undefined ? HEADER.idempotencyKey : (custom?.toLowerCase() ?? null);
-  if (keyHeader !== null && !isSendableHeader(keyHeader, ''))
-    throw new TypeError(`idempotencyHeader ${JSON.stringify(custom)} is not a header name`);
   if (keyHeader !== null) {
+    if (!isHeaderName(keyHeader))
+      throw new TypeError(`idempotencyHeader ${JSON.stringify(custom)} is not a header name`);
     headers[keyHeader] = formatIdempotencyKey(requestId);
     if (prepared.body !== null) headers[HEADER.contentDigest] = contentDigest(prepared.body);
   }
