@@ -87,6 +87,11 @@ export interface SimConfig {
   maxConflictSuccessors: number;
   /** The server takes batches (SPEC §15.1): holders send many rows per request. */
   batches: boolean;
+  /**
+   * Receipts each owner keeps (§2: bounded by count): a few, so a flush's prune removes ones a
+   * later `retry`, enqueue repeat or `overtakenBy` mark still names.
+   */
+  maxReceipts: number;
 }
 
 /** What a replay narrows: faults and actors switched off, fewer holders or owners, ops kept. */
@@ -119,6 +124,8 @@ export function swarmConfig(seed: number, store: StoreKind): SimConfig {
     hot: rng.pick([0.1, 0.3, 0.75, 0.95]),
     maxConflictSuccessors: rng.pick([3, 3, 12]),
     batches: rng.chance(0.4),
+    // Drawn last: the draws before it, and so every replay's configuration, stay as they were.
+    maxReceipts: rng.pick([500, 500, 2]),
   };
 }
 

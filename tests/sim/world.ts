@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
-import { createOutboxCore } from '../../shared/core/outbox-core.ts';
+import { createOutboxCore, DEFAULT_TUNING } from '../../shared/core/outbox-core.ts';
 import type { OutboxCore, OwnerApi } from '../../shared/core/types.ts';
 import { OutboxError } from '../../shared/model/errors.ts';
 import type { CollectionHandler, IntentInfo } from '../../shared/model/handler.ts';
@@ -130,6 +130,7 @@ export class Holder {
         concurrency: world.config.concurrency,
         batchSize: world.config.batchSize,
         maxConflictSuccessors: world.config.maxConflictSuccessors,
+        receipts: { ...DEFAULT_TUNING.receipts, maxCount: world.config.maxReceipts },
         onEvent: (event) => world.event(this, event),
       });
       this.cores.set(owner, core);
