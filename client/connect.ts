@@ -26,7 +26,7 @@ import {
   type OutboxApi,
   type RowFilter,
   type RowView,
-} from '../shared/model/protocol.ts';
+} from '../shared/model/page-api.ts';
 import { newRequestId } from '../shared/plan/request-id.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
 import { cryptoIds } from '../shared/runtime/ids.ts';

@@ -6,7 +6,7 @@ import {
   isOutboxMessage,
 } from '../shared/model/connection.ts';
 import { isErrorCodeShaped, OutboxError } from '../shared/model/errors.ts';
-import type { FlushOptions, FlushReport } from '../shared/model/protocol.ts';
+import type { FlushOptions, FlushReport } from '../shared/model/page-api.ts';
 import { withTimeout } from './timeout.ts';
 
 /**

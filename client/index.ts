@@ -19,7 +19,7 @@ export type {
   OutboxStats,
   RowFilter,
   RowView,
-} from '../shared/model/protocol.ts';
+} from '../shared/model/page-api.ts';
 export type { ConflictLedgerEntry, Receipt } from '../shared/model/store.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
 export { type ConnectOptions, connectOutbox, type OutboxClient } from './connect.ts';

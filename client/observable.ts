@@ -1,5 +1,5 @@
 import type { WatchUpdate } from '../shared/model/connection.ts';
-import type { RowFilter, RowView } from '../shared/model/protocol.ts';
+import type { RowFilter, RowView } from '../shared/model/page-api.ts';
 import type { RowStatus } from '../shared/model/row.ts';
 import type { OutboxClient } from './connect.ts';
 

@@ -1,5 +1,5 @@
 import type { EndpointApi } from '../shared/model/connection.ts';
-import type { FlushOptions, FlushReport } from '../shared/model/protocol.ts';
+import type { FlushOptions, FlushReport } from '../shared/model/page-api.ts';
 import type { Endpoint } from '../shared/runtime/endpoint.ts';
 import { openEndpoint } from '../shared/runtime/open-endpoint.ts';
 import { createSender, type SenderConfig } from '../shared/runtime/sender.ts';

@@ -7,7 +7,7 @@ import {
   useMemo,
   useSyncExternalStore,
 } from 'react';
-import type { RowFilter, RowView } from '../shared/model/protocol.ts';
+import type { RowFilter, RowView } from '../shared/model/page-api.ts';
 import type { OutboxClient } from './connect.ts';
 import {
   type OutboxObservable,

@@ -1,5 +1,5 @@
 import type { EndpointApi, WatchUpdate } from '../shared/model/connection.ts';
-import type { RowFilter, RowView } from '../shared/model/protocol.ts';
+import type { RowFilter, RowView } from '../shared/model/page-api.ts';
 
 /**
  * The page's subscriptions, kept on the client so they outlive a connection (SPEC §13: subscribe

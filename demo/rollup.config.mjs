@@ -69,7 +69,12 @@ export default [
     input: 'demo/app/main.ts',
     onwarn,
     plugins: [...plugins(), copyStatic(), demoIcons(), bundleSize()],
-    output: { file: join(OUT, 'app.js'), format: 'es', sourcemap: true, inlineDynamicImports: true },
+    output: {
+      file: join(OUT, 'app.js'),
+      format: 'es',
+      sourcemap: true,
+      inlineDynamicImports: true,
+    },
   },
   {
     input: 'demo/sw/main.ts',

@@ -5,9 +5,12 @@
  * page use it through `sw-outbox/sw` and `sw-outbox/client`.
  */
 
-export { BUNDLE_VERSION, createOutboxCore, DEFAULT_TUNING } from './core/outbox-core.ts';
-export type { OutboxCore, OutboxCoreConfig, OutboxTuning } from './core/types.ts';
+export type { OutboxCoreConfig } from './core/config.ts';
+export type { OutboxCore } from './core/outbox-api.ts';
+export { BUNDLE_VERSION, createOutboxCore } from './core/outbox-core.ts';
+export { DEFAULT_TUNING, type OutboxTuning } from './core/tuning.ts';
 export type { ConflictEvidence } from './model/conflict-evidence.ts';
+export { fingerprintOf } from './model/digest.ts';
 export { EnqueueInputSchema } from './model/enqueue-input.ts';
 export { ERROR_CODES, type ErrorCode, isErrorCode } from './model/error-codes.ts';
 export { OutboxError } from './model/errors.ts';
@@ -21,6 +24,7 @@ export type {
 } from './model/handler.ts';
 export { canonicalJson, type Json } from './model/json.ts';
 export type { Outcome } from './model/outcome.ts';
+export * from './model/page-api.ts';
 export type {
   Clock,
   IdSource,
@@ -29,7 +33,6 @@ export type {
   Transport,
   TransportResult,
 } from './model/ports.ts';
-export * from './model/protocol.ts';
 export {
   decodeRow,
   isIntentRow,
@@ -46,7 +49,7 @@ export { classifyResult, parseRetryAfter } from './plan/classify.ts';
 export { ledgerEntryFor } from './plan/conflict-ledger.ts';
 export { buildConflictEvidence, planConflictSuccessor } from './plan/conflict-successor.ts';
 export { planEnqueue } from './plan/enqueue.ts';
-export { buildRowRequest, fingerprintOf, isValidId, newRequestId } from './plan/identity.ts';
+export { buildRowRequest, isValidId, newRequestId } from './plan/identity.ts';
 export { isRowInFlight } from './plan/in-flight.ts';
 export { planIntentConversion } from './plan/intent-conversion.ts';
 export { mergeIntents } from './plan/merge.ts';

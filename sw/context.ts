@@ -1,4 +1,4 @@
-import type { FlushReport, OutboxEvent } from '../shared/model/protocol.ts';
+import type { FlushReport, OutboxEvent } from '../shared/model/page-api.ts';
 import type { Sender, SenderConfig } from '../shared/runtime/sender.ts';
 
 /**

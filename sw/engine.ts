@@ -1,12 +1,12 @@
 import { knownOwners, rememberOwner } from '../shared/core/known-owners.ts';
-import type { WorkerEnqueueOptions } from '../shared/core/types.ts';
+import type { WorkerEnqueueOptions } from '../shared/core/outbox-api.ts';
 import type {
   EnqueueInput,
   EnqueueResult,
   FlushOptions,
   FlushReport,
   OutboxApi,
-} from '../shared/model/protocol.ts';
+} from '../shared/model/page-api.ts';
 import { handOverCredentials } from '../shared/runtime/credentials.ts';
 import type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
 import { createSender } from '../shared/runtime/sender.ts';

@@ -7,7 +7,7 @@
  * ```
  */
 
-export type { WorkerEnqueueOptions } from '../shared/core/types.ts';
+export type { WorkerEnqueueOptions } from '../shared/core/outbox-api.ts';
 export type {
   EndpointApi,
   Hello,
@@ -23,7 +23,7 @@ export type {
   FlushReport,
   OutboxApi,
   OutboxEvent,
-} from '../shared/model/protocol.ts';
+} from '../shared/model/page-api.ts';
 export type { AuthHook } from '../shared/runtime/credentials.ts';
 export type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';

@@ -1,4 +1,4 @@
-import { emptyFlushReport, type FlushReport } from '../model/protocol.ts';
+import { emptyFlushReport, type FlushReport } from '../model/page-api.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow } from '../model/row.ts';
 import type { Expectation, RowCursor } from '../model/store.ts';
@@ -13,14 +13,16 @@ import {
   targetKey,
 } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
-import { type FlushState, FlushStop, Semaphore } from './flush-state.ts';
+import type { CoreDeps } from './config.ts';
+import type { FlushState } from './flush-state.ts';
+import { FlushStop } from './flush-stop.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { recoverOrphanIntents } from './orphan-intents.ts';
 import { lookupPredecessors } from './predecessors.ts';
+import { Semaphore } from './semaphore.ts';
 import { type BatchGroup, batchRouteOf, DEFAULT_BATCH, gather, sendGroup } from './send-batch.ts';
 import { sendOne } from './send-one.ts';
 import { guardStorage } from './storage-guard.ts';
-import type { CoreDeps } from './types.ts';
 
 /**
  * The flush loop of one holder for one owner (SPEC §4–§8, §11): select → claim → send →

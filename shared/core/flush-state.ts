@@ -1,13 +1,7 @@
-import type { FlushReport } from '../model/protocol.ts';
+import type { FlushReport } from '../model/page-api.ts';
 import type { Expectation } from '../model/store.ts';
 import type { GroupCommit } from './group-commit.ts';
-
-/** Thrown inside a flush to stop it for a device-side reason (never marks the network offline). */
-export class FlushStop extends Error {
-  constructor(readonly reason: NonNullable<FlushReport['stopped']>) {
-    super(reason);
-  }
-}
+import type { Semaphore } from './semaphore.ts';
 
 /** Per-flush bookkeeping: what was attempted, counted, and how many conflicts per record. */
 export interface FlushState {
@@ -39,26 +33,4 @@ export interface FlushState {
   /** Claims and ACKs of this flush, committed together when they arrive together. */
   writes: GroupCommit;
   stop?: FlushReport['stopped'];
-}
-
-/** A counting semaphore: `run` waits for a free slot, runs, and frees it. */
-export class Semaphore {
-  #free: number;
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(slots: number) {
-    this.#free = Math.max(1, slots);
-  }
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.#free > 0) this.#free--;
-    else await new Promise<void>((go) => this.#waiting.push(go));
-    try {
-      return await task();
-    } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#free++;
-    }
-  }
 }

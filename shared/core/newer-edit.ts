@@ -1,7 +1,7 @@
 import type { OutboxRow } from '../model/row.ts';
 import { newRequestId } from '../plan/identity.ts';
 import type { NewerEdit } from '../plan/manual-actions.ts';
-import type { CoreDeps } from './types.ts';
+import type { CoreDeps } from './config.ts';
 
 /**
  * The newest edit of a blocked row's record applied after the row was blocked, for `retry`

@@ -5,9 +5,9 @@ import { planIntentConversion } from '../plan/intent-conversion.ts';
 import { receiptFor } from '../plan/receipt.ts';
 import type { PredecessorLookup } from '../plan/select.ts';
 import { isUnknownVersion } from '../plan/unknown-version.ts';
+import type { CoreDeps } from './config.ts';
 import { intentRowsOf, resolvePendingCreate } from './pending-create.ts';
 import { guardStorage } from './storage-guard.ts';
-import type { CoreDeps } from './types.ts';
 
 /**
  * Intent rows whose create vanished without this holder's receipt (SPEC §8): a legacy tab or

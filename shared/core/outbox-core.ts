@@ -1,24 +1,12 @@
-import type { FlushOptions, FlushReport, OutboxEvent } from '../model/protocol.ts';
-import { DEFAULT_BACKOFF } from '../plan/backoff.ts';
+import type { FlushOptions, FlushReport, OutboxEvent } from '../model/page-api.ts';
+import type { OutboxCoreConfig } from './config.ts';
 import { runFlush } from './dispatcher.ts';
+import type { OutboxCore, OwnerApi } from './outbox-api.ts';
 import { createOwnerApi } from './owner-api.ts';
-import type { OutboxCore, OutboxCoreConfig, OutboxTuning, OwnerApi } from './types.ts';
+import { DEFAULT_TUNING } from './tuning.ts';
 
 /** Library version written to `writer.bundle` unless a config says otherwise. */
 export const BUNDLE_VERSION = 'sw-outbox@0.1.0';
-
-/** Defaults of SPEC §4, §7, §10, §11, §14. */
-export const DEFAULT_TUNING: OutboxTuning = {
-  leaseMs: 10_000,
-  concurrency: 4,
-  batchSize: 50,
-  backoff: DEFAULT_BACKOFF,
-  maxRowBytes: 256 * 1024,
-  receipts: { maxCount: 500, maxAgeMs: 7 * 24 * 60 * 60 * 1000 },
-  conflictLedgerMax: 100,
-  maxConflictSuccessors: 3,
-  batch: {},
-};
 
 /**
  * Creates one holder's outbox over a store: the per-owner page API and the flush loop. The

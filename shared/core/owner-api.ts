@@ -2,7 +2,7 @@ import { checkEnqueueInput } from '../model/arguments.ts';
 import { EnqueueInputSchema } from '../model/enqueue-input.ts';
 import { OutboxError } from '../model/errors.ts';
 import { outboxError } from '../model/outbox-error.ts';
-import type { EnqueueResult, FlushOptions, FlushReport } from '../model/protocol.ts';
+import type { EnqueueResult, FlushOptions, FlushReport } from '../model/page-api.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow, pendingCreateId } from '../model/row.ts';
 import { summarizeIssues } from '../model/schema-kit.ts';
@@ -14,11 +14,12 @@ import { isRowInFlight } from '../plan/in-flight.ts';
 import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan/manual-actions.ts';
 import { planRestore, planRestoreSource, type RestoreRefusal } from '../plan/restore.ts';
 import { observeStored } from '../plan/unknown-version.ts';
+import type { CoreDeps } from './config.ts';
 import { newerEditOf } from './newer-edit.ts';
+import type { OwnerApi } from './outbox-api.ts';
 import { resolvePendingCreate } from './pending-create.ts';
 import { createRowReader } from './row-reader.ts';
 import { guardStorage } from './storage-guard.ts';
-import type { CoreDeps, OwnerApi } from './types.ts';
 
 /**
  * How often one enqueue is planned again before it gives up with a retryable `storage` error.

@@ -1,10 +1,10 @@
 import type { WatchUpdate } from '../model/connection.ts';
 import { deepEqual } from '../model/json.ts';
-import type { OutboxApi, RowFilter, RowView } from '../model/protocol.ts';
+import type { OutboxApi, RowFilter, RowView } from '../model/page-api.ts';
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { ChangeNotice, OutboxStore } from '../model/store.ts';
 import { observeStored } from '../plan/unknown-version.ts';
-import type { OwnerApi } from './types.ts';
+import type { OwnerApi } from './outbox-api.ts';
 
 /**
  * Live views of one owner's rows for `subscribe` and `watch` (SPEC §13), driven by the store's

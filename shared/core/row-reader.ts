@@ -1,13 +1,13 @@
-import type { OutboxApi, OutboxStats, RowFilter, RowView } from '../model/protocol.ts';
+import type { OutboxApi, OutboxStats, RowFilter, RowView } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
 import { rowStatus } from '../plan/row-status.ts';
 import type { PredecessorState } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
+import type { CoreDeps } from './config.ts';
 import { lookupPredecessors } from './predecessors.ts';
 import { guardStorage } from './storage-guard.ts';
-import type { CoreDeps } from './types.ts';
 
 const STATUSES: RowStatus[] = [
   'queued',

@@ -2,6 +2,7 @@ import type { Outcome } from '../model/outcome.ts';
 import type { BatchRoute, SendDeadline, TransportResult } from '../model/ports.ts';
 import type { Observed, OutboxRow, RowRequest } from '../model/row.ts';
 import { planClaim } from '../plan/claim.ts';
+import type { CoreDeps } from './config.ts';
 import type { FlushState } from './flush-state.ts';
 import {
   claimContext,
@@ -17,7 +18,6 @@ import {
 } from './send-one.ts';
 import { type BatchAnswer, settleMany } from './settle-outcome.ts';
 import { guardStorage } from './storage-guard.ts';
-import type { CoreDeps } from './types.ts';
 
 /**
  * Batches (SPEC §15.1): many rows claimed in one transaction, sent as one request, settled in

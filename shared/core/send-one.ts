@@ -3,10 +3,11 @@ import type { TransportResult } from '../model/ports.ts';
 import type { OutboxRow } from '../model/row.ts';
 import { planClaim, sendDeadline } from '../plan/claim.ts';
 import { classifyResult } from '../plan/classify.ts';
-import { type FlushState, FlushStop } from './flush-state.ts';
+import type { CoreDeps } from './config.ts';
+import type { FlushState } from './flush-state.ts';
+import { FlushStop } from './flush-stop.ts';
 import { settleOutcome } from './settle-outcome.ts';
 import { guardStorage } from './storage-guard.ts';
-import type { CoreDeps } from './types.ts';
 
 /** Claim → send → settle for one row (SPEC §4, §5). */
 export async function sendOne(

@@ -7,8 +7,9 @@ import { planConflictSuccessor } from '../plan/conflict-successor.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { targetKey } from '../plan/select.ts';
 import { planSettleFailure } from '../plan/settle.ts';
-import { type FlushState, FlushStop } from './flush-state.ts';
-import type { CoreDeps } from './types.ts';
+import type { CoreDeps } from './config.ts';
+import type { FlushState } from './flush-state.ts';
+import { FlushStop } from './flush-stop.ts';
 
 /**
  * Settles a revision conflict (SPEC §10): a durable successor (or a quarantine under `block`),

@@ -3,14 +3,15 @@ import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { backoffDelay } from '../plan/backoff.ts';
 import type { classifyResult } from '../plan/classify.ts';
+import { requestOrigin } from '../plan/origin-recovery.ts';
 import { receiptFor } from '../plan/receipt.ts';
-import { requestOrigin } from '../plan/recovery.ts';
 import { planSettleFailure } from '../plan/settle.ts';
-import { type FlushState, FlushStop } from './flush-state.ts';
+import type { CoreDeps } from './config.ts';
+import type { FlushState } from './flush-state.ts';
+import { FlushStop } from './flush-stop.ts';
 import { settleConflict } from './settle-conflict.ts';
 import { guardStorage } from './storage-guard.ts';
 import { planSuccessAck } from './success-ack.ts';
-import type { CoreDeps } from './types.ts';
 
 /**
  * How often one answer is planned again after its plan went stale. The first plan bets on the

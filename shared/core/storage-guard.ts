@@ -1,6 +1,6 @@
 import { isQuotaError, OutboxError } from '../model/errors.ts';
 import { outboxError } from '../model/outbox-error.ts';
-import { FlushStop } from './flush-state.ts';
+import { FlushStop } from './flush-stop.ts';
 
 /**
  * Where a storage fault surfaced: inside a flush, or in a call of the page API. It decides what

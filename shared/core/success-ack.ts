@@ -7,8 +7,8 @@ import { planIntentConversion } from '../plan/intent-conversion.ts';
 import { isQuarantined } from '../plan/quarantine.ts';
 import { planSettleSuccess } from '../plan/settle.ts';
 import { planSuccessorRebase } from '../plan/successor-rebase.ts';
+import type { CoreDeps } from './config.ts';
 import { guardStorage } from './storage-guard.ts';
-import type { CoreDeps } from './types.ts';
 
 /**
  * Plans a success ACK together with what must commit in its transaction (SPEC §5, §6, §8, §10):

@@ -1,7 +1,7 @@
 import type { SetAuthOptions } from './connection.ts';
 import { OutboxError } from './errors.ts';
 import { inspectJson, isPlainObject, MAX_VALUE_DEPTH } from './json-bounds.ts';
-import type { FlushOptions, RowFilter } from './protocol.ts';
+import type { FlushOptions, RowFilter } from './page-api.ts';
 
 /**
  * The checks every argument of the page API passes (SPEC §13, G7), written once and run on

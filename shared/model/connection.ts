@@ -1,4 +1,4 @@
-import type { FlushReport, OutboxApi, RowFilter, RowView } from './protocol.ts';
+import type { FlushReport, OutboxApi, RowFilter, RowView } from './page-api.ts';
 import type { Receipt, Tombstone } from './store.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { IntentInfo } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
-import type { EnqueueResult } from '../model/protocol.ts';
+import type { EnqueueResult } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';

@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../model/errors.ts';
 import type { CollectionHandler } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
-import type { EnqueueResult } from '../model/protocol.ts';
+import type { EnqueueResult } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
 import type { Receipt, ReplacePlan, RowKey, Tombstone } from '../model/store.ts';
 

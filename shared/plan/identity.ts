@@ -1,11 +1,8 @@
+import { contentDigest, fingerprintOf } from '../model/digest.ts';
 import type { PreparedRequest } from '../model/handler.ts';
-import { formatIdempotencyKey, formatSha256Digest, HEADER } from '../model/headers.ts';
+import { formatIdempotencyKey, HEADER } from '../model/headers.ts';
 import { isHeaderName, isSendableHeader } from '../model/http-header.ts';
-import { canonicalJson } from '../model/json.ts';
 import type { RowRequest } from '../model/row.ts';
-import { sha256, sha256Hex } from './sha256.ts';
-
-const encoder = new TextEncoder();
 
 /**
  * Request identity (SPEC §9): an id made once before the first attempt and reused on every
@@ -13,26 +10,6 @@ const encoder = new TextEncoder();
  */
 
 export { isValidId, newRequestId } from './request-id.ts';
-
-/** SHA-256 hex of the canonical JSON of `{ method, url, body, baseRevision }`. */
-export function fingerprintOf(
-  request: PreparedRequest,
-  baseRevision: number | null | undefined,
-): string {
-  return sha256Hex(
-    canonicalJson({
-      method: request.method,
-      url: request.url,
-      body: request.body,
-      baseRevision: baseRevision ?? null,
-    }),
-  );
-}
-
-/** `Content-Digest` (RFC 9530) of body bytes, or of a string's UTF-8 bytes. */
-export function contentDigest(body: Uint8Array | string): string {
-  return formatSha256Digest(sha256(typeof body === 'string' ? encoder.encode(body) : body));
-}
 
 /**
  * The stored request for an intent: the handler's bytes plus identity headers. Auth is never

@@ -1,5 +1,5 @@
+import { ID_PATTERN } from '../model/page-api.ts';
 import type { IdSource } from '../model/ports.ts';
-import { ID_PATTERN } from '../model/protocol.ts';
 
 /**
  * Request ids (SPEC §9), apart from the fingerprints of `identity.ts`: the page makes ids too, and

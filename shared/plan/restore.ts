@@ -1,10 +1,10 @@
 import type { ErrorCode } from '../model/errors.ts';
 import type { CollectionHandler } from '../model/handler.ts';
 import type { HistoryRef } from '../model/history.ts';
+import type { EnqueueInput } from '../model/page-api.ts';
 import type { HistoryLookup } from '../model/ports.ts';
-import type { EnqueueInput } from '../model/protocol.ts';
+import { sha256Hex } from '../model/sha256.ts';
 import type { ConflictLedgerEntry } from '../model/store.ts';
-import { sha256Hex } from './sha256.ts';
 
 /**
  * `restore(conflictId)` (SPEC §10.1): what a settled conflict overwrote, written back as a new

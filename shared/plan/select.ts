@@ -1,6 +1,6 @@
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
 import { isRowInFlight } from './in-flight.ts';
-import { isPulledForward } from './recovery.ts';
+import { isPulledForward } from './origin-recovery.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
 /** When and how a selection runs (SPEC §7). */

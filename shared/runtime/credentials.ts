@@ -1,4 +1,4 @@
-import type { OwnerApi } from '../core/types.ts';
+import type { OwnerApi } from '../core/outbox-api.ts';
 import type { SetAuthOptions } from '../model/connection.ts';
 import type { Json } from '../model/json.ts';
 import type { OutboxStore } from '../model/store.ts';

@@ -1,6 +1,6 @@
 import { finalizer, releaseProxy } from 'comlink';
+import type { OwnerApi } from '../core/outbox-api.ts';
 import type { RowFeed } from '../core/row-feed.ts';
-import type { OwnerApi } from '../core/types.ts';
 import {
   checkAuthOptions,
   checkFilter,
@@ -10,7 +10,7 @@ import {
   checkListener,
 } from '../model/arguments.ts';
 import type { EndpointApi, Hello, WatchUpdate } from '../model/connection.ts';
-import type { RowView } from '../model/protocol.ts';
+import type { RowView } from '../model/page-api.ts';
 import { type Credentials, handOverCredentials } from './credentials.ts';
 
 /**

@@ -12,7 +12,7 @@ import type { RowRequest } from '../model/row.ts';
 import { BATCH_MIN_LIMITS } from '../wire/batch.ts';
 import { formatIdempotencyKey, HEADER } from '../wire/protocol.ts';
 import { createBatchBook } from './batch-book.ts';
-import { sendBatches } from './batch-send.ts';
+import { fetchBatches } from './fetch-batches.ts';
 
 /**
  * The `fetch` transport (SPEC §14), shared by the service worker and the page sender. It sends
@@ -195,7 +195,7 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
           headers: { ...auth, 'content-type': 'application/json' },
           body,
         }));
-      return sendBatches({ book, baseUrl: options.baseUrl, post, single }, route, requests);
+      return fetchBatches({ book, baseUrl: options.baseUrl, post, single }, route, requests);
     },
 
     async lookupReceipt(requestId, ctx): Promise<ReceiptLookup> {

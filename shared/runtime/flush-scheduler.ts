@@ -1,6 +1,6 @@
-import type { OutboxCore } from '../core/types.ts';
+import type { OutboxCore } from '../core/outbox-api.ts';
+import type { FlushOptions, FlushReport } from '../model/page-api.ts';
 import type { Clock } from '../model/ports.ts';
-import type { FlushOptions, FlushReport } from '../model/protocol.ts';
 
 /**
  * Runs flushes for a set of owners and keeps one wake-up timer at the earliest `nextAttemptAt`

@@ -1,8 +1,9 @@
+import type { OutboxCore } from '../core/outbox-api.ts';
 import { BUNDLE_VERSION, createOutboxCore } from '../core/outbox-core.ts';
-import type { OutboxCore, OutboxTuning } from '../core/types.ts';
+import type { OutboxTuning } from '../core/tuning.ts';
 import type { CollectionHandler, ConflictPolicy } from '../model/handler.ts';
+import type { FlushReport, OutboxEvent } from '../model/page-api.ts';
 import type { Clock, IdSource, Logger } from '../model/ports.ts';
-import type { FlushReport, OutboxEvent } from '../model/protocol.ts';
 import type { OutboxStore } from '../model/store.ts';
 import { openIdbStore } from '../store/idb.ts';
 import { systemClock } from './clock.ts';

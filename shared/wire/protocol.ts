@@ -1,4 +1,4 @@
-import { ID_PATTERN } from '../model/protocol.ts';
+import { ID_PATTERN } from '../model/page-api.ts';
 
 /**
  * The HTTP wire protocol between the outbox engine and a server (SPEC §15), shared by the service
@@ -17,6 +17,7 @@ import { ID_PATTERN } from '../model/protocol.ts';
  * here": it sends one request per row and remembers that for the origin.
  */
 
+export { contentDigest } from '../model/digest.ts';
 export {
   formatIdempotencyKey,
   formatRevisionTag,
@@ -24,8 +25,7 @@ export {
   HEADER,
 } from '../model/headers.ts';
 export { isSendableHeader } from '../model/http-header.ts';
-export { ID_PATTERN } from '../model/protocol.ts';
-export { contentDigest } from '../plan/identity.ts';
+export { ID_PATTERN } from '../model/page-api.ts';
 export {
   BATCH_LINK_REL,
   BATCH_MIN_LIMITS,

@@ -1,7 +1,7 @@
 import type { CollectionHandler, IntentInfo, PreparedRequest } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
 import { isPlainObject } from '../model/json-bounds.ts';
-import { sha256Hex } from '../plan/sha256.ts';
+import { sha256Hex } from '../model/sha256.ts';
 
 /**
  * Raw HTTP requests as outbox rows (SPEC §22): what a Workbox route failed to send, or what a

@@ -1,5 +1,5 @@
 import type { Json } from '../../shared/model/json.ts';
-import { sha256Hex } from '../../shared/plan/sha256.ts';
+import { sha256Hex } from '../../shared/model/sha256.ts';
 import {
   type CapturedRequest,
   type CaptureOptions,

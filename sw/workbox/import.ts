@@ -1,5 +1,5 @@
 import { OutboxError } from '../../shared/model/errors.ts';
-import type { EnqueueResult } from '../../shared/model/protocol.ts';
+import type { EnqueueResult } from '../../shared/model/page-api.ts';
 import { systemClock } from '../../shared/runtime/clock.ts';
 import {
   REQUEST_KIND,

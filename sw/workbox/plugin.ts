@@ -5,9 +5,9 @@ import type {
   RequestWillFetchCallbackParam,
   WorkboxPlugin,
 } from 'workbox-core';
-import type { EnqueueResult } from '../../shared/model/protocol.ts';
+import { contentDigest } from '../../shared/model/digest.ts';
+import type { EnqueueResult } from '../../shared/model/page-api.ts';
 import { classifyResult } from '../../shared/plan/classify.ts';
-import { contentDigest } from '../../shared/plan/identity.ts';
 import { newRequestId } from '../../shared/plan/request-id.ts';
 import { cryptoIds } from '../../shared/runtime/ids.ts';
 import { formatIdempotencyKey, HEADER } from '../../shared/wire/protocol.ts';

@@ -24,7 +24,7 @@ export const ALLOWED: Record<Layer, readonly Layer[]> = {
   model: ['model'],
   plan: ['model', 'plan'],
   store: ['model', 'plan', 'store'],
-  wire: ['model', 'plan', 'wire'],
+  wire: ['model', 'wire'],
   core: ['model', 'plan', 'core'],
   runtime: [...SHARED],
   'shared-index': [...SHARED],

@@ -1,15 +1,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { contentDigest, fingerprintOf } from '../../shared/model/digest.ts';
 import type { PreparedRequest } from '../../shared/model/handler.ts';
 import type { IdSource } from '../../shared/model/ports.ts';
-import {
-  buildRowRequest,
-  contentDigest,
-  fingerprintOf,
-  isValidId,
-  newRequestId,
-} from '../../shared/plan/identity.ts';
-import { sha256Base64, sha256Hex } from '../../shared/plan/sha256.ts';
+import { sha256Base64, sha256Hex } from '../../shared/model/sha256.ts';
+import { buildRowRequest, isValidId, newRequestId } from '../../shared/plan/identity.ts';
 
 const HEX24 = '0123456789abcdef01234567';
 const ids: IdSource = { hex24: () => HEX24, random: () => 0.5 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { fingerprintOf } from '../../shared/model/digest.ts';
 import type { CollectionHandler } from '../../shared/model/handler.ts';
 import type { OutboxRow } from '../../shared/model/row.ts';
-import { fingerprintOf } from '../../shared/plan/identity.ts';
 import {
   type ConversionContext,
   planIntentConversion,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OutboxError } from '../../shared/model/errors.ts';
-import type { EnqueueResult, FlushReport } from '../../shared/model/protocol.ts';
+import type { EnqueueResult, FlushReport } from '../../shared/model/page-api.ts';
 import type { OutboxRow } from '../../shared/model/row.ts';
 import {
   type Holder,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { OutboxCore } from '../../shared/core/types.ts';
-import type { FlushReport } from '../../shared/model/protocol.ts';
-import { emptyFlushReport } from '../../shared/model/protocol.ts';
+import type { OutboxCore } from '../../shared/core/outbox-api.ts';
+import type { FlushReport } from '../../shared/model/page-api.ts';
+import { emptyFlushReport } from '../../shared/model/page-api.ts';
 import {
   createFlushScheduler,
   earliestAttempt,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { OwnerApi } from '../../shared/core/outbox-api.ts';
 import { createRowFeed, type RowFeed } from '../../shared/core/row-feed.ts';
-import type { OwnerApi } from '../../shared/core/types.ts';
-import type { RowFilter, RowView } from '../../shared/model/protocol.ts';
+import type { RowFilter, RowView } from '../../shared/model/page-api.ts';
 import type { OutboxStore } from '../../shared/model/store.ts';
 import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
 

@@ -11,7 +11,7 @@ import {
   STARTED_MESSAGE,
   type StartedMessage,
 } from '../../shared/model/connection.ts';
-import type { RowView } from '../../shared/model/protocol.ts';
+import type { RowView } from '../../shared/model/page-api.ts';
 import type { OutboxStore } from '../../shared/model/store.ts';
 import { installComlinkErrors } from '../../shared/runtime/comlink-errors.ts';
 import { createSender } from '../../shared/runtime/sender.ts';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CollectionHandler } from '../../shared/model/handler.ts';
-import type { EnqueueResult } from '../../shared/model/protocol.ts';
+import type { EnqueueResult } from '../../shared/model/page-api.ts';
 import { decodeRow } from '../../shared/model/row.ts';
 import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
 import { planClaim } from '../../shared/plan/claim.ts';

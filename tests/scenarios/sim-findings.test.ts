@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EnqueueResult } from '../../shared/model/page-api.ts';
 import type { Transport, TransportResult } from '../../shared/model/ports.ts';
-import type { EnqueueResult } from '../../shared/model/protocol.ts';
 import type { RowRequest } from '../../shared/model/row.ts';
 import type { OutboxStore, ReplaceResult } from '../../shared/model/store.ts';
 import { buildRowRequest } from '../../shared/plan/identity.ts';

@@ -1,7 +1,8 @@
 import 'fake-indexeddb/auto';
 import { IDBFactory } from 'fake-indexeddb';
-import { createOutboxCore, DEFAULT_TUNING } from '../../shared/core/outbox-core.ts';
-import type { OutboxCore, OwnerApi } from '../../shared/core/types.ts';
+import type { OutboxCore, OwnerApi } from '../../shared/core/outbox-api.ts';
+import { createOutboxCore } from '../../shared/core/outbox-core.ts';
+import { DEFAULT_TUNING } from '../../shared/core/tuning.ts';
 import { OutboxError } from '../../shared/model/errors.ts';
 import type { CollectionHandler, IntentInfo } from '../../shared/model/handler.ts';
 import type { Json } from '../../shared/model/json.ts';

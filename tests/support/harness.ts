@@ -1,9 +1,9 @@
 import { IDBFactory } from 'fake-indexeddb';
+import type { OutboxCore } from '../../shared/core/outbox-api.ts';
 import { createOutboxCore } from '../../shared/core/outbox-core.ts';
-import type { OutboxCore } from '../../shared/core/types.ts';
 import type { CollectionHandler } from '../../shared/model/handler.ts';
+import type { FlushReport, OutboxApi, OutboxEvent } from '../../shared/model/page-api.ts';
 import type { Clock, Transport } from '../../shared/model/ports.ts';
-import type { FlushReport, OutboxApi, OutboxEvent } from '../../shared/model/protocol.ts';
 import { decodeRow, type OutboxRow } from '../../shared/model/row.ts';
 import type { OutboxStore } from '../../shared/model/store.ts';
 import { openIdbStore } from '../../shared/store/idb.ts';

@@ -1,5 +1,5 @@
 import type { Json } from '../../shared/model/json.ts';
-import type { EnqueueInput } from '../../shared/model/protocol.ts';
+import type { EnqueueInput } from '../../shared/model/page-api.ts';
 
 /** Intents on the `notes` collection of the model server, as the scenario tests enqueue them. */
 

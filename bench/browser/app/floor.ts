@@ -1,5 +1,6 @@
-import { BUNDLE_VERSION, DEFAULT_TUNING } from '../../../shared/core/outbox-core.ts';
+import { BUNDLE_VERSION } from '../../../shared/core/outbox-core.ts';
 import { DEFAULT_BATCH } from '../../../shared/core/send-batch.ts';
+import { DEFAULT_TUNING } from '../../../shared/core/tuning.ts';
 import type { Json } from '../../../shared/model/json.ts';
 import { decodeRow, type OutboxRow } from '../../../shared/model/row.ts';
 import type { Receipt } from '../../../shared/model/store.ts';

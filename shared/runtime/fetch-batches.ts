@@ -24,7 +24,7 @@ export interface BatchWire {
  * 405, 501) is remembered for the origin; it and an envelope the server refused (400) ran
  * nothing, so the rows go alone: `'unsupported'` when nothing had been sent yet.
  */
-export async function sendBatches(
+export async function fetchBatches(
   wire: BatchWire,
   route: BatchRoute,
   requests: readonly RowRequest[],
