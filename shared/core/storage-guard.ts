@@ -1,5 +1,6 @@
 import { isQuotaError, OutboxError } from '../model/errors.ts';
 import { outboxError } from '../model/outbox-error.ts';
+import type { OutboxStore } from '../model/store.ts';
 import { FlushStop } from './flush-stop.ts';
 
 /**
@@ -31,4 +32,34 @@ export async function guardStorage<T>(
       throw outboxError('quota_exceeded', undefined, { cause: String(error) });
     throw outboxError('storage', undefined, { cause: String(error) });
   }
+}
+
+/**
+ * The store seen through one boundary: every call that returns a promise is guarded by
+ * {@link guardStorage}, so a storage fault becomes the boundary's typed outcome at this one place
+ * instead of at each call site. Listeners and `close` pass through unchanged.
+ */
+export function guardStore(store: OutboxStore, boundary: StorageBoundary): OutboxStore {
+  const guard =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A) =>
+      guardStorage(boundary, () => call(...args));
+  return {
+    get: guard(store.get.bind(store)),
+    getMany: guard(store.getMany.bind(store)),
+    scan: guard(store.scan.bind(store)),
+    byTarget: guard(store.byTarget.bind(store)),
+    replace: guard(store.replace.bind(store)),
+    replaceEach: guard(store.replaceEach.bind(store)),
+    getReceipt: guard(store.getReceipt.bind(store)),
+    listReceipts: guard(store.listReceipts.bind(store)),
+    listConflicts: guard(store.listConflicts.bind(store)),
+    getTombstone: guard(store.getTombstone.bind(store)),
+    prune: guard(store.prune.bind(store)),
+    getMeta: guard(store.getMeta.bind(store)),
+    setMeta: guard(store.setMeta.bind(store)),
+    updateMeta: guard(store.updateMeta.bind(store)),
+    onChange: (listener) => store.onChange(listener),
+    close: () => store.close(),
+  };
 }
