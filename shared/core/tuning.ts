@@ -53,3 +53,6 @@ export const DEFAULT_TUNING: OutboxTuning = {
   maxConflictSuccessors: 3,
   batch: {},
 };
+
+/** How long an enqueue's flush in the worker waits to fill a batch (SPEC §15.1); a page sender does not wait. */
+export const WORKER_LINGER_MS = 5;

@@ -1,3 +1,4 @@
+import { traitsOf } from '../model/error-codes.ts';
 import type { OutboxRow } from '../model/row.ts';
 import { wasAttempted } from './in-flight.ts';
 
@@ -11,32 +12,17 @@ import { wasAttempted } from './in-flight.ts';
  */
 export type AttemptOutcome = 'unsent' | 'not_applied' | 'unknown';
 
-/** Codes (`evidence.lastErrorCode`) of attempts that applied nothing, besides every `http_4xx`. */
-const APPLIED_NOTHING: ReadonlySet<string> = new Set([
-  // The server refused before or instead of applying.
-  'http_503',
-  'fingerprint_mismatch',
-  'revision_conflict',
-  'conflict_storm',
-  'successor_persist_failed',
-  // Nothing left the device.
-  'auth_required',
-  'origin_not_allowed',
-  'lease_lapsed',
-  'flush_stopped',
-  // Intent rows, which carry no request yet (§8).
-  'successor_unprepared',
-  'predecessor_receipt_unknown',
-]);
-
 /**
- * Whether an attempt that ended with `code` is known to have applied nothing. 4xx answers other
- * than 409 `request-in-progress` (its own code) and 503 say so (§6); a 429 is a 4xx. Any other
- * code — 500, 502, 504, `network`, `timeout`, `handler_failed`, a code an app's classifier made
- * up — may follow an effect.
+ * Whether an attempt that ended with `code` is known to have applied nothing: the codes the
+ * table marks so (the server refused before or instead of applying, nothing left the device, an
+ * intent that carries no request yet), and 4xx answers other than 409 `request-in-progress` (its
+ * own code) and 503 (§6); a 429 is a 4xx. Any other code — 500, 502, 504, `network`, `timeout`,
+ * `handler_failed`, a code an app's classifier made up — may follow an effect.
  */
 export function appliedNothing(code: string): boolean {
-  return APPLIED_NOTHING.has(code) || /^http_4\d\d$/.test(code);
+  return (
+    traitsOf(code)?.appliedNothing === true || code === 'http_503' || /^http_4\d\d$/.test(code)
+  );
 }
 
 /**

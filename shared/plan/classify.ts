@@ -1,6 +1,7 @@
 import type { Json } from '../model/json.ts';
 import type { Outcome } from '../model/outcome.ts';
 import type { TransportResult } from '../model/ports.ts';
+import { PROBLEM } from '../model/problem-types.ts';
 
 const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
@@ -92,8 +93,8 @@ export function classifyResult(result: TransportResult, now: number): Outcome {
     retryAfterMs === undefined
       ? { kind: 'transient', code }
       : { kind: 'transient', code, retryAfterMs };
-  if (status === 409 && type === 'request-in-progress') return transient('request_in_progress');
-  if (status === 412 || (status === 409 && type === 'revision-conflict')) {
+  if (status === 409 && type === PROBLEM.inProgress) return transient('request_in_progress');
+  if (status === 412 || (status === 409 && type === PROBLEM.revisionConflict)) {
     const currentRevision = readRevision(body, headers);
     const remote = readRemote(body, currentRevision);
     const history = readHistory(body);
@@ -107,7 +108,7 @@ export function classifyResult(result: TransportResult, now: number): Outcome {
   }
   if (TRANSIENT_STATUS.has(status)) return transient(`http_${status}`);
   if (status === 401) return { kind: 'auth', code: 'http_401' };
-  if (status === 422 && type === 'idempotency-key-reused') {
+  if (status === 422 && type === PROBLEM.keyReused) {
     return { kind: 'permanent', code: 'fingerprint_mismatch', detail: result.body.slice(0, 2000) };
   }
   return { kind: 'permanent', code: `http_${status}`, detail: result.body.slice(0, 2000) };

@@ -1,3 +1,4 @@
+import { traitsOf } from '../model/error-codes.ts';
 import type { OutboxRow } from '../model/row.ts';
 
 /**
@@ -5,20 +6,10 @@ import type { OutboxRow } from '../model/row.ts';
  * wait on their own backoff; once a request to their origin succeeds again they are due at once,
  * so a queue drains within about a round trip of the network coming back instead of one backoff
  * tick at a time. A server that asked for time (`Retry-After`, 429, 503) is never overridden:
- * those rows carry the server's status code, not a network failure.
+ * those rows carry the server's status code, not a network failure. Which codes mean "no server
+ * answered" (the network failed, the attempt timed out, or the row was claimed and put back
+ * unsent) is the `unanswered` trait of the code table.
  */
-
-/**
- * The codes of attempts no server answered: the network failed, the attempt timed out, or the
- * row was claimed and put back unsent because its flush stopped (say, offline) or its lease ran
- * too short to send it.
- */
-export const UNANSWERED_CODES: ReadonlySet<string> = new Set([
-  'network',
-  'timeout',
-  'flush_stopped',
-  'lease_lapsed',
-]);
 
 /**
  * The origin a request goes to: the origin of an absolute URL, or `''` for a relative one (the
@@ -38,7 +29,7 @@ export function isPulledForward(row: OutboxRow, recovered: ReadonlySet<string>):
   return (
     recovered.size > 0 &&
     row.request !== undefined &&
-    UNANSWERED_CODES.has(row.evidence?.lastErrorCode ?? '') &&
+    traitsOf(row.evidence?.lastErrorCode ?? '')?.unanswered === true &&
     recovered.has(requestOrigin(row.request.url))
   );
 }

@@ -1,6 +1,6 @@
 import type { OutboxCore } from '../core/outbox-api.ts';
 import { BUNDLE_VERSION, createOutboxCore } from '../core/outbox-core.ts';
-import type { OutboxTuning } from '../core/tuning.ts';
+import { DEFAULT_TUNING, type OutboxTuning, WORKER_LINGER_MS } from '../core/tuning.ts';
 import type { CollectionHandler, ConflictPolicy } from '../model/handler.ts';
 import type { FlushReport, OutboxEvent } from '../model/page-api.ts';
 import type { Clock, IdSource, Logger } from '../model/ports.ts';
@@ -53,10 +53,6 @@ export interface Sender {
   readonly credentials: Credentials;
 }
 
-const DEFAULT_LEASE_MS = 10_000;
-/** How long an enqueue's flush in the worker waits to fill a batch (SPEC §15.1). */
-const DEFAULT_LINGER_MS = 5;
-
 /**
  * The linger of an enqueue's flush. A page sender sends at once unless told otherwise: it runs
  * where no worker controls the page, and a worker starting meanwhile (activation, its start
@@ -64,7 +60,7 @@ const DEFAULT_LINGER_MS = 5;
  */
 function lingerOf(config: SenderConfig, kind: SenderWiring['kind']): number {
   if (config.batch === false) return 0;
-  return config.batch?.lingerMs ?? (kind === 'sw' ? DEFAULT_LINGER_MS : 0);
+  return config.batch?.lingerMs ?? (kind === 'sw' ? WORKER_LINGER_MS : 0);
 }
 
 /** What differs between the worker's sender and the page sender. */
@@ -94,7 +90,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
         auth: credentials.source,
         allowedOrigins: config.allowedOrigins ?? [origin],
         baseUrl: globalThis.location?.href ?? origin,
-        timeoutMs: config.requestTimeoutMs ?? config.leaseMs ?? DEFAULT_LEASE_MS,
+        timeoutMs: config.requestTimeoutMs ?? config.leaseMs ?? DEFAULT_TUNING.leaseMs,
         clock,
         ...(config.batch ? { batch: config.batch } : {}),
         ...(config.fetch ? { fetch: config.fetch } : {}),
@@ -113,8 +109,8 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
     core,
     clock,
     owners: async () => wiring.owners(await store()),
-    retryDelayMs: config.backoff?.baseMs ?? 1000,
-    maxWakeDelayMs: config.backoff?.maxMs ?? 300_000,
+    retryDelayMs: config.backoff?.baseMs ?? DEFAULT_TUNING.backoff.baseMs,
+    maxWakeDelayMs: config.backoff?.maxMs ?? DEFAULT_TUNING.backoff.maxMs,
     online: () => globalThis.navigator?.onLine !== false,
     lingerMs: lingerOf(config, wiring.kind),
     ...(wiring.onRun ? { onRun: wiring.onRun } : {}),

@@ -1,3 +1,4 @@
+import { traitsOf } from '../../shared/model/error-codes.ts';
 import { OutboxError } from '../../shared/model/errors.ts';
 import type { EnqueueResult } from '../../shared/model/page-api.ts';
 import { systemClock } from '../../shared/runtime/clock.ts';
@@ -75,9 +76,6 @@ export interface WorkboxImport {
   /** Runs a pass now (after any running one). */
   run(trigger?: string): Promise<WorkboxImportReport>;
 }
-
-/** Enqueue failures that retrying will not cure: the entry stays in Workbox's queue. */
-const PERMANENT = new Set(['row_too_large', 'invalid_intent', 'invalid_id', 'target_deleted']);
 
 /**
  * Imports a Workbox queue once, on activation, and finishes at any later start what a kill cut
@@ -202,7 +200,8 @@ async function moveEntries(
         { keepId: true },
       );
     } catch (error) {
-      if (error instanceof OutboxError && PERMANENT.has(error.code)) {
+      // Enqueue failures that retrying will not cure: the entry stays in Workbox's queue.
+      if (error instanceof OutboxError && traitsOf(error.code)?.permanent === true) {
         leave(entry.id, error.code, targetId);
         continue;
       }
