@@ -24,7 +24,7 @@ import {
   observe,
   receiptOf,
   updateRow,
-} from './fixtures.ts';
+} from '../plan/fixtures.ts';
 
 /** Fields a newer writer added: the top level, and inside every loose sub-object. */
 const FUTURE = { futureField: { nested: [1, { deep: true }] }, legacyTag: 'v0-kept' };
