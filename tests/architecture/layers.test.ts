@@ -61,6 +61,26 @@ describe('the layering check itself', () => {
       message: /plan may not import core/,
     },
     {
+      breakage: 'the wire layer reaching a planner (wire → plan): the server imports wire alone',
+      changes: {
+        'shared/wire/protocol.ts':
+          "import { planClaim } from '../plan/claim.ts';\nexport const digest = planClaim;\n",
+      },
+      file: 'shared/wire/protocol.ts',
+      line: 1,
+      message: /wire may not import plan/,
+    },
+    {
+      breakage: 'the wire layer reaching the dispatcher (wire → core)',
+      changes: {
+        'shared/wire/protocol.ts':
+          "import { run } from '../core/dispatcher.ts';\nexport const digest = run;\n",
+      },
+      file: 'shared/wire/protocol.ts',
+      line: 1,
+      message: /wire may not import core/,
+    },
+    {
       breakage: 'a forbidden pair (sw → client)',
       changes: {
         'client/connect.ts': 'export const connect = 1;\n',
