@@ -10,8 +10,11 @@ import type { AuthSource } from './fetch-transport.ts';
  * In order: headers the page handed over with `setAuth` (worker memory, or the `meta` store when
  * the app opted in with `persist`), then the app's `auth(owner)` hook. An owner that once used
  * `setAuth` is marked in `meta` (without the secret unless persisted), so after a restart its rows
- * wait as `held` instead of going out anonymously. Owners never marked and without a hook use
- * cookie sessions: no headers.
+ * wait as `held` instead of going out anonymously. `setAuth(null)` signs the owner out: the mark
+ * stays and the secret goes, so its rows wait as `held` until credentials for that owner come
+ * back — never sent with none, nor with the cookie of whoever signed in next (a cookie jar holds
+ * the last user). `setAuth({})` says the owner uses the cookie session, and is remembered. Owners
+ * never marked and without a hook use cookie sessions: no headers.
  */
 
 /** The app's hook (§14): headers for an owner, or null/undefined when it has none right now. */
@@ -19,17 +22,18 @@ export type AuthHook = (
   owner: string,
 ) => Promise<Record<string, string> | null | undefined> | Record<string, string> | null | undefined;
 
-interface StoredAuth {
-  required: true;
-  headers?: Record<string, string>;
-}
+/** An owner's mark in `meta`: credentials required (and kept, when persisted), or cookies. */
+type StoredAuth = { required: true; headers?: Record<string, string> } | { cookies: true };
 
 /** The `meta` key of an owner's credential record. */
 export const authMetaKey = (owner: string): string => `auth:${owner}`;
 
 /** An owner's credentials at send time: set by the page, read by the transport. */
 export interface Credentials {
-  /** Sets (or with null, forgets) an owner's headers. */
+  /**
+   * Sets an owner's headers; `{}` for the cookie session; null signs the owner out (its rows are
+   * held until credentials for it come back).
+   */
   set(
     owner: string,
     headers: Record<string, string> | null,
@@ -58,13 +62,15 @@ export function createCredentials(store: () => Promise<OutboxStore>, hook?: Auth
   return {
     async set(owner, headers, options = {}) {
       const s = await store();
-      const record: StoredAuth | undefined =
+      const record: StoredAuth =
         headers === null
-          ? undefined
-          : options.persist
-            ? { required: true, headers }
-            : { required: true };
-      await s.setMeta(authMetaKey(owner), record as Json | undefined);
+          ? { required: true }
+          : Object.keys(headers).length === 0
+            ? { cookies: true }
+            : options.persist
+              ? { required: true, headers }
+              : { required: true };
+      await s.setMeta(authMetaKey(owner), record as Json);
       memory.set(owner, headers);
       loaded.set(owner, Promise.resolve(record));
     },
@@ -72,15 +78,16 @@ export function createCredentials(store: () => Promise<OutboxStore>, hook?: Auth
       const inMemory = memory.get(owner);
       if (inMemory) return inMemory;
       const record = await stored(owner);
-      if (record?.headers) return record.headers;
+      if (record !== undefined && 'headers' in record && record.headers) return record.headers;
       if (hook) return (await hook(owner)) ?? null;
-      return record?.required ? null : {};
+      return record !== undefined && 'required' in record ? null : {};
     },
   };
 }
 
 function isStoredAuth(value: unknown): value is StoredAuth {
   if (typeof value !== 'object' || value === null) return false;
+  if ((value as { cookies?: unknown }).cookies === true) return true;
   const headers = (value as { headers?: unknown }).headers;
   return (
     (value as { required?: unknown }).required === true &&

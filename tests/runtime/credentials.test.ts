@@ -46,12 +46,33 @@ describe('send-time credentials (SPEC §13)', () => {
     expect(await credentials.source('bob')).toEqual({ authorization: 'Bearer b' });
   });
 
-  it('setAuth with null forgets the headers and goes back to cookie sessions', async () => {
+  it('setAuth with null signs the owner out: the stored copy goes, its rows are held, also after a restart', async () => {
     const { store, open } = fresh();
     const credentials = createCredentials(open);
     await credentials.set('alice', { authorization: 'Bearer a' }, { persist: true });
     await credentials.set('alice', null);
-    expect(await store.getMeta(authMetaKey('alice'))).toBeUndefined();
-    expect(await credentials.source('alice')).toEqual({});
+    expect(await store.getMeta(authMetaKey('alice'))).toEqual({ required: true });
+    expect(await credentials.source('alice')).toBeNull();
+    expect(await createCredentials(open).source('alice')).toBeNull();
+  });
+
+  it('a signed-out owner never falls back to cookies, and is sent again with its own credentials once back', async () => {
+    const { open } = fresh();
+    const credentials = createCredentials(open);
+    await credentials.set('alice', { authorization: 'Bearer a' });
+    await credentials.set('alice', null);
+    // Another user signs in with a cookie session: alice's rows must not ride on bob's cookie.
+    await credentials.set('bob', {});
+    expect(await credentials.source('alice')).toBeNull();
+    expect(await credentials.source('bob')).toEqual({});
+    await credentials.set('alice', { authorization: 'Bearer a2' });
+    expect(await credentials.source('alice')).toEqual({ authorization: 'Bearer a2' });
+  });
+
+  it('setAuth({}) says the owner uses the cookie session, remembered across a restart', async () => {
+    const { store, open } = fresh();
+    await createCredentials(open).set('carol', {});
+    expect(await store.getMeta(authMetaKey('carol'))).toEqual({ cookies: true });
+    expect(await createCredentials(open).source('carol')).toEqual({});
   });
 });
