@@ -1,6 +1,7 @@
 import type {
   FetchDidFailCallbackParam,
   FetchDidSucceedCallbackParam,
+  HandlerDidCompleteCallbackParam,
   HandlerDidErrorCallbackParam,
   RequestWillFetchCallbackParam,
   WorkboxPlugin,
@@ -28,8 +29,10 @@ import { askForSync } from './sync.ts';
  * before it first leaves (`requestWillFetch`), so the first attempt and every retry carry the
  * same key and bytes and a lost answer is never applied twice (G2). A network error
  * (`fetchDidFail`) or a status the classifier calls transient (`fetchDidSucceed`) turns the
- * request into a row of the `requests` collection under that same id; a request to a URL whose
- * earlier requests still wait in the outbox does not go ahead of them (G4): it is queued at once.
+ * request into a row of the `requests` collection under that same id. Order is kept per URL (G4,
+ * SPEC §22): a request never leaves while an earlier request of its URL is on the wire or waits
+ * in the outbox. One on the wire is waited for — should it fail, it becomes a row first and the
+ * later request is queued behind it — and one behind waiting rows is queued at once.
  */
 
 /** What the page's `fetch` gets for a request the outbox took. */
@@ -66,6 +69,8 @@ interface Capture {
   id: string;
   captured: CapturedRequest;
   queued?: EnqueueResult;
+  /** Lets the next request of this URL go ahead: this one is settled (sent, queued, or failed). */
+  release?: () => void;
 }
 
 /** Raised from `requestWillFetch` to keep a request behind its URL's waiting rows. */
@@ -74,6 +79,8 @@ const QUEUED_BEHIND = 'sw-outbox: queued behind earlier requests to this URL';
 /** A Workbox plugin that puts a route's failed writes into the outbox (SPEC §22). */
 export class OutboxPlugin implements WorkboxPlugin {
   readonly #options: OutboxPluginOptions;
+  /** Per owner and URL, the last request of it that has not settled yet (this worker's). */
+  readonly #unsettled = new Map<string, Promise<void>>();
 
   constructor(options: OutboxPluginOptions) {
     this.#options = options;
@@ -88,14 +95,23 @@ export class OutboxPlugin implements WorkboxPlugin {
     const capture = await this.#capture(request);
     if (capture === undefined || state === undefined) return request;
     state.capture = capture;
-    const api = await this.#options.engine.forOwner(capture.owner);
-    const waiting = await api.rows({
-      collection: REQUESTS_COLLECTION,
-      targetId: requestTarget(capture.captured.url),
-    });
-    if (waiting.length > 0) {
-      capture.queued = await this.#enqueue(capture, event);
-      throw new Error(QUEUED_BEHIND);
+    const earlier = this.#takeTurn(capture);
+    try {
+      // An earlier request of this URL still on the wire may yet fail and become a row: this one
+      // waits for it, so it never lands first and is never queued ahead of it (G4).
+      await earlier;
+      const api = await this.#options.engine.forOwner(capture.owner);
+      const waiting = await api.rows({
+        collection: REQUESTS_COLLECTION,
+        targetId: requestTarget(capture.captured.url),
+      });
+      if (waiting.length > 0) {
+        capture.queued = await this.#enqueue(capture, event);
+        throw new Error(QUEUED_BEHIND);
+      }
+    } catch (error) {
+      capture.release?.();
+      throw error;
     }
     const headers = new Headers(request.headers);
     const keyHeader = keyHeaderOf(this.#options.idempotencyHeader);
@@ -115,6 +131,8 @@ export class OutboxPlugin implements WorkboxPlugin {
       capture.queued = await this.#enqueue(capture, event);
     } catch {
       // Not stored (quota, a row too large): the page sees the network error, as without us.
+    } finally {
+      capture.release?.();
     }
   };
 
@@ -125,7 +143,22 @@ export class OutboxPlugin implements WorkboxPlugin {
     state,
   }: FetchDidSucceedCallbackParam): Promise<Response> => {
     const capture = state?.capture as Capture | undefined;
-    if (capture === undefined || response.ok) return response;
+    if (capture === undefined) return response;
+    try {
+      return await this.#settle(capture, response, event);
+    } finally {
+      capture.release?.();
+    }
+  };
+
+  /** Whatever became of the request, the next one of its URL may go (after any row it left). */
+  handlerDidComplete = async ({ state }: HandlerDidCompleteCallbackParam): Promise<void> => {
+    (state?.capture as Capture | undefined)?.release?.();
+  };
+
+  /** What a response makes of a request: a transient status queues it (§11). */
+  async #settle(capture: Capture, response: Response, event: ExtendableEvent): Promise<Response> {
+    if (response.ok) return response;
     let transient: boolean;
     try {
       const headers: Record<string, string> = {};
@@ -150,7 +183,7 @@ export class OutboxPlugin implements WorkboxPlugin {
       return response;
     }
     return this.#options.answer === 'accepted' ? accepted(capture.queued) : response;
-  };
+  }
 
   /** The strategy found no response: answer for a queued request as configured. */
   handlerDidError = async ({
@@ -160,6 +193,26 @@ export class OutboxPlugin implements WorkboxPlugin {
     if (queued === undefined || this.#options.answer !== 'accepted') return undefined;
     return accepted(queued);
   };
+
+  /**
+   * Takes this request's turn on its URL: returns when every earlier request of it has settled,
+   * and sets `capture.release` for the next one.
+   */
+  #takeTurn(capture: Capture): Promise<void> {
+    const key = `${capture.owner}\u0000${requestTarget(capture.captured.url)}`;
+    const earlier = this.#unsettled.get(key) ?? Promise.resolve();
+    let settled!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      settled = resolve;
+    });
+    const turn = earlier.then(() => mine);
+    this.#unsettled.set(key, turn);
+    capture.release = () => {
+      settled();
+      if (this.#unsettled.get(key) === turn) this.#unsettled.delete(key);
+    };
+    return earlier;
+  }
 
   async #capture(request: Request): Promise<Capture | undefined> {
     // A no-cors request cannot carry the key header; a navigation cannot be rebuilt by script.

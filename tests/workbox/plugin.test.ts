@@ -115,6 +115,54 @@ describe('OutboxPlugin', () => {
     expect((b!.payload as { body: string }).body).toBe('{"title":"second"}');
   });
 
+  it('keeps a URL’s order across a failure of a request that was on the wire (G4): the later one waits, then queues behind it', async () => {
+    const { network, handle, rows, server, engine } = world({ answer: 'accepted' });
+    server.failures = Array(9).fill('network');
+    const gate = holdFirstFetch(network);
+    const first = handle(write('/api/notes', { title: 'first' }));
+    await gate.reached;
+    const second = handle(write('/api/notes', { title: 'second' }));
+    // The second waits while the first is on the wire: nothing of it leaves.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(gate.calls()).toBe(1);
+    gate.fail();
+    expect((await first).status).toBe(202);
+    expect((await second).status).toBe(202);
+    expect(gate.calls()).toBe(1); // the second never went out ahead of the first's row
+    const [a, b] = await rows();
+    expect((a!.payload as { body: string }).body).toBe('{"title":"first"}');
+    expect(b!.successorOf).toBe(a!.id);
+    server.failures = [];
+    await engine.flush({ force: true });
+    await engine.flush({ force: true });
+    expect(server.effects.map((e) => e.body)).toEqual(['{"title":"first"}', '{"title":"second"}']);
+  });
+
+  it('lets the later request of a URL go once the one on the wire succeeded', async () => {
+    const { network, handle, rows } = world();
+    const gate = holdFirstFetch(network);
+    const first = handle(write('/api/notes', { title: 'first' }));
+    await gate.reached;
+    const second = handle(write('/api/notes', { title: 'second' }));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(gate.calls()).toBe(1);
+    gate.succeed();
+    expect((await first).status).toBe(201);
+    expect((await second).status).toBe(201);
+    expect(network.effects.map((e) => e.body)).toEqual(['{"title":"first"}', '{"title":"second"}']);
+    expect(await rows()).toEqual([]);
+  });
+
+  it('does not hold a request of another URL behind one on the wire', async () => {
+    const { network, handle } = world();
+    const gate = holdFirstFetch(network);
+    const first = handle(write('/api/notes', { title: 'first' }));
+    await gate.reached;
+    expect((await handle(write('/api/other', { title: 'other' }))).status).toBe(201);
+    gate.succeed();
+    expect((await first).status).toBe(201);
+  });
+
   it('sends no key at all when the server cannot honour one', async () => {
     const { network, handle, engine, server } = world({ idempotencyHeader: null });
     network.failures = ['network'];
@@ -145,3 +193,38 @@ describe('OutboxPlugin', () => {
     expect(await rows()).toEqual([]);
   });
 });
+
+/**
+ * Holds the strategy's first fetch on the wire until the test lets it fail (a network error) or
+ * succeed; later fetches go straight to the fake server.
+ */
+function holdFirstFetch(network: FakeServer) {
+  const fetchOf = network.fetch;
+  let arrived!: () => void;
+  const reached = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  let release!: (outcome: 'fail' | 'succeed') => void;
+  const decided = new Promise<'fail' | 'succeed'>((resolve) => {
+    release = resolve;
+  });
+  let calls = 0;
+  vi.stubGlobal('fetch', async (input: RequestInfo | URL, init?: RequestInit) => {
+    calls++;
+    if (calls > 1) return fetchOf(input, init);
+    const request = new Request(input, init);
+    arrived();
+    if ((await decided) === 'fail') {
+      network.seen.push({ method: request.method, url: request.url, headers: {}, body: null });
+      throw new TypeError('Failed to fetch');
+    }
+    return fetchOf(request);
+  });
+  return {
+    reached,
+    /** How many requests went on the wire, the held one included. */
+    calls: () => calls,
+    fail: () => release('fail'),
+    succeed: () => release('succeed'),
+  };
+}
