@@ -158,3 +158,66 @@ test('writes through OutboxPlugin: 10 % of answers lost gives no second effect, 
   expect(Object.values(after.effectsByKey).every((n) => n === 1)).toBe(true);
   await control.detach();
 });
+
+test('OutboxPlugin keeps a URL’s order when a request on the wire fails: the later write waits, queues behind it, and lands after it (G4)', async ({
+  context,
+  page,
+  baseURL,
+  server,
+  user,
+}) => {
+  await openApp(page, baseURL!, `/workbox/sw-v2.js?owner=${encodeURIComponent(user)}`);
+  const token = await page.evaluate((u) => wb.login(u), user);
+  const control = await WorkerControl.attach(page, new URL(baseURL!).origin);
+
+  // The first write's request is held on the wire, then cut: the server never sees it. Every
+  // request that reaches the network meanwhile is noted by title (the engine retries the first).
+  let arrived = 0;
+  const titles: string[] = [];
+  let cut!: () => void;
+  const cutNow = new Promise<void>((resolve) => {
+    cut = resolve;
+  });
+  await context.route('**/api/notes', async (route) => {
+    if (route.request().method() !== 'POST') return route.fallback();
+    arrived++;
+    titles.push((JSON.parse(route.request().postData() ?? '{}') as { title?: string }).title ?? '');
+    if (arrived > 1) return route.abort('internetdisconnected');
+    await cutNow;
+    await route.abort('connectionreset');
+  });
+  const first = page.evaluate(([k]) => wb.write('/api/notes', 'first', k!), [token]);
+  await expect.poll(() => arrived).toBe(1);
+  const second = page.evaluate(([k]) => wb.write('/api/notes', 'second', k!), [token]);
+  // The second write reaches the worker while the first is on the wire, and waits there.
+  const worker = context.serviceWorkers()[0]!;
+  await expect
+    .poll(() =>
+      worker.evaluate(
+        () => (self as unknown as { __e2e: { writesSeen?: number } }).__e2e.writesSeen,
+      ),
+    )
+    .toBe(2);
+  expect(arrived).toBe(1);
+  cut();
+  expect(await first).toBe('TypeError');
+  expect(await second).toBe('TypeError');
+  // Both are rows now, the second behind the first; the second never reached the network.
+  const stored = await page.evaluate(() => wb.outboxRows());
+  const rows = ['first', 'second'].map((title) => stored.find((r) => titleOf(r) === title)!);
+  expect(stored).toHaveLength(2);
+  expect(rows[1]!.successorOf).toBe(rows[0]!.id);
+  expect(new Set(titles)).toEqual(new Set(['first']));
+
+  // The network is back: first, then second, each once.
+  await context.unroute('**/api/notes');
+  await control.sync({ tag: 'sw-outbox', scope: '/workbox/' });
+  await expect.poll(async () => (await server.stats(user)).effects, { timeout: 30_000 }).toBe(2);
+  await expect.poll(async () => (await page.evaluate(() => wb.outboxRows())).length).toBe(0);
+  const order = (await server.requests(user))
+    .filter((request) => request.status === 201)
+    .sort((x, y) => x.seq - y.seq)
+    .map((request) => request.key);
+  expect(order).toEqual(rows.map((r) => r.id));
+  await control.detach();
+});

@@ -63,6 +63,15 @@ importWorkboxQueue(scope, engine, {
   },
 });
 
+// Counted before the route runs, so a test knows a write reached the worker.
+let writesSeen = 0;
+scope.addEventListener('fetch', (event) => {
+  if (event.request.method === 'POST' && new URL(event.request.url).pathname === '/api/notes') {
+    writesSeen++;
+    scope.__e2e = { events, writesSeen };
+  }
+});
+
 registerRoute(
   ({ url }) => url.pathname === '/api/notes',
   new NetworkOnly({ plugins: [new OutboxPlugin({ engine, owner })] }),
