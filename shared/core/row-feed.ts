@@ -72,56 +72,7 @@ export function createRowFeed(api: OwnerApi, store: OutboxStore, owner: string):
 
   return {
     subscribe(filter, listener) {
-      let last: RowView[] | undefined;
-      // The filter's rows as last read, kept up to date from the ids each notice names: a commit
-      // costs reads of the rows it touched, not of the whole outbox. Cleared after a failed read,
-      // so the next step reads everything again.
-      let cache: Map<string, OutboxRow> | undefined;
-      let changed = new Set<string>();
-      const matches = (row: OutboxRow) =>
-        row.owner === owner &&
-        (filter?.collection === undefined || row.collection === filter.collection) &&
-        (filter?.targetId === undefined || row.targetId === filter.targetId);
-      const refresh = async (): Promise<RowView[]> => {
-        const ids = changed;
-        changed = new Set();
-        if (cache === undefined || ids.size > FULL_READ_ABOVE) {
-          const views = await api.rows(filter);
-          cache = new Map(views.map((view) => [view.id, view.row as OutboxRow]));
-          return views;
-        }
-        const rows = cache;
-        const changedIds = [...ids];
-        const raws = await store.getMany(changedIds, owner);
-        for (const [i, id] of changedIds.entries()) {
-          const observed = raws[i] === undefined ? undefined : observeStored(decodeRow(raws[i]));
-          if (observed !== undefined && matches(observed.row)) rows.set(id, observed.row);
-          else rows.delete(id);
-        }
-        return api.viewsOf([...rows.values()].sort(queueOrder));
-      };
-      const pump: Pump = {
-        wants: (notice) => {
-          for (const id of notice.ids) changed.add(id);
-          return notice.ids.length > 0;
-        },
-        dirty: false,
-        running: false,
-        closed: false,
-        async step() {
-          let rows: RowView[];
-          try {
-            rows = await refresh();
-          } catch (error) {
-            cache = undefined;
-            throw error;
-          }
-          if (last !== undefined && deepEqual(rows, last)) return;
-          last = rows;
-          if (!pump.closed) await listener(rows);
-        },
-      };
-      return add(pump);
+      return add(rowsPump(api, store, owner, filter, listener));
     },
 
     watch(id, listener) {
@@ -156,6 +107,66 @@ export function createRowFeed(api: OwnerApi, store: OutboxStore, owner: string):
       pumps.clear();
     },
   };
+}
+
+/** The pump of one `subscribe`: the filter's rows, read again only where a notice names them. */
+function rowsPump(
+  api: OwnerApi,
+  store: OutboxStore,
+  owner: string,
+  filter: RowFilter | undefined,
+  listener: Deliver<RowView[]>,
+): Pump {
+  let last: RowView[] | undefined;
+  // The filter's rows as last read, kept up to date from the ids each notice names: a commit
+  // costs reads of the rows it touched, not of the whole outbox. Cleared after a failed read,
+  // so the next step reads everything again.
+  let cache: Map<string, OutboxRow> | undefined;
+  let changed = new Set<string>();
+  const matches = (row: OutboxRow) =>
+    row.owner === owner &&
+    (filter?.collection === undefined || row.collection === filter.collection) &&
+    (filter?.targetId === undefined || row.targetId === filter.targetId);
+  const refresh = async (): Promise<RowView[]> => {
+    const ids = changed;
+    changed = new Set();
+    if (cache === undefined || ids.size > FULL_READ_ABOVE) {
+      const views = await api.rows(filter);
+      cache = new Map(views.map((view) => [view.id, view.row as OutboxRow]));
+      return views;
+    }
+    const rows = cache;
+    const changedIds = [...ids];
+    const raws = await store.getMany(changedIds, owner);
+    for (const [i, id] of changedIds.entries()) {
+      const observed = raws[i] === undefined ? undefined : observeStored(decodeRow(raws[i]));
+      if (observed !== undefined && matches(observed.row)) rows.set(id, observed.row);
+      else rows.delete(id);
+    }
+    return api.viewsOf([...rows.values()].sort(queueOrder));
+  };
+  const pump: Pump = {
+    wants: (notice) => {
+      for (const id of notice.ids) changed.add(id);
+      return notice.ids.length > 0;
+    },
+    dirty: false,
+    running: false,
+    closed: false,
+    async step() {
+      let rows: RowView[];
+      try {
+        rows = await refresh();
+      } catch (error) {
+        cache = undefined;
+        throw error;
+      }
+      if (last !== undefined && deepEqual(rows, last)) return;
+      last = rows;
+      if (!pump.closed) await listener(rows);
+    },
+  };
+  return pump;
 }
 
 /** The row if it exists, else its receipt (row id = request id, §2), else its tombstone. */

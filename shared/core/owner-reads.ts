@@ -1,0 +1,130 @@
+import type { OutboxStats, RowFilter, RowView } from '../model/page-api.ts';
+import type { Observed } from '../model/row.ts';
+import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
+import type { RowCursor } from '../model/store.ts';
+import { rowStatus } from '../plan/row-status.ts';
+import type { PredecessorState } from '../plan/select.ts';
+import { observeStored } from '../plan/unknown-version.ts';
+import type { OwnerApi } from './outbox-api.ts';
+import type { OwnerContext } from './owner-context.ts';
+import { lookupPredecessors } from './predecessors.ts';
+
+const STATUSES: RowStatus[] = [
+  'queued',
+  'deferred',
+  'sending',
+  'waiting',
+  'intent',
+  'held',
+  'blocked',
+  'unknown',
+];
+
+/**
+ * The read side of the owner API: rows with their derived status (SPEC §2), counts, receipts and
+ * the conflict ledger, all of one owner. `allRows` is for the manual actions, never the page.
+ */
+export function createOwnerReads(ctx: OwnerContext): Pick<
+  OwnerApi,
+  'rows' | 'row' | 'stats' | 'viewsOf' | 'receipts' | 'receipt' | 'conflicts'
+> & {
+  allRows(): Promise<Observed[]>;
+} {
+  const { store, owner } = ctx;
+  const allRows = () => readAllRows(ctx);
+  const viewsOf = (rows: OutboxRow[]) => viewsOfRows(ctx, rows);
+  const views = (observed: Observed[]) => viewsOf(observed.map(({ row }) => row));
+
+  return {
+    allRows,
+    viewsOf,
+    async rows(filter: RowFilter = {}) {
+      // One record: read it through its index, not the whole outbox (live views call this
+      // after every committed transaction).
+      if (filter.collection !== undefined && filter.targetId !== undefined) {
+        const { collection, targetId } = filter;
+        const raws = await store.byTarget(owner, collection, targetId);
+        const rows = raws.flatMap((raw) => observeStored(decodeRow(raw)) ?? []);
+        rows.sort((a, b) => a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1));
+        return views(rows);
+      }
+      const all = await views(await allRows());
+      return all.filter(
+        (view) =>
+          (filter.collection === undefined ||
+            (view.row as OutboxRow).collection === filter.collection) &&
+          (filter.targetId === undefined || (view.row as OutboxRow).targetId === filter.targetId),
+      );
+    },
+
+    async row(id: string) {
+      const raw = await store.get(id, owner);
+      const observed = raw === undefined ? undefined : observeStored(decodeRow(raw));
+      if (observed === undefined || observed.row.owner !== owner) return undefined;
+      const [view] = await views([observed]);
+      return view;
+    },
+
+    async stats(): Promise<OutboxStats> {
+      const all = await views(await allRows());
+      const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<RowStatus, number>;
+      for (const view of all) counts[view.status]++;
+      const oldest = all.reduce<number | null>((min, v) => {
+        const at = (v.row as OutboxRow).savedAt;
+        return min === null || at < min ? at : min;
+      }, null);
+      return { counts, total: all.length, oldestSavedAt: oldest };
+    },
+
+    async conflicts(options = {}) {
+      return store.listConflicts(owner, options.limit ?? 50);
+    },
+
+    async receipts(options = {}) {
+      return store.listReceipts(owner, options.limit ?? 50);
+    },
+
+    async receipt(requestId) {
+      const receipt = await store.getReceipt(requestId, owner);
+      return receipt?.owner === owner ? receipt : undefined;
+    },
+  };
+}
+
+/** Every row of the owner in queue order, readable or of an unknown version; corrupt ones left out. */
+async function readAllRows({ store, owner }: OwnerContext): Promise<Observed[]> {
+  const rows: Observed[] = [];
+  let after: RowCursor | undefined;
+  for (;;) {
+    const batch = await store.scan(owner, { after, limit: 500 });
+    for (const raw of batch) {
+      const observed = observeStored(decodeRow(raw));
+      if (observed !== undefined) rows.push(observed);
+    }
+    if (batch.length < 500) return rows;
+    const last = batch[batch.length - 1] as RowCursor;
+    after = { savedAt: last.savedAt, id: last.id };
+  }
+}
+
+/** Rows with their status now; the predecessors they wait on are read when not among them. */
+async function viewsOfRows(
+  { deps, store, owner }: OwnerContext,
+  rows: OutboxRow[],
+): Promise<RowView[]> {
+  const known = new Map<string, PredecessorState>();
+  for (const row of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
+  const predecessor = await lookupPredecessors(
+    store,
+    owner,
+    rows.map((row) => row.successorOf),
+    known,
+  );
+  const now = deps.clock.now();
+  return rows.map((row) => {
+    const status = rowStatus(row, { now, leaseMs: deps.leaseMs }, predecessor);
+    const view: RowView = { row, id: row.id, status };
+    if (status === 'sending' && row.claim !== undefined) view.holderId = row.claim.holderId;
+    return view;
+  });
+}
