@@ -38,7 +38,7 @@ export function longFunctions(
 }
 
 /** Every function of one source text with a block body: where it starts, its name and length. */
-export function functionsOf(text: string): Array<Omit<LongFunction, 'file'>> {
+function functionsOf(text: string): Array<Omit<LongFunction, 'file'>> {
   const tokens = tokenize(text);
   const { match, enclosing } = pairBrackets(tokens);
   const found: Array<Omit<LongFunction, 'file'> & { at: number }> = [];
