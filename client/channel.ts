@@ -1,18 +1,14 @@
-import { type Remote, releaseProxy, wrap } from 'comlink';
+import { type Remote, releaseProxy } from 'comlink';
 import {
-  CONNECT_MESSAGE,
-  type ConnectMessage,
   type EndpointApi,
-  type Hello,
   isOutboxMessage,
   PING_MESSAGE,
   type PingMessage,
   PONG_MESSAGE,
   type PongMessage,
-  REFUSED_MESSAGE,
-  type RefusedMessage,
 } from '../shared/model/connection.ts';
-import { isErrorCodeShaped, OutboxError } from '../shared/model/errors.ts';
+import { OutboxError } from '../shared/model/errors.ts';
+import { type HandshakeOptions, handshake, type Link } from './handshake.ts';
 import { withTimeout } from './timeout.ts';
 
 /**
@@ -50,20 +46,8 @@ import { withTimeout } from './timeout.ts';
 /** How long after a change notice the worker must have spoken before the page asks if it runs. */
 export const NOTICE_GRACE_MS = 250;
 
-/** One handshake's result: the API, who answered, and the port it lives on. */
-export interface Link {
-  readonly remote: Remote<EndpointApi>;
-  readonly hello: Hello;
-  readonly worker: ServiceWorker;
-  readonly port: MessagePort;
-}
-
 /** What {@link WorkerChannel} needs from the page. */
-export interface WorkerChannelOptions {
-  owner: string;
-  timeoutMs: number;
-  /** The worker to talk to now: the controller, else the registration's active worker. */
-  target(): Promise<ServiceWorker | null>;
+export interface WorkerChannelOptions extends HandshakeOptions {
   onConnect(link: Link): void;
 }
 
@@ -210,7 +194,7 @@ export class WorkerChannel {
     });
     lost.catch(noop);
     const connection: Connection = {
-      link: this.#handshake(() => {
+      link: handshake(this.#options, () => {
         connection.heard++;
       }),
       lost,
@@ -264,37 +248,6 @@ export class WorkerChannel {
       // No answer at all: the call's own timeout decides.
       noop,
     );
-  }
-
-  async #handshake(heard: () => void): Promise<Link> {
-    const worker = await this.#options.target();
-    if (worker === null)
-      throw new OutboxError('worker_unavailable', 'No service worker is active for this page.');
-    const { port1, port2 } = new MessageChannel();
-    const refused = new Promise<never>((_, reject) => {
-      port1.addEventListener('message', (event: MessageEvent) => {
-        heard();
-        if (!isOutboxMessage<RefusedMessage>(event.data, REFUSED_MESSAGE)) return;
-        const code = isErrorCodeShaped(event.data.code) ? event.data.code : 'worker_unavailable';
-        reject(new OutboxError(code, event.data.message));
-      });
-    });
-    const remote = wrap<EndpointApi>(port1);
-    worker.postMessage(
-      { type: CONNECT_MESSAGE, owner: this.#options.owner } satisfies ConnectMessage,
-      [port2],
-    );
-    try {
-      const hello = await withTimeout(
-        Promise.race([remote.hello(), refused]),
-        this.#options.timeoutMs,
-        'timeout',
-      );
-      return { remote, hello, worker, port: port1 };
-    } catch (error) {
-      port1.close();
-      throw error;
-    }
   }
 }
 

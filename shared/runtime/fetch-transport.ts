@@ -64,63 +64,10 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
     maxBytes: options.batch?.maxBytes ?? BATCH_MIN_LIMITS.maxBytes,
   });
 
-  async function attempt(
-    url: URL,
-    init: RequestInit,
-    timeoutMs = options.timeoutMs,
-  ): Promise<Fetched> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
-    try {
-      const response = await doFetch(url.href, {
-        ...init,
-        signal: controller.signal,
-        cache: 'no-store',
-      });
-      return { kind: 'ok', response, body: await response.text() };
-    } catch (error) {
-      if (controller.signal.aborted) return { kind: 'timeout' };
-      return {
-        kind: 'network_error',
-        message: error instanceof Error ? error.message : String(error),
-      };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** Resolves the URL and the credentials; a refusal or missing auth ends the attempt early. */
-  async function prepare(
-    rawUrl: string,
-    base: string,
-    owner: string,
-  ): Promise<
-    { url: URL; auth: Record<string, string> } | Exclude<TransportResult, { kind: 'response' }>
-  > {
-    let url: URL;
-    try {
-      url = new URL(rawUrl, new URL(base, options.baseUrl));
-    } catch {
-      return { kind: 'refused', code: 'origin_not_allowed', message: `invalid URL ${rawUrl}` };
-    }
-    if (!allowed.has(url.origin)) {
-      return {
-        kind: 'refused',
-        code: 'origin_not_allowed',
-        message: `${url.origin} is not in allowedOrigins`,
-      };
-    }
-    let auth: Record<string, string> | null;
-    try {
-      auth = await options.auth(owner);
-    } catch (error) {
-      // The app's hook failed to get a token (often offline itself): retry later, send nothing.
-      const message = error instanceof Error ? error.message : String(error);
-      return { kind: 'network_error', message: `auth(${owner}) failed: ${message}` };
-    }
-    if (auth === null) return { kind: 'auth_unavailable' };
-    return { url, auth };
-  }
+  const attempt = (url: URL, init: RequestInit, timeoutMs = options.timeoutMs) =>
+    fetchOnce(doFetch, url, init, timeoutMs);
+  const prepare = (rawUrl: string, base: string, owner: string) =>
+    prepareRequest(options, allowed, rawUrl, base, owner);
 
   /**
    * One request under a claim's deadline (SPEC §4): `init` gets the credentials and builds the
@@ -203,53 +150,130 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
       const path = `/idempotency/${encodeURIComponent(requestId)}`;
       const prepared = await prepare(path, ctx.url, ctx.owner);
       if (!('url' in prepared)) return { kind: 'error', message: prepared.kind };
-      const fetched = await attempt(prepared.url, {
-        method: 'GET',
-        headers: prepared.auth,
-        credentials: options.credentials ?? 'same-origin',
-      });
-      if (fetched.kind !== 'ok') return { kind: 'error', message: fetched.kind };
-      if (fetched.response.status === 404) return { kind: 'not_found' };
-      if (!fetched.response.ok)
-        return { kind: 'error', message: `http_${fetched.response.status}` };
-      try {
-        const parsed = JSON.parse(fetched.body) as { status?: unknown; body?: Json };
-        if (typeof parsed.status !== 'number')
-          return { kind: 'error', message: 'malformed receipt' };
-        return { kind: 'found', status: parsed.status, body: parsed.body ?? null };
-      } catch {
-        return { kind: 'error', message: 'malformed receipt' };
-      }
+      return receiptLookup(
+        await attempt(prepared.url, {
+          method: 'GET',
+          headers: prepared.auth,
+          credentials: options.credentials ?? 'same-origin',
+        }),
+      );
     },
 
     async lookupHistory(url, ctx): Promise<HistoryLookup> {
       const prepared = await prepare(url, options.baseUrl, ctx.owner);
-      if (!('url' in prepared)) {
-        if (prepared.kind === 'refused')
-          return { kind: 'error', code: 'origin_not_allowed', message: prepared.message };
-        if (prepared.kind === 'auth_unavailable')
-          return { kind: 'error', code: 'auth_required', message: 'no credentials' };
-        const message = prepared.kind === 'network_error' ? prepared.message : prepared.kind;
-        return { kind: 'error', code: 'network', message };
-      }
-      const fetched = await attempt(prepared.url, {
-        method: 'GET',
-        headers: prepared.auth,
-        credentials: options.credentials ?? 'same-origin',
-      });
-      if (fetched.kind === 'timeout') return { kind: 'error', code: 'timeout', message: 'timeout' };
-      if (fetched.kind !== 'ok') return { kind: 'error', code: 'network', message: fetched.kind };
-      const { status } = fetched.response;
-      if (status === 404) return { kind: 'not_found' };
-      if (status === 401) return { kind: 'error', code: 'auth_required', message: 'http_401' };
-      if (!fetched.response.ok)
-        return { kind: 'error', code: 'network', message: `http_${status}` };
-      const version = parseRecordVersion(fetched.body);
-      return version === undefined
-        ? { kind: 'error', code: 'network', message: 'malformed record version' }
-        : { kind: 'found', version };
+      if (!('url' in prepared)) return historyUnreached(prepared);
+      return historyLookup(
+        await attempt(prepared.url, {
+          method: 'GET',
+          headers: prepared.auth,
+          credentials: options.credentials ?? 'same-origin',
+        }),
+      );
     },
   };
+}
+
+/** One fetch within `timeoutMs`, its body read; a fault or the timeout as a result, not thrown. */
+async function fetchOnce(
+  doFetch: typeof fetch,
+  url: URL,
+  init: RequestInit,
+  timeoutMs: number,
+): Promise<Fetched> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const response = await doFetch(url.href, {
+      ...init,
+      signal: controller.signal,
+      cache: 'no-store',
+    });
+    return { kind: 'ok', response, body: await response.text() };
+  } catch (error) {
+    if (controller.signal.aborted) return { kind: 'timeout' };
+    return {
+      kind: 'network_error',
+      message: error instanceof Error ? error.message : String(error),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Resolves the URL (against `base`, itself against the transport's base) and the credentials;
+ * a refusal or missing auth ends the attempt early.
+ */
+async function prepareRequest(
+  options: FetchTransportOptions,
+  allowed: ReadonlySet<string>,
+  rawUrl: string,
+  base: string,
+  owner: string,
+): Promise<
+  { url: URL; auth: Record<string, string> } | Exclude<TransportResult, { kind: 'response' }>
+> {
+  let url: URL;
+  try {
+    url = new URL(rawUrl, new URL(base, options.baseUrl));
+  } catch {
+    return { kind: 'refused', code: 'origin_not_allowed', message: `invalid URL ${rawUrl}` };
+  }
+  if (!allowed.has(url.origin)) {
+    return {
+      kind: 'refused',
+      code: 'origin_not_allowed',
+      message: `${url.origin} is not in allowedOrigins`,
+    };
+  }
+  let auth: Record<string, string> | null;
+  try {
+    auth = await options.auth(owner);
+  } catch (error) {
+    // The app's hook failed to get a token (often offline itself): retry later, send nothing.
+    const message = error instanceof Error ? error.message : String(error);
+    return { kind: 'network_error', message: `auth(${owner}) failed: ${message}` };
+  }
+  if (auth === null) return { kind: 'auth_unavailable' };
+  return { url, auth };
+}
+
+/** The server's answer to a receipt lookup (§15) as a {@link ReceiptLookup}. */
+function receiptLookup(fetched: Fetched): ReceiptLookup {
+  if (fetched.kind !== 'ok') return { kind: 'error', message: fetched.kind };
+  if (fetched.response.status === 404) return { kind: 'not_found' };
+  if (!fetched.response.ok) return { kind: 'error', message: `http_${fetched.response.status}` };
+  try {
+    const parsed = JSON.parse(fetched.body) as { status?: unknown; body?: Json };
+    if (typeof parsed.status !== 'number') return { kind: 'error', message: 'malformed receipt' };
+    return { kind: 'found', status: parsed.status, body: parsed.body ?? null };
+  } catch {
+    return { kind: 'error', message: 'malformed receipt' };
+  }
+}
+
+/** A history lookup that never left: refused, without credentials, or the auth hook failed. */
+function historyUnreached(prepared: Exclude<TransportResult, { kind: 'response' }>): HistoryLookup {
+  if (prepared.kind === 'refused')
+    return { kind: 'error', code: 'origin_not_allowed', message: prepared.message };
+  if (prepared.kind === 'auth_unavailable')
+    return { kind: 'error', code: 'auth_required', message: 'no credentials' };
+  const message = prepared.kind === 'network_error' ? prepared.message : prepared.kind;
+  return { kind: 'error', code: 'network', message };
+}
+
+/** The server's answer to a record version lookup as a {@link HistoryLookup}. */
+function historyLookup(fetched: Fetched): HistoryLookup {
+  if (fetched.kind === 'timeout') return { kind: 'error', code: 'timeout', message: 'timeout' };
+  if (fetched.kind !== 'ok') return { kind: 'error', code: 'network', message: fetched.kind };
+  const { status } = fetched.response;
+  if (status === 404) return { kind: 'not_found' };
+  if (status === 401) return { kind: 'error', code: 'auth_required', message: 'http_401' };
+  if (!fetched.response.ok) return { kind: 'error', code: 'network', message: `http_${status}` };
+  const version = parseRecordVersion(fetched.body);
+  return version === undefined
+    ? { kind: 'error', code: 'network', message: 'malformed record version' }
+    : { kind: 'found', version };
 }
 
 const LAPSED = Symbol('lapsed');

@@ -16,23 +16,15 @@ const GONE = Symbol();
 /**
  * The body of `replace` and `replaceEach` (SPEC §3): the plans of one readwrite transaction, each
  * compared in order against the stores as the plans before it left them and applied only if its
- * observation holds. True per committed plan.
- *
- * Every read the compares need is issued at once, before any write: the requests of one
- * transaction run in order in the backend, so the reads see the stores as the transaction found
- * them, and the writes of the plans before a plan are laid over them here. The rows observed
- * present are read together, as one range of the queue index (`[owner, savedAt, id]`: a row
- * not found at its observed position has changed), the others by key, and each record checked
- * once — so n plans cost one or two round trips to the backend and about one read each, not two
- * or three awaited one after another. Writes are plain requests: one that fails aborts the
- * transaction, whose error the caller reports.
+ * observation holds. True per committed plan. The compares read what {@link readForPlans} read
+ * for all of them at once. Writes are plain requests: one that fails aborts the transaction,
+ * whose error the caller reports.
  */
 export async function applyPlans(
   tx: IDBTransaction,
   keys: KeyOrder,
   plans: readonly ReplacePlan[],
 ): Promise<boolean[]> {
-  const { cmp } = keys;
   // Writes are laid over reads by key equality, which holds for string keys only: a batch with a
   // plan naming another key (a corrupt value's, §2) is applied one plan after another.
   if (plans.length > 1 && !plans.every(namesStringKeysOnly)) {
@@ -40,6 +32,86 @@ export async function applyPlans(
     for (const plan of plans) results.push(...(await applyPlans(tx, keys, [plan])));
     return results;
   }
+  const { rows, records, recordOf, present, stored } = await readForPlans(tx, keys, plans);
+
+  // Each plan in order, over the writes of the committed plans before it.
+  const written = new Map<unknown, unknown>();
+  const holdsNow = (expectation: Expectation) => {
+    const { id, row } = expectation;
+    if (!written.has(id)) return matchesObservation(stored(expectation), row);
+    const value = written.get(id);
+    // As a read would give it back: a structured clone of what was put.
+    return matchesObservation(value === GONE ? undefined : structuredClone(value), row);
+  };
+  const write = (id: unknown, value: unknown, ids?: Set<unknown>) => {
+    written.set(id, value);
+    recordOf.get(id)?.delete(id);
+    recordOf.delete(id);
+    if (ids === undefined) return;
+    ids.add(id);
+    recordOf.set(id, ids);
+  };
+  return plans.map((plan) => {
+    const holds =
+      plan.expected.every(holdsNow) &&
+      !(['receipts', 'tombstones'] as const).some((store) =>
+        plan.absent?.[store]?.some((id) => present[store].has(id)),
+      ) &&
+      (plan.records ?? []).every(({ collection, targetId, ids }) =>
+        holdsExactly([...records.get(recordKey(plan.owner, collection, targetId))!], ids),
+      );
+    if (!holds) return false;
+    // Deletes before puts: a plan that deletes and puts one id leaves the put row.
+    for (const id of plan.delete ?? []) {
+      rows.delete(id as IDBValidKey);
+      write(id, GONE);
+    }
+    for (const value of plan.put ?? []) {
+      rows.put(value);
+      const { id, owner, collection, targetId } = value as Stored;
+      write(id, value, records.get(recordKey(owner, collection, targetId)));
+    }
+    for (const receipt of plan.receipts ?? []) {
+      tx.objectStore(STORE.receipts).put(receipt);
+      present.receipts.add(receipt.requestId);
+    }
+    for (const entry of plan.ledger ?? []) tx.objectStore(STORE.conflicts).put(entry);
+    for (const tombstone of plan.tombstones ?? []) {
+      tx.objectStore(STORE.tombstones).put(tombstone);
+      present.tombstones.add(tombstone.id);
+    }
+    return true;
+  });
+}
+
+/** What the plans of one transaction are compared against, read for all of them at once. */
+interface PlanReads {
+  rows: IDBObjectStore;
+  /** The ids each checked record holds; the compares lay the plans' writes over them. */
+  records: Map<string, Set<unknown>>;
+  /** The record set each read id belongs to. */
+  recordOf: Map<unknown, Set<unknown>>;
+  /** The receipts and tombstones found present among those the plans expect absent. */
+  present: { receipts: Set<string>; tombstones: Set<string> };
+  /** The value an expectation's row had when the transaction found it. */
+  stored(expectation: Expectation): unknown;
+}
+
+/**
+ * Every read the compares of `plans` need, issued at once, before any write: the requests of one
+ * transaction run in order in the backend, so the reads see the stores as the transaction found
+ * them, and the writes of the plans before a plan are laid over them by the caller. The rows
+ * observed present are read together, as one range of the queue index (`[owner, savedAt, id]`:
+ * a row not found at its observed position has changed), the others by key, and each record
+ * checked once — so n plans cost one or two round trips to the backend and about one read each,
+ * not two or three awaited one after another.
+ */
+async function readForPlans(
+  tx: IDBTransaction,
+  keys: KeyOrder,
+  plans: readonly ReplacePlan[],
+): Promise<PlanReads> {
+  const { cmp } = keys;
   const rows = tx.objectStore(STORE.rows);
   const requests: IDBRequest[] = [];
   const issue = <T>(request: IDBRequest<T>) => {
@@ -122,57 +194,16 @@ export async function applyPlans(
   }
   for (const [set, id, count] of counts) if (count.result > 0) set.add(id);
 
-  // Each plan in order, over the writes of the committed plans before it.
-  const written = new Map<unknown, unknown>();
-  const holdsNow = (expectation: Expectation) => {
-    const { id, row } = expectation;
-    if (!written.has(id)) {
-      const current = inRange(inQueue.get(expectation)) ? found.get(id) : gets.get(id)!.result;
-      return matchesObservation(current, row);
-    }
-    const value = written.get(id);
-    // As a read would give it back: a structured clone of what was put.
-    return matchesObservation(value === GONE ? undefined : structuredClone(value), row);
+  return {
+    rows,
+    records,
+    recordOf,
+    present,
+    stored: (expectation) =>
+      inRange(inQueue.get(expectation))
+        ? found.get(expectation.id)
+        : gets.get(expectation.id)!.result,
   };
-  const write = (id: unknown, value: unknown, ids?: Set<unknown>) => {
-    written.set(id, value);
-    recordOf.get(id)?.delete(id);
-    recordOf.delete(id);
-    if (ids === undefined) return;
-    ids.add(id);
-    recordOf.set(id, ids);
-  };
-  return plans.map((plan) => {
-    const holds =
-      plan.expected.every(holdsNow) &&
-      !(['receipts', 'tombstones'] as const).some((store) =>
-        plan.absent?.[store]?.some((id) => present[store].has(id)),
-      ) &&
-      (plan.records ?? []).every(({ collection, targetId, ids }) =>
-        holdsExactly([...records.get(recordKey(plan.owner, collection, targetId))!], ids),
-      );
-    if (!holds) return false;
-    // Deletes before puts: a plan that deletes and puts one id leaves the put row.
-    for (const id of plan.delete ?? []) {
-      rows.delete(id as IDBValidKey);
-      write(id, GONE);
-    }
-    for (const value of plan.put ?? []) {
-      rows.put(value);
-      const { id, owner, collection, targetId } = value as Stored;
-      write(id, value, records.get(recordKey(owner, collection, targetId)));
-    }
-    for (const receipt of plan.receipts ?? []) {
-      tx.objectStore(STORE.receipts).put(receipt);
-      present.receipts.add(receipt.requestId);
-    }
-    for (const entry of plan.ledger ?? []) tx.objectStore(STORE.conflicts).put(entry);
-    for (const tombstone of plan.tombstones ?? []) {
-      tx.objectStore(STORE.tombstones).put(tombstone);
-      present.tombstones.add(tombstone.id);
-    }
-    return true;
-  });
 }
 
 /**

@@ -103,38 +103,7 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
   };
 
   return {
-    async get(id, owner) {
-      const rows = objectStore(await database(), STORE.rows);
-      return visibleTo(await readable(request(rows.get(id)), id), owner);
-    },
-
-    async getMany(ids, owner) {
-      if (ids.length === 0) return [];
-      const rows = objectStore(await database(), STORE.rows);
-      return Promise.all(
-        ids.map(async (id) => visibleTo(await readable(request(rows.get(id)), id), owner)),
-      );
-    },
-
-    async scan(owner, { after, limit }) {
-      const db = await database();
-      if (limit <= 0) return [];
-      // Start strictly after the last row seen: re-opening at the index start would walk the
-      // tombstones of every row already drained (SPEC §7, TOOLING).
-      const lower = after ? [owner, after.savedAt, after.id] : [owner];
-      const range = IDBKeyRange.bound(lower, [owner, []], after !== undefined, false);
-      return readAll(db, INDEX.rowsByOwnerSavedAt, range, owner, limit);
-    },
-
-    async byTarget(owner, collection, targetId) {
-      const db = await database();
-      return readAll(
-        db,
-        INDEX.rowsByOwnerTarget,
-        IDBKeyRange.only([owner, collection, targetId]),
-        owner,
-      );
-    },
+    ...idbReads(database),
 
     async replace(plan) {
       const db = await database();
@@ -175,33 +144,11 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       return results;
     },
 
-    async getReceipt(requestId, owner) {
-      const receipts = objectStore(await database(), STORE.receipts);
-      return visibleTo(await request<Receipt | undefined>(receipts.get(requestId)), owner);
-    },
-
-    async listReceipts(owner, limit) {
-      return newestFirst<Receipt>(await database(), STORE.receipts, owner, limit);
-    },
-
-    async listConflicts(owner, limit) {
-      return newestFirst<ConflictLedgerEntry>(await database(), STORE.conflicts, owner, limit);
-    },
-
-    async getTombstone(id, owner) {
-      const tombstones = objectStore(await database(), STORE.tombstones);
-      return visibleTo(await request<Tombstone | undefined>(tombstones.get(id)), owner);
-    },
-
     async prune(owner, { maxReceipts, olderThan, maxLedger }) {
       const db = await database();
       await dropOldest(db, STORE.receipts, ownerRange(owner, olderThan), 0);
       await dropOldest(db, STORE.receipts, ownerRange(owner), maxReceipts);
       await dropOldest(db, STORE.conflicts, ownerRange(owner), maxLedger);
-    },
-
-    async getMeta(key) {
-      return request<Json | undefined>(objectStore(await database(), STORE.meta).get(key));
     },
 
     async setMeta(key: string, value: Json | undefined) {
@@ -221,6 +168,79 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       listeners.clear();
       current?.then((db) => db.close(), noop);
       current = undefined;
+    },
+  };
+}
+
+/** The store's reads (SPEC §3), each in a readonly transaction of its own on `database()`. */
+function idbReads(
+  database: () => Promise<OutboxDb>,
+): Pick<
+  OutboxStore,
+  | 'get'
+  | 'getMany'
+  | 'scan'
+  | 'byTarget'
+  | 'getReceipt'
+  | 'listReceipts'
+  | 'listConflicts'
+  | 'getTombstone'
+  | 'getMeta'
+> {
+  return {
+    async get(id, owner) {
+      const rows = objectStore(await database(), STORE.rows);
+      return visibleTo(await readable(request(rows.get(id)), id), owner);
+    },
+
+    async getMany(ids, owner) {
+      if (ids.length === 0) return [];
+      const rows = objectStore(await database(), STORE.rows);
+      return Promise.all(
+        ids.map(async (id) => visibleTo(await readable(request(rows.get(id)), id), owner)),
+      );
+    },
+
+    async scan(owner, { after, limit }) {
+      const db = await database();
+      if (limit <= 0) return [];
+      // Start strictly after the last row seen: re-opening at the index start would walk the
+      // tombstones of every row already drained (SPEC §7, TOOLING).
+      const lower = after ? [owner, after.savedAt, after.id] : [owner];
+      const range = IDBKeyRange.bound(lower, [owner, []], after !== undefined, false);
+      return readAll(db, INDEX.rowsByOwnerSavedAt, range, owner, limit);
+    },
+
+    async byTarget(owner, collection, targetId) {
+      const db = await database();
+      return readAll(
+        db,
+        INDEX.rowsByOwnerTarget,
+        IDBKeyRange.only([owner, collection, targetId]),
+        owner,
+      );
+    },
+
+    async getReceipt(requestId, owner) {
+      const receipts = objectStore(await database(), STORE.receipts);
+      return visibleTo(await request<Receipt | undefined>(receipts.get(requestId)), owner);
+    },
+
+    async listReceipts(owner, limit) {
+      return newestFirst<Receipt>(await database(), STORE.receipts, owner, limit);
+    },
+
+    async listConflicts(owner, limit) {
+      return newestFirst<ConflictLedgerEntry>(await database(), STORE.conflicts, owner, limit);
+    },
+
+    async getTombstone(id, owner) {
+      const tombstones = objectStore(await database(), STORE.tombstones);
+      return visibleTo(await request<Tombstone | undefined>(tombstones.get(id)), owner);
+    },
+
+    async getMeta(key) {
+      return request<Json | undefined>(objectStore(await database(), STORE.meta).get(key));
     },
   };
 }
