@@ -1,4 +1,4 @@
-import { isQuotaError, OutboxError } from '../model/errors.ts';
+import { OutboxError } from '../model/errors.ts';
 import { outboxError } from '../model/outbox-error.ts';
 import type { OutboxStore } from '../model/store.ts';
 import { FlushStop } from './flush-stop.ts';
@@ -62,4 +62,9 @@ export function guardStore(store: OutboxStore, boundary: StorageBoundary): Outbo
     onChange: (listener) => store.onChange(listener),
     close: () => store.close(),
   };
+}
+
+/** Whether an IndexedDB/DOM exception means the device ran out of storage. */
+function isQuotaError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'QuotaExceededError';
 }

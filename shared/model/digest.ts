@@ -1,5 +1,4 @@
 import type { PreparedRequest } from './handler.ts';
-import { formatSha256Digest } from './headers.ts';
 import { canonicalJson } from './json.ts';
 import { sha256, sha256Hex } from './sha256.ts';
 
@@ -23,6 +22,13 @@ export function fingerprintOf(
       baseRevision: baseRevision ?? null,
     }),
   );
+}
+
+/** Formats raw SHA-256 bytes as a `Content-Digest` member (RFC 9530): `sha-256=:<base64>:`. */
+export function formatSha256Digest(digest: Uint8Array): string {
+  let binary = '';
+  for (const byte of digest) binary += String.fromCharCode(byte);
+  return `sha-256=:${btoa(binary)}:`;
 }
 
 /** `Content-Digest` (RFC 9530) of body bytes, or of a string's UTF-8 bytes. */

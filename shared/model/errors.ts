@@ -52,8 +52,3 @@ export interface SerializedOutboxError {
 export function isErrorCodeShaped(code: unknown): code is ErrorCode {
   return typeof code === 'string' && /^[a-z][a-z0-9_]*$/.test(code);
 }
-
-/** Whether an IndexedDB/DOM exception means the device ran out of storage. */
-export function isQuotaError(error: unknown): boolean {
-  return error instanceof Error && error.name === 'QuotaExceededError';
-}

@@ -25,10 +25,3 @@ export function formatIdempotencyKey(requestId: string): string {
 export function formatRevisionTag(revision: number): string {
   return `"${revision}"`;
 }
-
-/** Formats raw SHA-256 bytes as a `Content-Digest` member (RFC 9530): `sha-256=:<base64>:`. */
-export function formatSha256Digest(digest: Uint8Array): string {
-  let binary = '';
-  for (const byte of digest) binary += String.fromCharCode(byte);
-  return `sha-256=:${btoa(binary)}:`;
-}

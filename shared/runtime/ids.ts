@@ -14,8 +14,3 @@ export const cryptoIds: IdSource = {
     return crypto.getRandomValues(new Uint32Array(1))[0]! / 2 ** 32;
   },
 };
-
-/** A fresh holder id for one sender instance (SPEC §4): a worker start or one tab. */
-export function newHolderId(kind: 'sw' | 'tab', ids: IdSource = cryptoIds): string {
-  return `${kind}-${ids.hex24()}`;
-}

@@ -10,7 +10,7 @@ import { systemClock } from './clock.ts';
 import { type AuthHook, type Credentials, createCredentials } from './credentials.ts';
 import { createFetchTransport } from './fetch-transport.ts';
 import { createFlushScheduler, type FlushScheduler } from './flush-scheduler.ts';
-import { cryptoIds, newHolderId } from './ids.ts';
+import { cryptoIds } from './ids.ts';
 import { lazy } from './lazy.ts';
 
 /**
@@ -154,4 +154,9 @@ function withConflictDefault(
         : handler;
   }
   return out;
+}
+
+/** A fresh holder id for one sender instance (SPEC §4): a worker start or one tab. */
+function newHolderId(kind: 'sw' | 'tab', ids: IdSource): string {
+  return `${kind}-${ids.hex24()}`;
 }

@@ -17,13 +17,8 @@ import { ID_PATTERN } from '../model/page-api.ts';
  * here": it sends one request per row and remembers that for the origin.
  */
 
-export { contentDigest } from '../model/digest.ts';
-export {
-  formatIdempotencyKey,
-  formatRevisionTag,
-  formatSha256Digest,
-  HEADER,
-} from '../model/headers.ts';
+export { contentDigest, formatSha256Digest } from '../model/digest.ts';
+export { formatIdempotencyKey, formatRevisionTag, HEADER } from '../model/headers.ts';
 export { isSendableHeader } from '../model/http-header.ts';
 export { ID_PATTERN } from '../model/page-api.ts';
 export { PROBLEM, PROBLEM_CONTENT_TYPE, type ProblemType } from '../model/problem-types.ts';
