@@ -1,7 +1,8 @@
 import type { Outcome } from '../model/outcome.ts';
 import type { TransportResult } from '../model/ports.ts';
 import type { OutboxRow } from '../model/row.ts';
-import { planClaim, sendDeadline } from '../plan/claim.ts';
+import { planClaim } from '../plan/claim.ts';
+import { sendDeadline } from '../plan/lease.ts';
 import { classifyResult } from '../plan/classify.ts';
 import type { CoreDeps } from './config.ts';
 import type { FlushState } from './flush-state.ts';

@@ -1,6 +1,6 @@
 import type { OutboxCore } from '../core/outbox-api.ts';
 import { BUNDLE_VERSION, createOutboxCore } from '../core/outbox-core.ts';
-import type { OutboxTuning } from '../core/tuning.ts';
+import { DEFAULT_TUNING, type OutboxTuning } from '../core/tuning.ts';
 import type { CollectionHandler, ConflictPolicy } from '../model/handler.ts';
 import type { FlushReport, OutboxEvent } from '../model/page-api.ts';
 import type { Clock, IdSource, Logger } from '../model/ports.ts';
@@ -53,7 +53,6 @@ export interface Sender {
   readonly credentials: Credentials;
 }
 
-const DEFAULT_LEASE_MS = 10_000;
 /** How long an enqueue's flush in the worker waits to fill a batch (SPEC §15.1). */
 const DEFAULT_LINGER_MS = 5;
 
@@ -94,7 +93,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
         auth: credentials.source,
         allowedOrigins: config.allowedOrigins ?? [origin],
         baseUrl: globalThis.location?.href ?? origin,
-        timeoutMs: config.requestTimeoutMs ?? config.leaseMs ?? DEFAULT_LEASE_MS,
+        timeoutMs: config.requestTimeoutMs ?? config.leaseMs ?? DEFAULT_TUNING.leaseMs,
         clock,
         ...(config.batch ? { batch: config.batch } : {}),
         ...(config.fetch ? { fetch: config.fetch } : {}),
