@@ -9,18 +9,13 @@ import { isRowInFlight } from '../plan/in-flight.ts';
 import { leaseEnd } from '../plan/lease.ts';
 import { planResumeHeld } from '../plan/manual-actions.ts';
 import { planQuarantine } from '../plan/quarantine.ts';
-import {
-  type PredecessorLookup,
-  type PredecessorState,
-  selectBatch,
-  targetKey,
-} from '../plan/select.ts';
+import { selectBatch, targetKey } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { CoreDeps } from './config.ts';
 import { Flush } from './flush.ts';
 import { FlushStop } from './flush-stop.ts';
 import { recoverOrphanIntents } from './orphan-intents.ts';
-import { lookupPredecessors } from './predecessors.ts';
+import { lookupPredecessorsOf } from './predecessors.ts';
 import { send } from './send.ts';
 
 /**
@@ -74,25 +69,6 @@ async function runPass(flush: Flush): Promise<number> {
   let closed = new Set<string>();
   // A scan reads at least a full batch's worth of rows (§15.1).
   const limit = scanLimit(deps.batchSize, deps.batch);
-  /** Runs a send task; its records are free again once it has settled. */
-  const start = (keys: string[], send: () => Promise<void>) => {
-    const task = send()
-      .catch((error: unknown) => {
-        flush.stop ??= error instanceof FlushStop ? error.reason : 'storage';
-        if (!(error instanceof FlushStop))
-          deps.logger?.error('send failed', { error: String(error) });
-      })
-      .finally(() => {
-        for (const key of keys) flush.busyTargets.delete(key);
-        active.delete(task);
-      });
-    active.add(task);
-  };
-  const startGroup = (group: BatchGroup) =>
-    start(
-      group.rows.map(({ row }) => targetKey(row)),
-      () => send(flush, group.rows, group.route),
-    );
   for (;;) {
     const raws = await flush.store.scan(flush.owner, { after, limit });
     if (raws.length === 0) break;
@@ -100,7 +76,12 @@ async function runPass(flush: Flush): Promise<number> {
     after = { savedAt: last.savedAt, id: last.id };
     const rows = await decodeBatch(flush, raws);
     const blockedPredecessors = new Map<string, Expectation>();
-    const predecessor = await predecessorLookup(flush, rows, blockedPredecessors);
+    const predecessor = await lookupPredecessorsOf(
+      flush.store,
+      flush.owner,
+      rows.map(({ row }) => row),
+      blockedPredecessors,
+    );
     // Converted rows keep their queue place, which this scan may have passed: their records wait.
     for (const row of await recoverOrphanIntents(flush, rows, predecessor)) {
       converted++;
@@ -139,19 +120,35 @@ async function runPass(flush: Flush): Promise<number> {
       flush.attempted.add(row.id);
       const observed = { row, raw: rawById.get(row.id) };
       const route = batchRouteOf(flush, row);
+      if (route !== undefined)
+        for (const group of gather(groups, route, observed)) start(group.rows, group.route);
       // A row that travels alone is a group of one.
-      if (route === undefined) start([key], () => send(flush, [observed]));
-      else for (const group of gather(groups, route, observed)) startGroup(group);
+      else start([observed]);
     }
     // Rows gathered but not sent (the flush stopped) go back with their records unclaimed.
     for (const group of groups.values()) {
-      if (flush.stop === undefined) startGroup(group);
+      if (flush.stop === undefined) start(group.rows, group.route);
       else for (const { row } of group.rows) flush.busyTargets.delete(targetKey(row));
     }
     if (flush.stop !== undefined || raws.length < limit) break;
   }
   await Promise.all(active);
   return flush.report.claimed - claimedBefore + converted + flush.lost.size - lostBefore;
+
+  /** Sends a group of rows as one task; their records are free again once it has settled. */
+  function start(rows: readonly Observed[], route?: BatchRoute): void {
+    const task = send(flush, rows, route)
+      .catch((error: unknown) => {
+        flush.stop ??= error instanceof FlushStop ? error.reason : 'storage';
+        if (!(error instanceof FlushStop))
+          deps.logger?.error('send failed', { error: String(error) });
+      })
+      .finally(() => {
+        for (const { row } of rows) flush.busyTargets.delete(targetKey(row));
+        active.delete(task);
+      });
+    active.add(task);
+  }
 }
 
 /**
@@ -197,23 +194,6 @@ async function releaseUncredentialed(flush: Flush, rows: Observed[]): Promise<Ou
     if ((await flush.store.replace(plan)) === 'committed') released.push(observed.row);
   }
   return released;
-}
-
-/** Looks up every `successorOf` row: from this batch, else from the store. */
-async function predecessorLookup(
-  flush: Flush,
-  rows: Observed[],
-  blocked: Map<string, Expectation>,
-): Promise<PredecessorLookup> {
-  const known = new Map<string, PredecessorState>();
-  for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
-  return lookupPredecessors(
-    flush.store,
-    flush.owner,
-    rows.map(({ row }) => row.successorOf),
-    known,
-    blocked,
-  );
 }
 
 /**

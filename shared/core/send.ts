@@ -29,12 +29,10 @@ export async function send(
   route?: BatchRoute,
 ): Promise<void> {
   const claimed = await claim(flush, rows);
-  if (claimed.length === 0) return;
-  if (route === undefined || claimed.length === 1) {
-    await Promise.all(claimed.map((one) => sendAlone(flush, one)));
-    return;
-  }
-  await sendTogether(flush, route, claimed);
+  const [only, ...more] = claimed;
+  if (only === undefined) return;
+  if (route === undefined || more.length === 0) await sendAlone(flush, only);
+  else await sendTogether(flush, route, claimed);
 }
 
 /** Claims the rows in one transaction, each compared on its own; returns those claimed. */
@@ -52,7 +50,12 @@ async function claim(flush: Flush, rows: readonly Observed[]): Promise<Claimed[]
     return claim.kind === 'claim' ? [claim] : [];
   });
   if (planned.length === 0) return [];
-  const results = await flush.writes.submitMany(planned.map((claim) => claim.plan));
+  // A row alone is submitted alone, to commit with whatever else waits; the claims of a batch
+  // are submitted together, to commit in one transaction.
+  const results =
+    rows.length === 1
+      ? [await flush.writes.submit(planned[0]!.plan)]
+      : await flush.writes.submitMany(planned.map((claim) => claim.plan));
   flush.noteLost(planned.filter((_, i) => results[i] !== 'committed').map((claim) => claim.row));
   const claimed = planned.filter((_, i) => results[i] === 'committed');
   for (const { row, fence } of claimed) flush.noteClaimed(row, fence);
@@ -62,10 +65,7 @@ async function claim(flush: Flush, rows: readonly Observed[]): Promise<Claimed[]
 /** Sends one claimed row alone and settles its answer. */
 async function sendAlone(flush: Flush, { row, fence }: Claimed): Promise<void> {
   const request = row.request!;
-  const deadline = deadlineOf(flush, row);
-  const result = await flush.sends.run(async () => {
-    const unsent = unsentReason(flush, row, deadline.leaveBy);
-    if (unsent !== undefined) return unsent;
+  const result = await whileLeased(flush, [row], async (deadline) => {
     // The transport bounds what it awaits by the claim too (§4): past `leaveBy` nothing leaves.
     const answer = await flush.deps.transport.send(request, {
       owner: flush.owner,
@@ -76,12 +76,13 @@ async function sendAlone(flush: Flush, { row, fence }: Claimed): Promise<void> {
     flush.stopIfNetworkDown([answer]);
     return answer;
   });
-  if (typeof result === 'string') {
-    await settleOutcome(flush, row, fence, unsentOutcome(result), { kind: 'timeout' });
+  if (typeof result !== 'string') {
+    noteSent(flush, row, fence, result);
+    const outcomeOf = () => classify(flush, row, result);
+    await settleAnswer(flush, row, fence, result, outcomeOf);
     return;
   }
-  noteSent(flush, row, fence, result);
-  await settleAnswer(flush, row, fence, result, () => classify(flush, row, result));
+  await settleOutcome(flush, row, fence, unsentOutcome(result), { kind: 'timeout' });
 }
 
 /**
@@ -89,15 +90,11 @@ async function sendAlone(flush: Flush, { row, fence }: Claimed): Promise<void> {
  * An endpoint that takes no batches gets each row alone, under the claim it has.
  */
 async function sendTogether(flush: Flush, route: BatchRoute, claimed: Claimed[]): Promise<void> {
-  const deadline = earliest(claimed.map(({ row }) => deadlineOf(flush, row)));
-  const answer = await flush.sends.run(async () => {
-    for (const { row } of claimed) {
-      const unsent = unsentReason(flush, row, deadline.leaveBy);
-      if (unsent !== undefined) return unsent;
-    }
+  const rows = claimed.map(({ row }) => row);
+  const answer = await whileLeased(flush, rows, async (deadline) => {
     const answers = await flush.deps.transport.sendBatch!(
       route,
-      claimed.map(({ row }) => row.request!),
+      rows.map((row) => row.request!),
       { owner: flush.owner, deadline },
     );
     // Decided before the slot passes to rows claimed ahead (§12).
@@ -118,31 +115,31 @@ async function sendTogether(flush: Flush, route: BatchRoute, claimed: Claimed[])
   await settleMany(flush, answers);
 }
 
-/** The deadline a claimed row's request is sent under (SPEC §4). */
-function deadlineOf(flush: Flush, row: OutboxRow): SendDeadline {
-  return sendDeadline(row.claim!, {
-    leaseMs: flush.deps.leaseMs,
-    marginMs: flush.deps.sendMarginMs,
-  });
-}
-
-/** The batch leaves only while every row's claim covers it, and is aborted when the first ends. */
-function earliest(deadlines: SendDeadline[]): SendDeadline {
-  return {
+/**
+ * Runs a request in a send slot, under the deadline of its rows' claims (SPEC §4): a batch
+ * leaves only while every row's claim covers it, and is aborted when the first ends. It does not
+ * go after all — the rows go back to the queue — when the flush stopped while it waited for the
+ * slot (say, offline), or a row's lease could no longer cover it.
+ */
+function whileLeased<T>(
+  flush: Flush,
+  rows: readonly OutboxRow[],
+  go: (deadline: SendDeadline) => Promise<T>,
+): Promise<T | Unsent> {
+  const { clock, leaseMs, sendMarginMs } = flush.deps;
+  const deadlines = rows.map((row) =>
+    sendDeadline(row.claim!, { leaseMs, marginMs: sendMarginMs }),
+  );
+  const deadline = {
     leaveBy: Math.min(...deadlines.map((d) => d.leaveBy)),
     abortAt: Math.min(...deadlines.map((d) => d.abortAt)),
   };
-}
-
-/**
- * Why a claimed request does not go after all: the flush stopped while it waited for a slot
- * (say, offline), or its lease could no longer cover it (SPEC §4).
- */
-function unsentReason(flush: Flush, row: OutboxRow, leaveBy: number): Unsent | undefined {
-  if (flush.stop !== undefined) return 'flush_stopped';
-  if (isLeaseLapsed(row, flush.deps.clock.now(), flush.deps.leaseMs, leaveBy))
-    return 'lease_lapsed';
-  return undefined;
+  return flush.sends.run(async () => {
+    if (flush.stop !== undefined) return 'flush_stopped';
+    for (const row of rows)
+      if (isLeaseLapsed(row, clock.now(), leaseMs, deadline.leaveBy)) return 'lease_lapsed';
+    return go(deadline);
+  });
 }
 
 /** A request that never left: a device-side transient, nothing applied (SPEC §4, §11). */
