@@ -56,71 +56,16 @@ type Fetched =
 
 /** Creates a {@link Transport} over `fetch`. Never throws for network faults (ports.ts). */
 export function createFetchTransport(options: FetchTransportOptions): Transport {
-  const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-  const allowed = new Set(options.allowedOrigins.map((origin) => new URL(origin).origin));
-  const now = () => (options.clock ?? Date).now();
+  const wire: Wire = {
+    options,
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    allowed: new Set(options.allowedOrigins.map((origin) => new URL(origin).origin)),
+    now: () => (options.clock ?? Date).now(),
+  };
   const book = createBatchBook({
     maxItems: options.batch?.maxRows ?? BATCH_MIN_LIMITS.maxItems,
     maxBytes: options.batch?.maxBytes ?? BATCH_MIN_LIMITS.maxBytes,
   });
-
-  async function attempt(
-    url: URL,
-    init: RequestInit,
-    timeoutMs = options.timeoutMs,
-  ): Promise<Fetched> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
-    try {
-      const response = await doFetch(url.href, {
-        ...init,
-        signal: controller.signal,
-        cache: 'no-store',
-      });
-      return { kind: 'ok', response, body: await response.text() };
-    } catch (error) {
-      if (controller.signal.aborted) return { kind: 'timeout' };
-      return {
-        kind: 'network_error',
-        message: error instanceof Error ? error.message : String(error),
-      };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** Resolves the URL and the credentials; a refusal or missing auth ends the attempt early. */
-  async function prepare(
-    rawUrl: string,
-    base: string,
-    owner: string,
-  ): Promise<
-    { url: URL; auth: Record<string, string> } | Exclude<TransportResult, { kind: 'response' }>
-  > {
-    let url: URL;
-    try {
-      url = new URL(rawUrl, new URL(base, options.baseUrl));
-    } catch {
-      return { kind: 'refused', code: 'origin_not_allowed', message: `invalid URL ${rawUrl}` };
-    }
-    if (!allowed.has(url.origin)) {
-      return {
-        kind: 'refused',
-        code: 'origin_not_allowed',
-        message: `${url.origin} is not in allowedOrigins`,
-      };
-    }
-    let auth: Record<string, string> | null;
-    try {
-      auth = await options.auth(owner);
-    } catch (error) {
-      // The app's hook failed to get a token (often offline itself): retry later, send nothing.
-      const message = error instanceof Error ? error.message : String(error);
-      return { kind: 'network_error', message: `auth(${owner}) failed: ${message}` };
-    }
-    if (auth === null) return { kind: 'auth_unavailable' };
-    return { url, auth };
-  }
 
   /**
    * One request under a claim's deadline (SPEC §4): `init` gets the credentials and builds the
@@ -132,14 +77,20 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
     deadline: SendDeadline | undefined,
     init: (auth: Record<string, string>) => RequestInit,
   ): Promise<TransportResult> {
+    const { now } = wire;
     if (deadline !== undefined && now() >= deadline.leaveBy) return lapsed('before it started');
-    const prepared = await withinDeadline(prepare(rawUrl, options.baseUrl, owner), deadline, now);
+    const prepared = await withinDeadline(
+      prepare(wire, rawUrl, options.baseUrl, owner),
+      deadline,
+      now,
+    );
     if (prepared === LAPSED) return lapsed(`while auth(${owner}) was awaited`);
     if (!('url' in prepared)) return prepared;
     const request = init(prepared.auth);
     // The last look before the wire: whatever the hook or the assembly took counts (§4).
     if (deadline !== undefined && now() >= deadline.leaveBy) return lapsed('before it could leave');
     const fetched = await attempt(
+      wire,
       prepared.url,
       { ...request, credentials: options.credentials ?? 'same-origin' },
       deadline === undefined
@@ -167,7 +118,7 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
   const resolve = (rawUrl: string): URL | undefined => {
     try {
       const url = new URL(rawUrl, options.baseUrl);
-      return allowed.has(url.origin) ? url : undefined;
+      return wire.allowed.has(url.origin) ? url : undefined;
     } catch {
       return undefined;
     }
@@ -198,58 +149,138 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
       return fetchBatches({ book, baseUrl: options.baseUrl, post, single }, route, requests);
     },
 
-    async lookupReceipt(requestId, ctx): Promise<ReceiptLookup> {
-      // The lookup lives at the origin of the request it is about (§15).
-      const path = `/idempotency/${encodeURIComponent(requestId)}`;
-      const prepared = await prepare(path, ctx.url, ctx.owner);
-      if (!('url' in prepared)) return { kind: 'error', message: prepared.kind };
-      const fetched = await attempt(prepared.url, {
-        method: 'GET',
-        headers: prepared.auth,
-        credentials: options.credentials ?? 'same-origin',
-      });
-      if (fetched.kind !== 'ok') return { kind: 'error', message: fetched.kind };
-      if (fetched.response.status === 404) return { kind: 'not_found' };
-      if (!fetched.response.ok)
-        return { kind: 'error', message: `http_${fetched.response.status}` };
-      try {
-        const parsed = JSON.parse(fetched.body) as { status?: unknown; body?: Json };
-        if (typeof parsed.status !== 'number')
-          return { kind: 'error', message: 'malformed receipt' };
-        return { kind: 'found', status: parsed.status, body: parsed.body ?? null };
-      } catch {
-        return { kind: 'error', message: 'malformed receipt' };
-      }
-    },
+    lookupReceipt: (requestId, ctx) => lookupReceipt(wire, requestId, ctx),
 
-    async lookupHistory(url, ctx): Promise<HistoryLookup> {
-      const prepared = await prepare(url, options.baseUrl, ctx.owner);
-      if (!('url' in prepared)) {
-        if (prepared.kind === 'refused')
-          return { kind: 'error', code: 'origin_not_allowed', message: prepared.message };
-        if (prepared.kind === 'auth_unavailable')
-          return { kind: 'error', code: 'auth_required', message: 'no credentials' };
-        const message = prepared.kind === 'network_error' ? prepared.message : prepared.kind;
-        return { kind: 'error', code: 'network', message };
-      }
-      const fetched = await attempt(prepared.url, {
-        method: 'GET',
-        headers: prepared.auth,
-        credentials: options.credentials ?? 'same-origin',
-      });
-      if (fetched.kind === 'timeout') return { kind: 'error', code: 'timeout', message: 'timeout' };
-      if (fetched.kind !== 'ok') return { kind: 'error', code: 'network', message: fetched.kind };
-      const { status } = fetched.response;
-      if (status === 404) return { kind: 'not_found' };
-      if (status === 401) return { kind: 'error', code: 'auth_required', message: 'http_401' };
-      if (!fetched.response.ok)
-        return { kind: 'error', code: 'network', message: `http_${status}` };
-      const version = parseRecordVersion(fetched.body);
-      return version === undefined
-        ? { kind: 'error', code: 'network', message: 'malformed record version' }
-        : { kind: 'found', version };
-    },
+    lookupHistory: (url, ctx) => lookupHistory(wire, url, ctx),
   };
+}
+
+/** What every request of one transport goes through: its options, `fetch`, origins and clock. */
+interface Wire {
+  options: FetchTransportOptions;
+  fetch: typeof fetch;
+  /** The origins of `allowedOrigins`. */
+  allowed: Set<string>;
+  now: () => number;
+}
+
+/** One `fetch`, bounded by `timeoutMs`; network faults and the timeout are values. */
+async function attempt(
+  wire: Wire,
+  url: URL,
+  init: RequestInit,
+  timeoutMs = wire.options.timeoutMs,
+): Promise<Fetched> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const response = await wire.fetch(url.href, {
+      ...init,
+      signal: controller.signal,
+      cache: 'no-store',
+    });
+    return { kind: 'ok', response, body: await response.text() };
+  } catch (error) {
+    if (controller.signal.aborted) return { kind: 'timeout' };
+    return {
+      kind: 'network_error',
+      message: error instanceof Error ? error.message : String(error),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Resolves the URL and the credentials; a refusal or missing auth ends the attempt early. */
+async function prepare(
+  wire: Wire,
+  rawUrl: string,
+  base: string,
+  owner: string,
+): Promise<
+  { url: URL; auth: Record<string, string> } | Exclude<TransportResult, { kind: 'response' }>
+> {
+  let url: URL;
+  try {
+    url = new URL(rawUrl, new URL(base, wire.options.baseUrl));
+  } catch {
+    return { kind: 'refused', code: 'origin_not_allowed', message: `invalid URL ${rawUrl}` };
+  }
+  if (!wire.allowed.has(url.origin)) {
+    return {
+      kind: 'refused',
+      code: 'origin_not_allowed',
+      message: `${url.origin} is not in allowedOrigins`,
+    };
+  }
+  let auth: Record<string, string> | null;
+  try {
+    auth = await wire.options.auth(owner);
+  } catch (error) {
+    // The app's hook failed to get a token (often offline itself): retry later, send nothing.
+    const message = error instanceof Error ? error.message : String(error);
+    return { kind: 'network_error', message: `auth(${owner}) failed: ${message}` };
+  }
+  if (auth === null) return { kind: 'auth_unavailable' };
+  return { url, auth };
+}
+
+/** The server's receipt of a request, looked up at the origin of that request (§15). */
+async function lookupReceipt(
+  wire: Wire,
+  requestId: string,
+  ctx: { owner: string; url: string },
+): Promise<ReceiptLookup> {
+  const path = `/idempotency/${encodeURIComponent(requestId)}`;
+  const prepared = await prepare(wire, path, ctx.url, ctx.owner);
+  if (!('url' in prepared)) return { kind: 'error', message: prepared.kind };
+  const fetched = await attempt(wire, prepared.url, {
+    method: 'GET',
+    headers: prepared.auth,
+    credentials: wire.options.credentials ?? 'same-origin',
+  });
+  if (fetched.kind !== 'ok') return { kind: 'error', message: fetched.kind };
+  if (fetched.response.status === 404) return { kind: 'not_found' };
+  if (!fetched.response.ok) return { kind: 'error', message: `http_${fetched.response.status}` };
+  try {
+    const parsed = JSON.parse(fetched.body) as { status?: unknown; body?: Json };
+    if (typeof parsed.status !== 'number') return { kind: 'error', message: 'malformed receipt' };
+    return { kind: 'found', status: parsed.status, body: parsed.body ?? null };
+  } catch {
+    return { kind: 'error', message: 'malformed receipt' };
+  }
+}
+
+/** One version of a record, read from a handler's `historyUrl` (§10.1). */
+async function lookupHistory(
+  wire: Wire,
+  url: string,
+  ctx: { owner: string },
+): Promise<HistoryLookup> {
+  const prepared = await prepare(wire, url, wire.options.baseUrl, ctx.owner);
+  if (!('url' in prepared)) {
+    if (prepared.kind === 'refused')
+      return { kind: 'error', code: 'origin_not_allowed', message: prepared.message };
+    if (prepared.kind === 'auth_unavailable')
+      return { kind: 'error', code: 'auth_required', message: 'no credentials' };
+    const message = prepared.kind === 'network_error' ? prepared.message : prepared.kind;
+    return { kind: 'error', code: 'network', message };
+  }
+  const fetched = await attempt(wire, prepared.url, {
+    method: 'GET',
+    headers: prepared.auth,
+    credentials: wire.options.credentials ?? 'same-origin',
+  });
+  if (fetched.kind === 'timeout') return { kind: 'error', code: 'timeout', message: 'timeout' };
+  if (fetched.kind !== 'ok') return { kind: 'error', code: 'network', message: fetched.kind };
+  const { status } = fetched.response;
+  if (status === 404) return { kind: 'not_found' };
+  if (status === 401) return { kind: 'error', code: 'auth_required', message: 'http_401' };
+  if (!fetched.response.ok) return { kind: 'error', code: 'network', message: `http_${status}` };
+  const version = parseRecordVersion(fetched.body);
+  return version === undefined
+    ? { kind: 'error', code: 'network', message: 'malformed record version' }
+    : { kind: 'found', version };
 }
 
 const LAPSED = Symbol('lapsed');
