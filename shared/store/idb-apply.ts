@@ -32,7 +32,6 @@ export async function applyPlans(
   keys: KeyOrder,
   plans: readonly ReplacePlan[],
 ): Promise<boolean[]> {
-  const { cmp } = keys;
   // Writes are laid over reads by key equality, which holds for string keys only: a batch with a
   // plan naming another key (a corrupt value's, §2) is applied one plan after another.
   if (plans.length > 1 && !plans.every(namesStringKeysOnly)) {
@@ -40,13 +39,40 @@ export async function applyPlans(
     for (const plan of plans) results.push(...(await applyPlans(tx, keys, [plan])));
     return results;
   }
+  const seen = await readObserved(tx, keys, plans);
+  return applyInOrder(tx, plans, seen);
+}
+
+/** What the compares of a transaction's plans read, as the transaction found the stores. */
+interface Observed {
+  /** The stored value an expectation is compared with. */
+  current(expectation: Expectation): unknown;
+  /** The ids each checked record holds, by record key; the plans applied so far update them. */
+  records: Map<string, Set<unknown>>;
+  /** The record set each id read in a checked record belongs to. */
+  recordOf: Map<unknown, Set<unknown>>;
+  /** Receipts and tombstones a plan expects absent that are there. */
+  present: { receipts: Set<string>; tombstones: Set<string> };
+}
+
+/**
+ * Issues every read the plans' compares need at once, before any write (see
+ * {@link applyPlans}): the records checked, the rows expected, by one range of the queue index
+ * where their observed position is known and by key otherwise, and the receipts and tombstones
+ * expected absent.
+ */
+async function readObserved(
+  tx: IDBTransaction,
+  keys: KeyOrder,
+  plans: readonly ReplacePlan[],
+): Promise<Observed> {
+  const { cmp } = keys;
   const rows = tx.objectStore(STORE.rows);
   const requests: IDBRequest[] = [];
   const issue = <T>(request: IDBRequest<T>) => {
     requests.push(request);
     return request;
   };
-  // The ids each checked record holds, as the plans before the one being compared left them.
   const records = new Map<string, Set<unknown>>();
   const recordReads: [Set<unknown>, IDBRequest<IDBValidKey[]>][] = [];
   const gets = new Map<unknown, IDBRequest>();
@@ -122,14 +148,28 @@ export async function applyPlans(
   }
   for (const [set, id, count] of counts) if (count.result > 0) set.add(id);
 
-  // Each plan in order, over the writes of the committed plans before it.
+  return {
+    current: (expectation) =>
+      inRange(inQueue.get(expectation))
+        ? found.get(expectation.id)
+        : gets.get(expectation.id)!.result,
+    records,
+    recordOf,
+    present,
+  };
+}
+
+/** Compares each plan in order, over the writes of the committed plans before it, and applies it. */
+function applyInOrder(
+  tx: IDBTransaction,
+  plans: readonly ReplacePlan[],
+  { current, records, recordOf, present }: Observed,
+): boolean[] {
+  const rows = tx.objectStore(STORE.rows);
   const written = new Map<unknown, unknown>();
   const holdsNow = (expectation: Expectation) => {
     const { id, row } = expectation;
-    if (!written.has(id)) {
-      const current = inRange(inQueue.get(expectation)) ? found.get(id) : gets.get(id)!.result;
-      return matchesObservation(current, row);
-    }
+    if (!written.has(id)) return matchesObservation(current(expectation), row);
     const value = written.get(id);
     // As a read would give it back: a structured clone of what was put.
     return matchesObservation(value === GONE ? undefined : structuredClone(value), row);
