@@ -1,6 +1,7 @@
 import type { Json } from '../model/json.ts';
 import { outboxError } from '../model/outbox-error.ts';
 import {
+  type ChangeNotice,
   type ConflictLedgerEntry,
   type OutboxStore,
   type Receipt,
@@ -65,21 +66,8 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
     opts.broadcast !== false && typeof BroadcastChannel === 'function'
       ? new BroadcastChannel(changeChannelName(name))
       : undefined;
-  let closed = false;
-  let current: Promise<OutboxDb> | undefined;
-
-  const database = (): Promise<OutboxDb> => {
-    if (closed) return Promise.reject(outboxError('closed'));
-    if (current) return current;
-    const opening = openOutboxDb(factory, name, opts.onUpgradeBlocked, () => {
-      if (current === opening) current = undefined;
-    });
-    opening.catch(() => {
-      if (current === opening) current = undefined;
-    });
-    current = opening;
-    return opening;
-  };
+  const connection = connect(factory, name, opts.onUpgradeBlocked);
+  const { database } = connection;
 
   try {
     await database();
@@ -93,6 +81,15 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
     };
   }
 
+  /**
+   * Tells of a commit: other connections through the channel, this one's listeners here, exactly
+   * once (BroadcastChannel does not deliver to its sender).
+   */
+  const publish = (notice: ChangeNotice) => {
+    if (!connection.closed) channel?.postMessage(notice);
+    listeners.emit(notice);
+  };
+
   const updateMeta: OutboxStore['updateMeta'] = async (key, update) => {
     const meta = objectStore(await database(), STORE.meta, 'readwrite');
     const next = update(await request<Json | undefined>(meta.get(key)));
@@ -102,6 +99,84 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
     return next;
   };
 
+  return {
+    ...idbReads(database),
+
+    async replace(plan) {
+      const db = await database();
+      const durability = plan.durability === 'strict' ? 'strict' : 'default';
+      const committed = await write(
+        db,
+        storesFor(plan),
+        durability,
+        async (tx) => (await applyPlans(tx, keys, [plan]))[0]!,
+      );
+      if (!committed) return 'stale';
+      publish(changeNoticeFor(plan));
+      return 'committed';
+    },
+
+    async replaceEach(plans) {
+      if (plans.length === 0) return [];
+      const db = await database();
+      const stores = [...new Set(plans.flatMap(storesFor))];
+      const durability = plans.some((p) => p.durability === 'strict') ? 'strict' : 'default';
+      const results: ('committed' | 'stale')[] = [];
+      await write(db, stores, durability, async (tx) => {
+        // Each compare sees the writes of the plans before it.
+        for (const holds of await applyPlans(tx, keys, plans))
+          results.push(holds ? 'committed' : 'stale');
+        return true;
+      });
+      const committed = plans.filter((_, i) => results[i] === 'committed');
+      if (committed.length > 0) publish(mergedNotice(committed));
+      return results;
+    },
+
+    async prune(owner, { maxReceipts, olderThan, maxLedger }) {
+      const db = await database();
+      await dropOldest(db, STORE.receipts, ownerRange(owner, olderThan), 0);
+      await dropOldest(db, STORE.receipts, ownerRange(owner), maxReceipts);
+      await dropOldest(db, STORE.conflicts, ownerRange(owner), maxLedger);
+    },
+
+    async setMeta(key: string, value: Json | undefined) {
+      await updateMeta(key, () => value);
+    },
+
+    updateMeta,
+
+    onChange(listener) {
+      return listeners.add(listener);
+    },
+
+    close() {
+      if (connection.closed) return;
+      connection.close();
+      channel?.close();
+      listeners.clear();
+    },
+  };
+}
+
+/**
+ * The reads of the store (SPEC §2, §3): each in a transaction of its own, another owner's values
+ * invisible (G6), a row IndexedDB cannot read handed on as its stand-in (G7).
+ */
+function idbReads(
+  database: () => Promise<OutboxDb>,
+): Pick<
+  OutboxStore,
+  | 'get'
+  | 'getMany'
+  | 'scan'
+  | 'byTarget'
+  | 'getReceipt'
+  | 'listReceipts'
+  | 'listConflicts'
+  | 'getTombstone'
+  | 'getMeta'
+> {
   return {
     async get(id, owner) {
       const rows = objectStore(await database(), STORE.rows);
@@ -119,11 +194,7 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
     async scan(owner, { after, limit }) {
       const db = await database();
       if (limit <= 0) return [];
-      // Start strictly after the last row seen: re-opening at the index start would walk the
-      // tombstones of every row already drained (SPEC §7, TOOLING).
-      const lower = after ? [owner, after.savedAt, after.id] : [owner];
-      const range = IDBKeyRange.bound(lower, [owner, []], after !== undefined, false);
-      return readAll(db, INDEX.rowsByOwnerSavedAt, range, owner, limit);
+      return readAll(db, INDEX.rowsByOwnerSavedAt, queueAfter(owner, after), owner, limit);
     },
 
     async byTarget(owner, collection, targetId) {
@@ -134,45 +205,6 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
         IDBKeyRange.only([owner, collection, targetId]),
         owner,
       );
-    },
-
-    async replace(plan) {
-      const db = await database();
-      const durability = plan.durability === 'strict' ? 'strict' : 'default';
-      const committed = await write(
-        db,
-        storesFor(plan),
-        durability,
-        async (tx) => (await applyPlans(tx, keys, [plan]))[0]!,
-      );
-      if (!committed) return 'stale';
-      const notice = changeNoticeFor(plan);
-      if (!closed) channel?.postMessage(notice);
-      // BroadcastChannel does not deliver to its sender: this connection's listeners hear of
-      // its own commits here, exactly once.
-      listeners.emit(notice);
-      return 'committed';
-    },
-
-    async replaceEach(plans) {
-      if (plans.length === 0) return [];
-      const db = await database();
-      const stores = [...new Set(plans.flatMap(storesFor))];
-      const durability = plans.some((p) => p.durability === 'strict') ? 'strict' : 'default';
-      const results: ('committed' | 'stale')[] = [];
-      await write(db, stores, durability, async (tx) => {
-        // Each compare sees the writes of the plans before it.
-        for (const holds of await applyPlans(tx, keys, plans))
-          results.push(holds ? 'committed' : 'stale');
-        return true;
-      });
-      const committed = plans.filter((_, i) => results[i] === 'committed');
-      if (committed.length > 0) {
-        const notice = mergedNotice(committed);
-        if (!closed) channel?.postMessage(notice);
-        listeners.emit(notice);
-      }
-      return results;
     },
 
     async getReceipt(requestId, owner) {
@@ -193,36 +225,63 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       return visibleTo(await request<Tombstone | undefined>(tombstones.get(id)), owner);
     },
 
-    async prune(owner, { maxReceipts, olderThan, maxLedger }) {
-      const db = await database();
-      await dropOldest(db, STORE.receipts, ownerRange(owner, olderThan), 0);
-      await dropOldest(db, STORE.receipts, ownerRange(owner), maxReceipts);
-      await dropOldest(db, STORE.conflicts, ownerRange(owner), maxLedger);
-    },
-
     async getMeta(key) {
       return request<Json | undefined>(objectStore(await database(), STORE.meta).get(key));
     },
+  };
+}
 
-    async setMeta(key: string, value: Json | undefined) {
-      await updateMeta(key, () => value);
+/** A connection opened when first needed, and again after a `versionchange` closed it (SPEC §17). */
+interface Connection {
+  /** The open database; rejects with `OutboxError('closed')` once closed. */
+  database(): Promise<OutboxDb>;
+  /** Closes the database for good. */
+  close(): void;
+  readonly closed: boolean;
+}
+
+/** Opens the database on demand through {@link openOutboxDb}; `close` is final. */
+function connect(
+  factory: IDBFactory,
+  name: string,
+  onUpgradeBlocked: (() => void) | undefined,
+): Connection {
+  let closed = false;
+  let current: Promise<OutboxDb> | undefined;
+  return {
+    database() {
+      if (closed) return Promise.reject(outboxError('closed'));
+      if (current) return current;
+      const opening = openOutboxDb(factory, name, onUpgradeBlocked, () => {
+        if (current === opening) current = undefined;
+      });
+      opening.catch(() => {
+        if (current === opening) current = undefined;
+      });
+      current = opening;
+      return opening;
     },
-
-    updateMeta,
-
-    onChange(listener) {
-      return listeners.add(listener);
-    },
-
     close() {
-      if (closed) return;
       closed = true;
-      channel?.close();
-      listeners.clear();
       current?.then((db) => db.close(), noop);
       current = undefined;
     },
+    get closed() {
+      return closed;
+    },
   };
+}
+
+/**
+ * The owner's queue strictly after the last row seen: re-opening at the index start would walk
+ * the tombstones of every row already drained (SPEC §7, TOOLING).
+ */
+function queueAfter(
+  owner: string,
+  after: { savedAt: number; id: string } | undefined,
+): IDBKeyRange {
+  const lower = after ? [owner, after.savedAt, after.id] : [owner];
+  return IDBKeyRange.bound(lower, [owner, []], after !== undefined, false);
 }
 
 /** One object store in a transaction of its own. */
