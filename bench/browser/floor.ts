@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_BATCH } from '../../shared/core/send-batch.ts';
+import { DEFAULT_BATCH } from '../../shared/plan/batch-groups.ts';
 import {
   FLOOR_VARIANT_IDS,
   FLOOR_VARIANTS,

@@ -1,69 +1,49 @@
-import { emptyFlushReport, type FlushReport } from '../model/page-api.ts';
+import type { FlushReport } from '../model/page-api.ts';
+import type { BatchRoute } from '../model/ports.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow } from '../model/row.ts';
 import type { Expectation, RowCursor } from '../model/store.ts';
+import { type BatchGroup, gather, planBatchRoute, scanLimit } from '../plan/batch-groups.ts';
 import { NO_CREDENTIALS } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
+import { leaseEnd } from '../plan/lease.ts';
 import { planResumeHeld } from '../plan/manual-actions.ts';
 import { planQuarantine } from '../plan/quarantine.ts';
-import {
-  type PredecessorLookup,
-  type PredecessorState,
-  selectBatch,
-  targetKey,
-} from '../plan/select.ts';
+import { selectBatch, targetKey } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { CoreDeps } from './config.ts';
-import type { FlushState } from './flush-state.ts';
+import { Flush } from './flush.ts';
 import { FlushStop } from './flush-stop.ts';
-import { createGroupCommit } from './group-commit.ts';
 import { recoverOrphanIntents } from './orphan-intents.ts';
-import { lookupPredecessors } from './predecessors.ts';
-import { Semaphore } from './semaphore.ts';
-import { type BatchGroup, batchRouteOf, DEFAULT_BATCH, gather, sendGroup } from './send-batch.ts';
-import { sendOne } from './send-one.ts';
-import { guardStorage } from './storage-guard.ts';
+import { lookupPredecessorsOf } from './predecessors.ts';
+import { send } from './send.ts';
 
 /**
  * The flush loop of one holder for one owner (SPEC §4–§8, §11): select → claim → send →
  * settle, passes repeated while they unblock successors. Environment-free: every effect goes
- * through the ports in `deps`.
+ * through the ports in `deps`, held with the flush's state by one {@link Flush}.
  */
 export async function runFlush(
   deps: CoreDeps,
   owner: string,
   force: boolean,
 ): Promise<FlushReport> {
-  const state: FlushState = {
-    owner,
-    force,
-    report: emptyFlushReport(),
-    attempted: new Set(),
-    busyTargets: new Set(),
-    writes: createGroupCommit(deps.store),
-    sends: new Semaphore(deps.concurrency),
-    conflictsPerTarget: new Map(),
-    deferred: new Map(),
-    recovered: new Set(),
-    lost: new Set(),
-    released: new Set(),
-    waiting: new Map(),
-    passedOver: new Map(),
-  };
+  const flush = new Flush(deps, owner, force);
   try {
     // A pass that claimed something may have unblocked successors: go again until quiet.
-    while ((await runPass(deps, state)) > 0 && state.stop === undefined) {
-      state.waiting.clear();
+    while ((await runPass(flush)) > 0 && flush.stop === undefined) {
+      flush.waiting.clear();
     }
   } catch (error) {
     if (!(error instanceof FlushStop)) throw error;
-    state.stop = error.reason;
+    flush.stop = error.reason;
   }
-  if (state.stop !== undefined) state.report.stopped = state.stop;
+  if (flush.stop !== undefined) flush.report.stopped = flush.stop;
   // What still waits: rows deferred by this flush and rows the last pass found on backoff.
-  const waiting = new Map([...state.waiting, ...state.deferred]);
-  state.report.remaining = waiting.size;
-  state.report.nextAttemptAt = waiting.size === 0 ? null : Math.min(...waiting.values());
+  const waiting = new Map([...flush.waiting, ...flush.deferred]);
+  flush.report.remaining = waiting.size;
+  flush.report.nextAttemptAt = waiting.size === 0 ? null : Math.min(...waiting.values());
+  // The store as configured: a failed prune is only a warning, with the store's own error.
   await deps.store
     .prune(owner, {
       maxReceipts: deps.receipts.maxCount,
@@ -71,60 +51,44 @@ export async function runFlush(
       maxLedger: deps.conflictLedgerMax,
     })
     .catch((error: unknown) => deps.logger?.warn('prune failed', { error: String(error) }));
-  return state.report;
+  return flush.report;
 }
 
 /**
  * One scan over the owner's rows in queue order; returns how many rows it claimed, converted,
  * released or lost to another holder's claim (those the next pass looks at again).
  */
-async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
-  const claimedBefore = state.report.claimed;
-  const lostBefore = state.lost.size;
+async function runPass(flush: Flush): Promise<number> {
+  const { deps } = flush;
+  const claimedBefore = flush.report.claimed;
+  const lostBefore = flush.lost.size;
   let converted = 0;
   const active = new Set<Promise<void>>();
   let after: RowCursor | undefined;
   // Records a row of this pass already holds: later batches send none of their rows (§7, G4).
   let closed = new Set<string>();
   // A scan reads at least a full batch's worth of rows (§15.1).
-  const limit = Math.max(
-    deps.batchSize,
-    deps.batch === false ? 0 : (deps.batch.maxRows ?? DEFAULT_BATCH.maxRows),
-  );
-  /** Runs a send task; its records are free again once it has settled. */
-  const start = (keys: string[], send: () => Promise<void>) => {
-    const task = send()
-      .catch((error: unknown) => {
-        state.stop ??= error instanceof FlushStop ? error.reason : 'storage';
-        if (!(error instanceof FlushStop))
-          deps.logger?.error('send failed', { error: String(error) });
-      })
-      .finally(() => {
-        for (const key of keys) state.busyTargets.delete(key);
-        active.delete(task);
-      });
-    active.add(task);
-  };
-  const startGroup = (group: BatchGroup) =>
-    start(
-      group.rows.map(({ row }) => targetKey(row)),
-      () => sendGroup(deps, state, group),
-    );
+  const limit = scanLimit(deps.batchSize, deps.batch);
   for (;;) {
-    const raws = await guardStorage('flush', () => deps.store.scan(state.owner, { after, limit }));
+    const raws = await flush.store.scan(flush.owner, { after, limit });
     if (raws.length === 0) break;
     const last = raws[raws.length - 1] as { savedAt: number; id: string };
     after = { savedAt: last.savedAt, id: last.id };
-    const rows = await decodeBatch(deps, state, raws);
+    const rows = await decodeBatch(flush, raws);
     const blockedPredecessors = new Map<string, Expectation>();
-    const predecessor = await predecessorLookup(deps, state, rows, blockedPredecessors);
+    const predecessor = await lookupPredecessorsOf(
+      flush.store,
+      flush.owner,
+      rows.map(({ row }) => row),
+      blockedPredecessors,
+    );
     // Converted rows keep their queue place, which this scan may have passed: their records wait.
-    for (const row of await recoverOrphanIntents(deps, state.owner, rows, predecessor)) {
+    for (const row of await recoverOrphanIntents(flush, rows, predecessor)) {
       converted++;
       closed.add(targetKey(row));
     }
     // Released rows are queued again behind this scan: the next pass sends them.
-    for (const row of await releaseUncredentialed(deps, state, rows)) {
+    for (const row of await releaseUncredentialed(flush, rows)) {
       converted++;
       closed.add(targetKey(row));
     }
@@ -132,53 +96,67 @@ async function runPass(deps: CoreDeps, state: FlushState): Promise<number> {
     // A row this flush already attempted still holds the later rows of its record.
     const batch = selectBatch(
       rows.map(({ row }) => row),
-      { now, leaseMs: deps.leaseMs, force: state.force, recovered: state.recovered },
+      { now, leaseMs: deps.leaseMs, force: flush.force, recovered: flush.recovered },
       predecessor,
-      new Set([...closed, ...state.busyTargets]),
+      new Set([...closed, ...flush.busyTargets]),
     );
     closed = batch.closed;
-    const candidates = batch.sendable.filter((row) => !state.attempted.has(row.id));
+    const candidates = batch.sendable.filter((row) => !flush.attempted.has(row.id));
     for (const row of candidates)
-      state.passedOver.set(row.id, passedOver(row, rows, blockedPredecessors));
-    noteWaiting(deps, state, rows, now);
+      flush.passedOver.set(row.id, passedOver(row, rows, blockedPredecessors));
+    noteWaiting(flush, rows, now);
     const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
     const groups = new Map<string, BatchGroup>();
     for (const row of candidates) {
-      if (state.stop !== undefined) break;
+      if (flush.stop !== undefined) break;
       // Twice as many sends in hand as may be on the network: the next rows are claimed (and
       // the last ones settled) while requests are in flight, so a slot never waits on IndexedDB.
       while (active.size >= 2 * deps.concurrency) await Promise.race(active);
-      if (state.stop !== undefined) break;
+      if (flush.stop !== undefined) break;
       const key = targetKey(row);
       // At most one row of a record in flight, and so in a batch (G4).
-      if (state.busyTargets.has(key)) continue;
-      state.busyTargets.add(key);
-      state.attempted.add(row.id);
+      if (flush.busyTargets.has(key)) continue;
+      flush.busyTargets.add(key);
+      flush.attempted.add(row.id);
       const observed = { row, raw: rawById.get(row.id) };
-      const route = batchRouteOf(deps, state.owner, row);
-      if (route === undefined) start([key], () => sendOne(deps, state, row, observed.raw));
-      else for (const group of gather(groups, route, observed)) startGroup(group);
+      const route = batchRouteOf(flush, row);
+      if (route !== undefined)
+        for (const group of gather(groups, route, observed)) start(group.rows, group.route);
+      // A row that travels alone is a group of one.
+      else start([observed]);
     }
     // Rows gathered but not sent (the flush stopped) go back with their records unclaimed.
     for (const group of groups.values()) {
-      if (state.stop === undefined) startGroup(group);
-      else for (const { row } of group.rows) state.busyTargets.delete(targetKey(row));
+      if (flush.stop === undefined) start(group.rows, group.route);
+      else for (const { row } of group.rows) flush.busyTargets.delete(targetKey(row));
     }
-    if (state.stop !== undefined || raws.length < limit) break;
+    if (flush.stop !== undefined || raws.length < limit) break;
   }
   await Promise.all(active);
-  return state.report.claimed - claimedBefore + converted + state.lost.size - lostBefore;
+  return flush.report.claimed - claimedBefore + converted + flush.lost.size - lostBefore;
+
+  /** Sends a group of rows as one task; their records are free again once it has settled. */
+  function start(rows: readonly Observed[], route?: BatchRoute): void {
+    const task = send(flush, rows, route)
+      .catch((error: unknown) => {
+        flush.stop ??= error instanceof FlushStop ? error.reason : 'storage';
+        if (!(error instanceof FlushStop))
+          deps.logger?.error('send failed', { error: String(error) });
+      })
+      .finally(() => {
+        for (const { row } of rows) flush.busyTargets.delete(targetKey(row));
+        active.delete(task);
+      });
+    active.add(task);
+  }
 }
 
 /**
  * Parses a batch; values that fail to parse are quarantined on the spot (G7). Rows of a format
  * version this bundle does not know are kept as they are, for selection to hold their record (§17).
  */
-async function decodeBatch(
-  deps: CoreDeps,
-  state: FlushState,
-  raws: unknown[],
-): Promise<Observed[]> {
+async function decodeBatch(flush: Flush, raws: unknown[]): Promise<Observed[]> {
+  const { deps } = flush;
   const rows: Observed[] = [];
   for (const raw of raws) {
     const decoded = decodeRow(raw);
@@ -188,8 +166,8 @@ async function decodeBatch(
       continue;
     }
     if (decoded.ok) continue;
-    const plan = planQuarantine(decoded, { owner: state.owner, now: deps.clock.now() });
-    if ((await guardStorage('flush', () => deps.store.replace(plan))) === 'committed') {
+    const plan = planQuarantine(decoded, { owner: flush.owner, now: deps.clock.now() });
+    if ((await flush.store.replace(plan)) === 'committed') {
       deps.onEvent?.({ type: 'quarantined', id: decoded.id, issues: decoded.issues });
     }
   }
@@ -202,45 +180,20 @@ async function decodeBatch(
  * page's token may have claimed them first. At most once per row and flush, so a row held again
  * at send time (the credentials went meanwhile) waits. Rows a server answered 401 stay held.
  */
-async function releaseUncredentialed(
-  deps: CoreDeps,
-  state: FlushState,
-  rows: Observed[],
-): Promise<OutboxRow[]> {
-  const { hasCredentials } = deps;
+async function releaseUncredentialed(flush: Flush, rows: Observed[]): Promise<OutboxRow[]> {
+  const { hasCredentials } = flush.deps;
   if (hasCredentials === undefined) return [];
   const released: OutboxRow[] = [];
   for (const observed of rows) {
-    if (state.released.has(observed.row.id)) continue;
-    const plan = planResumeHeld(observed, { owner: state.owner, only: { code: NO_CREDENTIALS } });
+    if (flush.released.has(observed.row.id)) continue;
+    const plan = planResumeHeld(observed, { owner: flush.owner, only: { code: NO_CREDENTIALS } });
     if (plan === undefined) continue;
-    state.credentialed ??= hasCredentials(state.owner).catch(() => false);
-    if (!(await state.credentialed)) break;
-    state.released.add(observed.row.id);
-    if ((await guardStorage('flush', () => deps.store.replace(plan))) === 'committed')
-      released.push(observed.row);
+    flush.credentialed ??= hasCredentials(flush.owner).catch(() => false);
+    if (!(await flush.credentialed)) break;
+    flush.released.add(observed.row.id);
+    if ((await flush.store.replace(plan)) === 'committed') released.push(observed.row);
   }
   return released;
-}
-
-/** Looks up every `successorOf` row: from this batch, else from the store. */
-async function predecessorLookup(
-  deps: CoreDeps,
-  state: FlushState,
-  rows: Observed[],
-  blocked: Map<string, Expectation>,
-): Promise<PredecessorLookup> {
-  const known = new Map<string, PredecessorState>();
-  for (const { row } of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
-  return guardStorage('flush', () =>
-    lookupPredecessors(
-      deps.store,
-      state.owner,
-      rows.map(({ row }) => row.successorOf),
-      known,
-      blocked,
-    ),
-  );
 }
 
 /**
@@ -266,19 +219,35 @@ function passedOver(
 }
 
 /** Rows that still wait — on backoff or on another holder's lease — and when (§12 timer). */
-function noteWaiting(deps: CoreDeps, state: FlushState, rows: Observed[], now: number): void {
+function noteWaiting(flush: Flush, rows: Observed[], now: number): void {
+  const { leaseMs } = flush.deps;
   for (const { row } of rows) {
-    if (state.attempted.has(row.id)) continue;
-    if (isRowInFlight(row, now, deps.leaseMs)) {
+    if (flush.attempted.has(row.id)) continue;
+    if (isRowInFlight(row, now, leaseMs)) {
       // Another holder is sending it. Should that holder be dead, this one takes over when the
       // lease ends (§4): wake up then.
-      const claimEnd = row.claim && row.writer ? row.claim.expiresAt : 0;
-      const legacyEnd =
-        row.state === 'sending' && row.sentAt !== undefined ? row.sentAt + deps.leaseMs : 0;
-      state.waiting.set(row.id, Math.max(claimEnd, legacyEnd, now));
+      flush.waiting.set(row.id, Math.max(leaseEnd(row, leaseMs), now));
       continue;
     }
     if (row.nextAttemptAt === undefined || row.state !== 'queued') continue;
-    state.waiting.set(row.id, Math.max(row.nextAttemptAt, now));
+    flush.waiting.set(row.id, Math.max(row.nextAttemptAt, now));
   }
+}
+
+/**
+ * The route a row travels by in a batch, or undefined when it goes alone (SPEC §15.1): batches
+ * are off, the handler says `batch: false`, the transport knows no endpoint for it, or the limits
+ * leave no batch ({@link planBatchRoute}).
+ */
+function batchRouteOf(flush: Flush, row: OutboxRow): BatchRoute | undefined {
+  const { deps } = flush;
+  const option = deps.handlers[row.collection]?.batch;
+  if (deps.batch === false || option === false || deps.transport.batchRoute === undefined)
+    return undefined;
+  const offered = deps.transport.batchRoute(row.request!, {
+    owner: flush.owner,
+    ...(option?.url === undefined ? {} : { url: option.url }),
+  });
+  if (offered === undefined) return undefined;
+  return planBatchRoute(row.request!, offered, deps.batch, option);
 }

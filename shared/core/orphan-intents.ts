@@ -5,9 +5,9 @@ import { planIntentConversion } from '../plan/intent-conversion.ts';
 import { receiptFor } from '../plan/receipt.ts';
 import type { PredecessorLookup } from '../plan/select.ts';
 import { isUnknownVersion } from '../plan/unknown-version.ts';
-import type { CoreDeps } from './config.ts';
+import type { Flush } from './flush.ts';
+import { FlushStop } from './flush-stop.ts';
 import { intentRowsOf, resolvePendingCreate } from './pending-create.ts';
-import { guardStorage } from './storage-guard.ts';
 
 /**
  * Intent rows whose create vanished without this holder's receipt (SPEC §8): a legacy tab or
@@ -15,8 +15,7 @@ import { guardStorage } from './storage-guard.ts';
  * queue place, which a scan may already have passed.
  */
 export async function recoverOrphanIntents(
-  deps: CoreDeps,
-  owner: string,
+  flush: Flush,
   rows: Observed[],
   predecessor: PredecessorLookup,
 ): Promise<OutboxRow[]> {
@@ -29,10 +28,15 @@ export async function recoverOrphanIntents(
       row.successorOf !== undefined &&
       predecessor(row.successorOf, row.id) === 'absent',
   );
-  for (const orphan of orphans)
-    converted.push(
-      ...(await guardStorage('flush', () => recoverOrphanIntent(deps, owner, orphan))),
-    );
+  for (const orphan of orphans) {
+    // Whatever fails in a recovery — the store, the receipt lookup, the app's `readReceipt` —
+    // stops the flush as a device-side fault (`storage`, G7): the intent stays as it was, and the
+    // next flush looks again.
+    const recovered = await recoverOrphanIntent(flush, orphan).catch((error: unknown) => {
+      throw error instanceof FlushStop ? error : new FlushStop('storage');
+    });
+    converted.push(...recovered);
+  }
   return converted;
 }
 
@@ -42,14 +46,11 @@ export async function recoverOrphanIntents(
  * Not found → mark `predecessor_receipt_unknown` and look again next flush; a failed lookup is
  * not "not found": the intent is left untouched.
  */
-async function recoverOrphanIntent(
-  deps: CoreDeps,
-  owner: string,
-  orphan: Observed,
-): Promise<OutboxRow[]> {
+async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<OutboxRow[]> {
+  const { deps, store, owner } = flush;
   const createId = pendingCreateId(orphan.row.targetId);
   if (createId === undefined) return [];
-  const facts = await resolvePendingCreate(deps.store, owner, createId);
+  const facts = await resolvePendingCreate(store, owner, createId);
   if (facts.row !== undefined) return [];
   let receipt = facts.receipt;
   let storeReceipt = false;
@@ -70,7 +71,7 @@ async function recoverOrphanIntent(
           lastErrorCode: 'predecessor_receipt_unknown',
         },
       };
-      await deps.store.replace({
+      await store.replace({
         owner,
         expected: [{ id: orphan.row.id, row: orphan.raw }],
         put: [marked],
@@ -94,7 +95,7 @@ async function recoverOrphanIntent(
     receipt = { ...receipt, requestId: facts.id, rowId: facts.id };
     storeReceipt = true;
   }
-  const intents = await intentRowsOf(deps.store, owner, orphan.row.collection, orphan.row.targetId);
+  const intents = await intentRowsOf(store, owner, orphan.row.collection, orphan.row.targetId);
   if (intents.length === 0) return [];
   const plan = planIntentConversion(
     intents,
@@ -107,7 +108,7 @@ async function recoverOrphanIntent(
       newId: (prefix) => newRequestId(deps.ids, prefix),
     },
   );
-  const committed = await deps.store.replace({
+  const committed = await store.replace({
     owner,
     expected: [...plan.expected, { id: facts.id, row: null }],
     put: plan.put,

@@ -1,4 +1,4 @@
-import { decodeRow } from '../model/row.ts';
+import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { Expectation, OutboxStore } from '../model/store.ts';
 import type { PredecessorLookup, PredecessorState } from '../plan/select.ts';
 
@@ -40,6 +40,28 @@ export async function lookupPredecessors(
     if (entry === undefined) return 'absent';
     return askerId !== undefined && entry.chain.includes(askerId) ? 'absent' : entry.state;
   };
+}
+
+/**
+ * Looks up the predecessor of every row of a scan (SPEC §7): the scanned rows are known as they
+ * were read, the others are read from the store ({@link lookupPredecessors}).
+ */
+export function lookupPredecessorsOf(
+  store: OutboxStore,
+  owner: string,
+  rows: readonly OutboxRow[],
+  /** Filled with each blocked predecessor read here, by the id asked for, as it was read. */
+  blocked?: Map<string, Expectation>,
+): Promise<PredecessorLookup> {
+  const known = new Map<string, PredecessorState>();
+  for (const row of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
+  return lookupPredecessors(
+    store,
+    owner,
+    rows.map((row) => row.successorOf),
+    known,
+    blocked,
+  );
 }
 
 /** Only the owner's rows and tombstones are read (G6): another owner's row is absent here. */

@@ -7,8 +7,7 @@ import { planConflictSuccessor } from '../plan/conflict-successor.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { targetKey } from '../plan/select.ts';
 import { planSettleFailure } from '../plan/settle.ts';
-import type { CoreDeps } from './config.ts';
-import type { FlushState } from './flush-state.ts';
+import type { Flush } from './flush.ts';
 import { FlushStop } from './flush-stop.ts';
 
 /**
@@ -18,13 +17,13 @@ import { FlushStop } from './flush-stop.ts';
  * transients that never mark the network offline.
  */
 export async function settleConflict(
-  deps: CoreDeps,
-  state: FlushState,
+  flush: Flush,
   sent: OutboxRow,
   fence: number,
   outcome: Extract<Outcome, { kind: 'conflict' }>,
   result: TransportResult,
 ): Promise<void> {
+  const { deps } = flush;
   const handler = deps.handlers[sent.collection];
   const read = result.kind === 'response' ? handler?.readConflict?.(result) : undefined;
   const facts: ConflictFacts = read ?? {
@@ -34,23 +33,26 @@ export async function settleConflict(
   };
   const now = deps.clock.now();
   const key = targetKey(sent);
-  const count = (state.conflictsPerTarget.get(key) ?? 0) + 1;
-  state.conflictsPerTarget.set(key, count);
-  state.report.conflicts++;
-  const raw = await deps.store.get(sent.id, state.owner).catch(() => undefined);
+  const count = (flush.conflictsPerTarget.get(key) ?? 0) + 1;
+  flush.conflictsPerTarget.set(key, count);
+  flush.report.conflicts++;
+  // The store as configured, not the flush's guarded view: a fault here is this function's to
+  // handle (requeue, then stop), and the warning names the store's own error.
+  const { store } = deps;
+  const raw = await store.get(sent.id, flush.owner).catch(() => undefined);
   const decoded = decodeRow(raw);
   const current = decoded.ok ? decoded.row : undefined;
 
   if (count > deps.maxConflictSuccessors) {
     deps.onEvent?.({ type: 'storm', id: sent.id, targetId: sent.targetId });
-    await requeue(deps, state, current, raw, fence, 'conflict_storm');
+    await requeue(flush, current, raw, fence, 'conflict_storm');
     throw new FlushStop('conflict_storm');
   }
   // A row of a collection this holder has no handler for (removed from the config): nothing
   // can plan its resend; the dispatcher blocks it with this reason (handler_failed).
   if (handler === undefined) throw new Error(`no handler for collection "${sent.collection}"`);
   const planned = planConflictSuccessor(current, raw, facts, outcome.status, {
-    owner: state.owner,
+    owner: flush.owner,
     holderId: deps.holderId,
     fence,
     now,
@@ -58,24 +60,24 @@ export async function settleConflict(
     handler,
   });
   if (planned.kind === 'stale') {
-    state.report.stale++;
+    flush.report.stale++;
     deps.onEvent?.({ type: 'settled', id: sent.id, outcome: 'conflict', stale: true });
     return;
   }
   let committed: 'committed' | 'stale';
   try {
-    committed = await deps.store.replace(planned.plan);
+    committed = await store.replace(planned.plan);
   } catch (error) {
     deps.logger?.warn('conflict successor not stored', { id: sent.id, error: String(error) });
-    await requeue(deps, state, current, raw, fence, 'successor_persist_failed');
+    await requeue(flush, current, raw, fence, 'successor_persist_failed');
     throw new FlushStop('successor_persist_failed');
   }
   if (committed === 'stale') {
-    state.report.stale++;
+    flush.report.stale++;
     return;
   }
   if (planned.kind === 'block') {
-    state.report.blocked++;
+    flush.report.blocked++;
     deps.onEvent?.({ type: 'blocked', id: sent.id, code: 'revision_conflict' });
   }
   deps.onEvent?.({
@@ -88,13 +90,13 @@ export async function settleConflict(
 
 /** Puts the original back in the queue as a device-side transient, if the claim is still mine. */
 async function requeue(
-  deps: CoreDeps,
-  state: FlushState,
+  flush: Flush,
   current: OutboxRow | undefined,
   raw: unknown,
   fence: number,
   code: 'conflict_storm' | 'successor_persist_failed',
 ): Promise<void> {
+  const { deps } = flush;
   const now = deps.clock.now();
   const attempts = current?.evidence?.attemptCount ?? 1;
   const nextAttemptAt = now + backoffDelay(attempts, deps.backoff, deps.ids.random());
@@ -103,7 +105,7 @@ async function requeue(
     raw,
     { kind: 'transient', code, device: true },
     {
-      owner: state.owner,
+      owner: flush.owner,
       holderId: deps.holderId,
       fence,
       now,
@@ -112,6 +114,6 @@ async function requeue(
   );
   if (plan.kind !== 'apply') return;
   if ((await deps.store.replace(plan.plan).catch(() => 'failed')) === 'committed') {
-    state.deferred.set(current!.id, nextAttemptAt);
+    flush.deferred.set(current!.id, nextAttemptAt);
   }
 }

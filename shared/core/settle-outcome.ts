@@ -1,16 +1,14 @@
 import type { Outcome } from '../model/outcome.ts';
+import type { TransportResult } from '../model/ports.ts';
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { backoffDelay } from '../plan/backoff.ts';
-import type { classifyResult } from '../plan/classify.ts';
 import { requestOrigin } from '../plan/origin-recovery.ts';
 import { receiptFor } from '../plan/receipt.ts';
 import { planSettleFailure } from '../plan/settle.ts';
-import type { CoreDeps } from './config.ts';
-import type { FlushState } from './flush-state.ts';
+import type { Flush } from './flush.ts';
 import { FlushStop } from './flush-stop.ts';
 import { settleConflict } from './settle-conflict.ts';
-import { guardStorage } from './storage-guard.ts';
 import { planSuccessAck } from './success-ack.ts';
 
 /**
@@ -24,17 +22,16 @@ const MAX_SETTLE_PLANS = 5;
 
 /** Applies an outcome while the claim is still mine (SPEC §5); otherwise changes nothing. */
 export async function settleOutcome(
-  deps: CoreDeps,
-  state: FlushState,
+  flush: Flush,
   sent: OutboxRow,
   fence: number,
   outcome: Outcome,
-  result: Parameters<typeof classifyResult>[0],
+  result: TransportResult,
   /** The plan made against the row as claimed went stale already: start by reading it. */
   reread = false,
 ): Promise<void> {
   if (outcome.kind === 'conflict') {
-    await settleConflict(deps, state, sent, fence, outcome, result);
+    await settleConflict(flush, sent, fence, outcome, result);
     return;
   }
   // First try against the row as this holder's claim wrote it, and — for a success — on the bet
@@ -44,26 +41,51 @@ export async function settleOutcome(
   let observed: Observation | undefined = reread ? undefined : { raw: sent, row: sent };
   for (let attempt = reread ? 1 : 0; attempt < MAX_SETTLE_PLANS; attempt++) {
     if (observed === undefined) {
-      const raw = await guardStorage('flush', () => deps.store.get(sent.id, state.owner));
+      const raw = await flush.store.get(sent.id, flush.owner);
       const decoded = decodeRow(raw);
       observed = { raw, row: decoded.ok ? decoded.row : undefined };
     }
-    const plan = await planOutcome(deps, state, sent, fence, outcome, observed, attempt === 0);
+    const plan = await planOutcome(flush, sent, fence, outcome, observed, attempt === 0);
     observed = undefined;
     if (plan === undefined) return;
-    if ((await guardStorage('flush', () => state.writes.submit(plan))) === 'committed') {
-      noteSettled(deps, state, sent, outcome, plan);
+    if ((await flush.writes.submit(plan)) === 'committed') {
+      noteSettled(flush, sent, outcome, plan);
       return;
     }
   }
-  state.report.stale++;
+  flush.report.stale++;
+}
+
+/**
+ * Settles one answer (SPEC §5) with the outcome `outcomeOf` reads from it. An answer the app's
+ * handler could not read (classify, readReceipt, readConflict, a conflict policy threw) blocks the
+ * row with the reason rather than leave it claimed; once the handler is fixed, `retry` resends the
+ * same key and the server replays.
+ */
+export async function settleAnswer(
+  flush: Flush,
+  sent: OutboxRow,
+  fence: number,
+  result: TransportResult,
+  outcomeOf: () => Outcome,
+  reread = false,
+): Promise<void> {
+  try {
+    await settleOutcome(flush, sent, fence, outcomeOf(), result, reread);
+  } catch (error) {
+    if (error instanceof FlushStop) throw error;
+    const detail = error instanceof Error ? error.message : String(error);
+    flush.deps.logger?.error('handler failed', { id: sent.id, error: detail });
+    const failed: Outcome = { kind: 'permanent', code: 'handler_failed', detail };
+    await settleOutcome(flush, sent, fence, failed, result);
+  }
 }
 
 /** One answer of a batch: the row as claimed, its fence, the item's result and its outcome. */
 export interface BatchAnswer {
   sent: OutboxRow;
   fence: number;
-  result: Parameters<typeof classifyResult>[0];
+  result: TransportResult;
   outcome: Outcome;
 }
 
@@ -73,16 +95,11 @@ export interface BatchAnswer {
  * conflict (its durable successor, §10) or a plan the app's handler could not make is settled
  * alone, as a single answer would be.
  */
-export async function settleMany(
-  deps: CoreDeps,
-  state: FlushState,
-  answers: readonly BatchAnswer[],
-  settleAlone: (answer: BatchAnswer, reread: boolean) => Promise<void>,
-): Promise<void> {
+export async function settleMany(flush: Flush, answers: readonly BatchAnswer[]): Promise<void> {
   const planned: { answer: BatchAnswer; plan: ReplacePlan }[] = [];
   // One jitter for the batch: rows that failed together come due together and go as one again.
   let drawn: number | undefined;
-  const jitter = () => (drawn ??= deps.ids.random());
+  const jitter = () => (drawn ??= flush.deps.ids.random());
   const alone: { answer: BatchAnswer; reread: boolean }[] = [];
   for (const answer of answers) {
     const { sent, fence, outcome } = answer;
@@ -92,16 +109,7 @@ export async function settleMany(
     }
     let plan: ReplacePlan | undefined;
     try {
-      plan = await planOutcome(
-        deps,
-        state,
-        sent,
-        fence,
-        outcome,
-        { raw: sent, row: sent },
-        true,
-        jitter,
-      );
+      plan = await planOutcome(flush, sent, fence, outcome, { raw: sent, row: sent }, true, jitter);
     } catch (error) {
       if (error instanceof FlushStop) throw error;
       alone.push({ answer, reread: false });
@@ -109,14 +117,16 @@ export async function settleMany(
     }
     if (plan !== undefined) planned.push({ answer, plan });
   }
-  const results = await guardStorage('flush', () =>
-    state.writes.submitMany(planned.map(({ plan }) => plan)),
-  );
+  const results = await flush.writes.submitMany(planned.map(({ plan }) => plan));
   planned.forEach(({ answer, plan }, i) => {
-    if (results[i] === 'committed') noteSettled(deps, state, answer.sent, answer.outcome, plan);
+    if (results[i] === 'committed') noteSettled(flush, answer.sent, answer.outcome, plan);
     else alone.push({ answer, reread: true });
   });
-  await Promise.all(alone.map(({ answer, reread }) => settleAlone(answer, reread)));
+  await Promise.all(
+    alone.map(({ answer: { sent, fence, result, outcome }, reread }) =>
+      settleAnswer(flush, sent, fence, result, () => outcome, reread),
+    ),
+  );
 }
 
 interface Observation {
@@ -130,22 +140,22 @@ interface Observation {
  * record's only row (see {@link planSuccessAck}).
  */
 async function planOutcome(
-  deps: CoreDeps,
-  state: FlushState,
+  flush: Flush,
   sent: OutboxRow,
   fence: number,
   outcome: Exclude<Outcome, { kind: 'conflict' }>,
   observed: Observation,
   alone: boolean,
-  jitter = () => deps.ids.random(),
+  jitter = () => flush.deps.ids.random(),
 ): Promise<ReplacePlan | undefined> {
-  const holder = { owner: state.owner, holderId: deps.holderId, fence };
+  const { deps } = flush;
+  const holder = { owner: flush.owner, holderId: deps.holderId, fence };
   const now = deps.clock.now();
   const { raw, row: current } = observed;
   if (outcome.kind === 'success') {
     const handler = deps.handlers[sent.collection];
     const receipt = receiptFor(handler, sent, outcome.status, outcome.body, now);
-    const plan = await planSuccessAck(deps, current, raw, receipt, { ...holder, now }, alone);
+    const plan = await planSuccessAck(flush, current, raw, receipt, { ...holder, now }, alone);
     if (plan === undefined) {
       deps.onEvent?.({
         type: 'settled',
@@ -162,24 +172,18 @@ async function planOutcome(
   const nextAttemptAt = now + backoffDelay(attempts, deps.backoff, jitter(), retryAfter);
   const failure = planSettleFailure(current, raw, outcome, { ...holder, now, nextAttemptAt });
   if (failure.kind === 'apply') return failure.plan;
-  state.report.stale++;
+  flush.report.stale++;
   deps.onEvent?.({ type: 'settled', id: sent.id, outcome: outcome.kind, stale: true });
   return undefined;
 }
 
 /** What a committed settle tells: converted intents, counts and the `settled` event. */
-function noteSettled(
-  deps: CoreDeps,
-  state: FlushState,
-  sent: OutboxRow,
-  outcome: Outcome,
-  plan: ReplacePlan,
-): void {
+function noteSettled(flush: Flush, sent: OutboxRow, outcome: Outcome, plan: ReplacePlan): void {
   for (const tomb of plan.tombstones ?? []) {
     if (tomb.reason === 'converted' && tomb.into)
-      deps.onEvent?.({ type: 'converted', intentId: tomb.id, into: tomb.into });
+      flush.deps.onEvent?.({ type: 'converted', intentId: tomb.id, into: tomb.into });
   }
-  countOutcome(deps, state, sent, outcome, nextOf(plan));
+  countOutcome(flush, sent, outcome, nextOf(plan));
 }
 
 function nextOf(plan: ReplacePlan): number | undefined {
@@ -188,24 +192,21 @@ function nextOf(plan: ReplacePlan): number | undefined {
 }
 
 function countOutcome(
-  deps: CoreDeps,
-  state: FlushState,
+  flush: Flush,
   sent: OutboxRow,
   outcome: Outcome,
   nextAttemptAt: number | undefined,
 ): void {
-  const report = state.report;
+  const { deps, report } = flush;
   switch (outcome.kind) {
     case 'success':
       report.succeeded++;
-      if (sent.request !== undefined) state.recovered.add(requestOrigin(sent.request.url));
+      if (sent.request !== undefined) flush.recovered.add(requestOrigin(sent.request.url));
       break;
     case 'transient':
       report.transient++;
-      state.deferred.set(sent.id, nextAttemptAt ?? deps.clock.now());
-      // The network itself failed: every other row would fail the same way (§12 triggers retry).
-      if (!outcome.device && (outcome.code === 'network' || outcome.code === 'timeout'))
-        state.stop ??= 'offline';
+      flush.deferred.set(sent.id, nextAttemptAt ?? deps.clock.now());
+      flush.stopIfNetworkDown([outcome]);
       break;
     case 'auth':
       report.held++;

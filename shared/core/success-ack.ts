@@ -8,7 +8,7 @@ import { isQuarantined } from '../plan/quarantine.ts';
 import { planSettleSuccess } from '../plan/settle.ts';
 import { planSuccessorRebase } from '../plan/successor-rebase.ts';
 import type { CoreDeps } from './config.ts';
-import { guardStorage } from './storage-guard.ts';
+import type { Flush } from './flush.ts';
 
 /**
  * Plans a success ACK together with what must commit in its transaction (SPEC §5, §6, §8, §10):
@@ -18,7 +18,7 @@ import { guardStorage } from './storage-guard.ts';
  * (`records`) and the plan is stale when it lost. Undefined when the claim is not mine.
  */
 export async function planSuccessAck(
-  deps: CoreDeps,
+  flush: Flush,
   current: OutboxRow | undefined,
   raw: unknown,
   receipt: Receipt,
@@ -39,14 +39,12 @@ export async function planSuccessAck(
   // The record is read once: what the ACK converts and rebases, and the rows it must still hold
   // when it commits — an intent or a successor written between this read and the commit makes
   // the plan stale instead of being left behind, unconverted or unrebased (§5, §6, §8).
-  const record = await guardStorage('flush', () =>
-    deps.store.byTarget(ctx.owner, current.collection, current.targetId),
-  );
+  const record = await flush.store.byTarget(ctx.owner, current.collection, current.targetId);
   const rows = decodedRows(record);
   // Handler failures in here are caught by the planners (successor_unprepared); what escapes is
   // the store's.
-  const intents = intentConversion(deps, ctx.owner, current, receipt, rows);
-  const rebased = successorRebase(deps, current, receipt, rows);
+  const intents = intentConversion(flush.deps, ctx.owner, current, receipt, rows);
+  const rebased = successorRebase(flush.deps, current, receipt, rows);
   const passed = overtaken(current, rows);
   const plan = planSettleSuccess(current, raw, receipt, ctx, {
     expected: [

@@ -1,4 +1,5 @@
 import { DEFAULT_BACKOFF } from '../plan/backoff.ts';
+import { DEFAULT_LEASE_MS } from '../plan/lease.ts';
 
 /** Tunables of one outbox core (SPEC §14); every field has a default. */
 export interface OutboxTuning {
@@ -43,7 +44,7 @@ export interface BatchTuning {
 
 /** Defaults of SPEC §4, §7, §10, §11, §14: the one table the worker, the page sender and tests read. */
 export const DEFAULT_TUNING: OutboxTuning = {
-  leaseMs: 10_000,
+  leaseMs: DEFAULT_LEASE_MS,
   concurrency: 4,
   batchSize: 50,
   backoff: DEFAULT_BACKOFF,

@@ -1,8 +1,8 @@
-import type { SendDeadline } from '../model/ports.ts';
-import type { Claim, OutboxRow } from '../model/row.ts';
+import type { OutboxRow } from '../model/row.ts';
 import type { Expectation, ReplacePlan } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { isRowInFlight } from './in-flight.ts';
+import { claimExpiry } from './lease.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
 /** What a claim needs to know about the claiming holder (SPEC §4). */
@@ -53,7 +53,12 @@ export function planClaim(
     v: 1,
     state: 'sending',
     sentAt: ctx.now,
-    claim: { ...observed.claim, holderId: ctx.holderId, expiresAt: ctx.now + ctx.leaseMs, fence },
+    claim: {
+      ...observed.claim,
+      holderId: ctx.holderId,
+      expiresAt: claimExpiry(ctx.now, ctx.leaseMs),
+      fence,
+    },
     evidence: {
       ...observed.evidence,
       attemptCount: (observed.evidence?.attemptCount ?? 0) + 1,
@@ -92,21 +97,4 @@ export function isClaimMine(
  */
 export function sentByLegacySinceClaim(row: OutboxRow): boolean {
   return row.sentAt !== undefined && row.writer !== undefined && row.sentAt !== row.writer.at;
-}
-
-/** The default safety margin before a claim's end, as a share of the lease (SPEC §4). */
-export const SEND_MARGIN_SHARE = 0.2;
-
-/**
- * The deadline a claimed request is sent under (SPEC §4): it leaves only while
- * `expiresAt − margin` is ahead by the holder's clock, and is aborted at `expiresAt`. Everything
- * awaited between the claim and the wire counts against it, so no request is still travelling
- * when another holder (or a coalesced edit) may act on the row (G3, G4).
- */
-export function sendDeadline(
-  claim: Pick<Claim, 'expiresAt'>,
-  ctx: { leaseMs: number; marginMs?: number },
-): SendDeadline {
-  const margin = Math.max(0, ctx.marginMs ?? ctx.leaseMs * SEND_MARGIN_SHARE);
-  return { leaveBy: claim.expiresAt - margin, abortAt: claim.expiresAt };
 }

@@ -113,3 +113,22 @@ export function classifyResult(result: TransportResult, now: number): Outcome {
   }
   return { kind: 'permanent', code: `http_${status}`, detail: result.body.slice(0, 2000) };
 }
+
+/**
+ * Whether an answer says the network itself is down (SPEC §12): no answer came back at all, or the
+ * outcome of one that did not (`network`, `timeout`) was not a device-side reason. Every other row
+ * would fail the same way, so the flush stops (`offline`) and a §12 trigger retries it later.
+ * Takes a transport result (decided before the send slot passes on) or an outcome (decided as it
+ * is counted, after the app's classifier had its say); their kinds never overlap.
+ */
+export function isNetworkDown(answer: TransportResult | Outcome): boolean {
+  switch (answer.kind) {
+    case 'network_error':
+    case 'timeout':
+      return true;
+    case 'transient':
+      return !answer.device && (answer.code === 'network' || answer.code === 'timeout');
+    default:
+      return false;
+  }
+}

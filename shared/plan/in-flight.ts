@@ -1,4 +1,5 @@
 import type { OutboxRow } from '../model/row.ts';
+import { leaseEnd } from './lease.ts';
 
 /**
  * Whether some holder is sending this row right now (SPEC §4): a v1 writer's live claim, or —
@@ -10,8 +11,7 @@ import type { OutboxRow } from '../model/row.ts';
  */
 export function isRowInFlight(row: OutboxRow, now: number, leaseMs: number): boolean {
   if (row.state !== 'sending') return false;
-  if (row.writer !== undefined && row.claim !== undefined && row.claim.expiresAt > now) return true;
-  return row.sentAt !== undefined && now - row.sentAt < leaseMs;
+  return leaseEnd(row, leaseMs) > now;
 }
 
 /** Whether the row was ever handed to the network (its outcome may be unknown). */

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
-import {
-  type ClaimContext,
-  isClaimMine,
-  planClaim,
-  sendDeadline,
-} from '../../shared/plan/claim.ts';
+import { type ClaimContext, isClaimMine, planClaim } from '../../shared/plan/claim.ts';
+import { sendDeadline } from '../../shared/plan/lease.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
 import {
   BUNDLE,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../shared/model/outcome.ts';
 import type { TransportResult } from '../../shared/model/ports.ts';
 import { backoffDelay, DEFAULT_BACKOFF } from '../../shared/plan/backoff.ts';
-import { classifyResult, parseRetryAfter } from '../../shared/plan/classify.ts';
+import { classifyResult, isNetworkDown, parseRetryAfter } from '../../shared/plan/classify.ts';
 import { NOW } from './fixtures.ts';
 
 function response(
@@ -210,4 +210,36 @@ describe('Retry-After', () => {
   });
 });
 
-/** SPEC §11: exponential with full jitter, base 1 s, factor 2, cap 5 min. */
+/** SPEC §12: an answer that says the network itself is down stops the flush (`offline`). */
+describe('isNetworkDown', () => {
+  const cases: { name: string; answer: TransportResult | Outcome; down: boolean }[] = [
+    { name: 'a network error', answer: { kind: 'network_error', message: 'x' }, down: true },
+    { name: 'a timeout', answer: { kind: 'timeout' }, down: true },
+    { name: 'an answer from the server', answer: response(503), down: false },
+    {
+      name: 'a request that never left',
+      answer: { kind: 'not_sent', code: 'lease_lapsed', message: 'x' },
+      down: false,
+    },
+    {
+      name: 'a transient network outcome',
+      answer: { kind: 'transient', code: 'network' },
+      down: true,
+    },
+    {
+      name: 'a transient timeout outcome',
+      answer: { kind: 'transient', code: 'timeout' },
+      down: true,
+    },
+    {
+      name: 'a device-side timeout (the lease lapsed) is not the network',
+      answer: { kind: 'transient', code: 'timeout', device: true },
+      down: false,
+    },
+    { name: 'a 503 outcome', answer: { kind: 'transient', code: 'http_503' }, down: false },
+    { name: 'a permanent outcome', answer: { kind: 'permanent', code: 'http_400' }, down: false },
+  ];
+  it.each(cases)('$name: $down', ({ answer, down }) => {
+    expect(isNetworkDown(answer)).toBe(down);
+  });
+});

@@ -1,9 +1,9 @@
 import { BUNDLE_VERSION } from '../../../shared/core/outbox-core.ts';
-import { DEFAULT_BATCH } from '../../../shared/core/send-batch.ts';
 import { DEFAULT_TUNING } from '../../../shared/core/tuning.ts';
 import type { Json } from '../../../shared/model/json.ts';
 import { decodeRow, type OutboxRow } from '../../../shared/model/row.ts';
 import type { Receipt } from '../../../shared/model/store.ts';
+import { DEFAULT_BATCH } from '../../../shared/plan/batch-groups.ts';
 import { planClaim } from '../../../shared/plan/claim.ts';
 import { receiptFor } from '../../../shared/plan/receipt.ts';
 import { done, request } from '../../../shared/store/idb-request.ts';

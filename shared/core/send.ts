@@ -1,0 +1,184 @@
+import type { Outcome } from '../model/outcome.ts';
+import type { BatchRoute, SendDeadline, TransportResult } from '../model/ports.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
+import { planClaim } from '../plan/claim.ts';
+import { classifyResult } from '../plan/classify.ts';
+import { isLeaseLapsed, sendDeadline } from '../plan/lease.ts';
+import type { Flush } from './flush.ts';
+import { type BatchAnswer, settleAnswer, settleMany, settleOutcome } from './settle-outcome.ts';
+
+/** A row this holder claimed, with the fence its claim wrote. */
+interface Claimed {
+  row: OutboxRow;
+  fence: number;
+}
+
+/** Why a claimed request did not go after all (SPEC §4): it goes back to the queue. */
+type Unsent = 'flush_stopped' | 'lease_lapsed';
+
+/**
+ * Claim → deadline → send → classify → settle (SPEC §4, §5, §15.1) for a group of rows: one row,
+ * or the rows gathered for one batch `route`. The claims commit in one transaction, each compared
+ * on its own (a stale row is skipped); one claimed row goes alone, several go as one batch within
+ * the earliest of their deadlines, and every row is settled with its own answer. The per-row
+ * contract of §4 and §5 is the same either way; only the number of requests and commits is not.
+ */
+export async function send(
+  flush: Flush,
+  rows: readonly Observed[],
+  route?: BatchRoute,
+): Promise<void> {
+  const claimed = await claim(flush, rows);
+  const [only, ...more] = claimed;
+  if (only === undefined) return;
+  if (route === undefined || more.length === 0) await sendAlone(flush, only);
+  else await sendTogether(flush, route, claimed);
+}
+
+/** Claims the rows in one transaction, each compared on its own; returns those claimed. */
+async function claim(flush: Flush, rows: readonly Observed[]): Promise<Claimed[]> {
+  const { deps } = flush;
+  const ctx = {
+    owner: flush.owner,
+    holderId: deps.holderId,
+    now: deps.clock.now(),
+    leaseMs: deps.leaseMs,
+    bundle: deps.bundle,
+  };
+  const planned = rows.flatMap(({ row, raw }) => {
+    const claim = planClaim(row, raw, ctx, flush.passedOver.get(row.id));
+    return claim.kind === 'claim' ? [claim] : [];
+  });
+  if (planned.length === 0) return [];
+  // A row alone is submitted alone, to commit with whatever else waits; the claims of a batch
+  // are submitted together, to commit in one transaction.
+  const results =
+    rows.length === 1
+      ? [await flush.writes.submit(planned[0]!.plan)]
+      : await flush.writes.submitMany(planned.map((claim) => claim.plan));
+  flush.noteLost(planned.filter((_, i) => results[i] !== 'committed').map((claim) => claim.row));
+  const claimed = planned.filter((_, i) => results[i] === 'committed');
+  for (const { row, fence } of claimed) flush.noteClaimed(row, fence);
+  return claimed;
+}
+
+/** Sends one claimed row alone and settles its answer. */
+async function sendAlone(flush: Flush, { row, fence }: Claimed): Promise<void> {
+  const request = row.request!;
+  const result = await whileLeased(flush, [row], async (deadline) => {
+    // The transport bounds what it awaits by the claim too (§4): past `leaveBy` nothing leaves.
+    const answer = await flush.deps.transport.send(request, {
+      owner: flush.owner,
+      collection: row.collection,
+      deadline,
+    });
+    // Decided before the slot passes to a row claimed ahead (§12 retries).
+    flush.stopIfNetworkDown([answer]);
+    return answer;
+  });
+  if (typeof result !== 'string') {
+    noteSent(flush, row, fence, result);
+    const outcomeOf = () => classify(flush, row, result);
+    await settleAnswer(flush, row, fence, result, outcomeOf);
+    return;
+  }
+  await settleOutcome(flush, row, fence, unsentOutcome(result), { kind: 'timeout' });
+}
+
+/**
+ * Sends claimed rows as one batch (SPEC §15.1) and settles every row with its own item's answer.
+ * An endpoint that takes no batches gets each row alone, under the claim it has.
+ */
+async function sendTogether(flush: Flush, route: BatchRoute, claimed: Claimed[]): Promise<void> {
+  const rows = claimed.map(({ row }) => row);
+  const answer = await whileLeased(flush, rows, async (deadline) => {
+    const answers = await flush.deps.transport.sendBatch!(
+      route,
+      rows.map((row) => row.request!),
+      { owner: flush.owner, deadline },
+    );
+    // Decided before the slot passes to rows claimed ahead (§12).
+    if (answers !== 'unsupported') flush.stopIfNetworkDown(answers);
+    return answers;
+  });
+  if (answer === 'unsupported') {
+    await Promise.all(claimed.map((one) => sendAlone(flush, one)));
+    return;
+  }
+  const answers: BatchAnswer[] = claimed.map(({ row, fence }, i) => {
+    if (typeof answer === 'string')
+      return { sent: row, fence, result: { kind: 'timeout' }, outcome: unsentOutcome(answer) };
+    const result = answer[i] ?? { kind: 'network_error', message: 'no answer for this item' };
+    noteSent(flush, row, fence, result);
+    return { sent: row, fence, result, outcome: readOutcome(flush, row, result) };
+  });
+  await settleMany(flush, answers);
+}
+
+/**
+ * Runs a request in a send slot, under the deadline of its rows' claims (SPEC §4): a batch
+ * leaves only while every row's claim covers it, and is aborted when the first ends. It does not
+ * go after all — the rows go back to the queue — when the flush stopped while it waited for the
+ * slot (say, offline), or a row's lease could no longer cover it.
+ */
+function whileLeased<T>(
+  flush: Flush,
+  rows: readonly OutboxRow[],
+  go: (deadline: SendDeadline) => Promise<T>,
+): Promise<T | Unsent> {
+  const { clock, leaseMs, sendMarginMs } = flush.deps;
+  const deadlines = rows.map((row) =>
+    sendDeadline(row.claim!, { leaseMs, marginMs: sendMarginMs }),
+  );
+  const deadline = {
+    leaveBy: Math.min(...deadlines.map((d) => d.leaveBy)),
+    abortAt: Math.min(...deadlines.map((d) => d.abortAt)),
+  };
+  return flush.sends.run(async () => {
+    if (flush.stop !== undefined) return 'flush_stopped';
+    for (const row of rows)
+      if (isLeaseLapsed(row, clock.now(), leaseMs, deadline.leaveBy)) return 'lease_lapsed';
+    return go(deadline);
+  });
+}
+
+/** A request that never left: a device-side transient, nothing applied (SPEC §4, §11). */
+function unsentOutcome(code: Unsent): Outcome {
+  return { kind: 'transient', code, device: true };
+}
+
+/** The `sent` event, for a request that left. */
+function noteSent(flush: Flush, row: OutboxRow, fence: number, result: TransportResult): void {
+  if (result.kind === 'not_sent') return;
+  flush.deps.onEvent?.({ type: 'sent', id: row.id, requestId: row.request!.requestId, fence });
+}
+
+/** The outcome of a result by the row's handler, which may wrap the classifier (§11). */
+function classify(flush: Flush, row: OutboxRow, result: TransportResult): Outcome {
+  const { deps } = flush;
+  const handler = deps.handlers[row.collection];
+  const fallback = classifyResult(result, deps.clock.now());
+  if (!handler?.classify) return fallback;
+  if (result.kind !== 'network_error' && result.kind !== 'timeout')
+    return handler.classify(result, fallback);
+  // No answer came back: the server may still be committing the request (§6). A classifier that
+  // throws on it has nothing to read, and blocking the row would release its successors ahead of
+  // that commit (§7, G4): the fallback stands and the row keeps its place.
+  try {
+    return handler.classify(result, fallback);
+  } catch (error) {
+    deps.logger?.error('handler failed', { id: row.id, error: String(error) });
+    return fallback;
+  }
+}
+
+/** The outcome of a batch item's answer; a handler that throws is `handler_failed`, as alone. */
+function readOutcome(flush: Flush, row: OutboxRow, result: TransportResult): Outcome {
+  try {
+    return classify(flush, row, result);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    flush.deps.logger?.error('handler failed', { id: row.id, error: detail });
+    return { kind: 'permanent', code: 'handler_failed', detail };
+  }
+}
