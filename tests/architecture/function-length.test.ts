@@ -112,9 +112,8 @@ describe('the function length check itself', () => {
   });
 });
 
-describe('the tree is readable in one sitting (issue 22)', () => {
-  // Enabled once the flush and owner API are split.
-  it.skip(`has no function in shared/ or client/ over ${MAX_FUNCTION_LINES} lines`, () => {
+describe('the tree is readable in one sitting', () => {
+  it(`has no function in shared/ or client/ over ${MAX_FUNCTION_LINES} lines`, () => {
     const tree = readSourceTree(root);
     const mine = new Map(
       [...tree].filter(([path]) => path.startsWith('shared/') || path.startsWith('client/')),
