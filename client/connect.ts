@@ -1,10 +1,14 @@
 import type { Workbox } from 'workbox-window';
-import { checkFilter, checkId, checkListener } from '../shared/model/arguments.ts';
+import {
+  checkFilter,
+  checkId,
+  checkListener,
+  checkObject,
+  checkText,
+} from '../shared/model/arguments.ts';
 import type { SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
-import { OutboxError } from '../shared/model/errors.ts';
 import type { OutboxApi, RowFilter, RowView } from '../shared/model/page-api.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
-import { isObject } from './is-object.ts';
 import { outboxCalls } from './outbox-calls.ts';
 import { openOutboxConnection } from './outbox-connection.ts';
 import type { PageSenderConfig } from './page-sender.ts';
@@ -52,17 +56,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * across reconnects).
  */
 export async function connectOutbox(options: ConnectOptions): Promise<OutboxClient> {
-  if (!isObject(options))
-    throw new OutboxError('invalid_argument', 'connectOutbox takes an options object', {
-      argument: 'options',
-    });
-  if (typeof options.owner !== 'string' || options.owner === '') {
-    throw new OutboxError('invalid_argument', 'connectOutbox needs a non-empty owner');
-  }
-  if (typeof options.swUrl !== 'string' || options.swUrl === '')
-    throw new OutboxError('invalid_argument', 'connectOutbox needs the worker script as swUrl', {
-      argument: 'swUrl',
-    });
+  checkObject(options, 'options');
+  checkText(options.owner, 'owner');
+  checkText(options.swUrl, 'swUrl');
   installComlinkErrors();
   const container = 'serviceWorker' in navigator ? navigator.serviceWorker : undefined;
   const registered = container ? registerWorker(options) : undefined;
@@ -87,8 +83,6 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
     subscribe: (listener, filter) =>
       subscriptions.rows(checkFilter(filter), checkListener(listener)),
     watch: (id, listener) => subscriptions.watch(checkId(id), checkListener(listener)),
-    close() {
-      connection.close();
-    },
+    close: connection.close,
   };
 }

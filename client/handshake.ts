@@ -50,11 +50,7 @@ export async function handshake(options: HandshakeOptions, heard: () => void): P
     port2,
   ]);
   try {
-    const hello = await withTimeout(
-      Promise.race([remote.hello(), refused]),
-      options.timeoutMs,
-      'timeout',
-    );
+    const hello = await withTimeout(Promise.race([remote.hello(), refused]), options.timeoutMs);
     return { remote, hello, worker, port: port1 };
   } catch (error) {
     port1.close();

@@ -8,10 +8,10 @@ import {
   checkLimit,
 } from '../shared/model/arguments.ts';
 import type { EndpointApi, SetAuthOptions } from '../shared/model/connection.ts';
+import { isObject } from '../shared/model/is-object.ts';
 import { emptyFlushReport, type OutboxApi } from '../shared/model/page-api.ts';
 import { newRequestId } from '../shared/plan/request-id.ts';
 import { cryptoIds } from '../shared/runtime/ids.ts';
-import { isObject } from './is-object.ts';
 import type { OutboxConnection } from './outbox-connection.ts';
 import { type Registered, requestBackgroundSync } from './registration.ts';
 

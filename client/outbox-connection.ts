@@ -147,7 +147,8 @@ export async function openOutboxConnection(
       if (container?.controller) onControllerChange();
       else flushSoon();
     } else {
-      await withRetry(() => channel.ensure());
+      // The first connection may wait for a fresh worker to install and activate: one more try.
+      await channel.ensure().catch(() => channel.ensure());
       // Opening the app is when rows that waited (offline, on backoff, for a browser without
       // Background Sync) should go: a non-forced flush, so backoff still holds (§12).
       flushSoon();
@@ -246,13 +247,4 @@ function postable(error: unknown): unknown {
   return error instanceof Error && error.name === 'DataCloneError'
     ? new OutboxError('invalid_value', `an argument cannot be sent to the worker: ${error.message}`)
     : error;
-}
-
-/** The first connection may wait for a fresh worker to install and activate: one more try. */
-async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
-  try {
-    return await attempt();
-  } catch {
-    return attempt();
-  }
 }

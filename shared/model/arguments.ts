@@ -1,5 +1,6 @@
 import type { SetAuthOptions } from './connection.ts';
 import { OutboxError } from './errors.ts';
+import { isObject } from './is-object.ts';
 import { inspectJson, isPlainObject, MAX_VALUE_DEPTH } from './json-bounds.ts';
 import type { FlushOptions, RowFilter } from './page-api.ts';
 
@@ -59,6 +60,19 @@ function options<T>(
       );
   }
   return value as T;
+}
+
+/** An object of named options, such as `connectOutbox`'s: anything but null or an array. */
+export function checkObject(value: unknown, argument: string): Record<string, unknown> {
+  if (!isObject(value)) fail('invalid_argument', argument, 'expected an object');
+  return value;
+}
+
+/** A non-empty string, such as `connectOutbox`'s owner and worker script. */
+export function checkText(value: unknown, argument: string): string {
+  if (typeof value !== 'string' || value === '')
+    fail('invalid_argument', argument, 'expected a non-empty string');
+  return value;
 }
 
 /** A row id, request id or subscription id: a non-empty string of at most 200 characters. */
