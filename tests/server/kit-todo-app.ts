@@ -57,8 +57,10 @@ export interface TodoApp<Tx> {
 export type TodoAppOptions = (
   | { kind: 'sqlite'; path?: string }
   | { kind: 'postgres'; connectionString: string; schema: string; poolSize?: number }
-) &
-  Partial<Omit<OutboxKitOptions<unknown>, 'ledger' | 'authenticate'>>;
+) & {
+  /** Where the collection is served; default `/api/todos`. */
+  collection?: string;
+} & Partial<Omit<OutboxKitOptions<unknown>, 'ledger' | 'authenticate'>>;
 
 const TODO_ID = /^[A-Za-z0-9_-]{1,80}$/;
 const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -78,8 +80,8 @@ function todoJson(todo: Todo) {
   return { id: todo.id, revision: todo.revision, title: todo.title, done: todo.done };
 }
 
-function historyHref(id: string, revision: number): string {
-  return `/api/todos/${encodeURIComponent(id)}/history/${revision}`;
+function historyHref(collection: string, id: string, revision: number): string {
+  return `${collection}/${encodeURIComponent(id)}/history/${revision}`;
 }
 
 /** Reads `{ title?, done? }`: a title is 1–200 storable characters, done a boolean. */
@@ -87,8 +89,16 @@ function readPatch(body: unknown, create: boolean) {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return invalid('the body must be an object');
   }
-  const { title, done, ...rest } = body as Record<string, unknown>;
+  // `body` is accepted (a storable string) and not kept, so the reference server's generated
+  // hostile notes (`{ title, body }`) reach this app's handlers in the fuzz test.
+  const { title, done, body: text, ...rest } = body as Record<string, unknown>;
   const issues: Array<{ path: string; message: string }> = [];
+  if (
+    text !== undefined &&
+    (typeof text !== 'string' || text.length > 10_000 || UNSTORABLE.test(text))
+  ) {
+    issues.push({ path: 'body', message: 'a text of at most 10000 storable characters' });
+  }
   if (Object.keys(rest).length > 0) issues.push({ path: '', message: 'unknown fields' });
   if (title === undefined ? create : typeof title !== 'string' || title.length < 1) {
     issues.push({ path: 'title', message: 'a title of 1 to 200 characters' });
@@ -98,7 +108,7 @@ function readPatch(body: unknown, create: boolean) {
   if (done !== undefined && typeof done !== 'boolean') {
     issues.push({ path: 'done', message: 'a boolean' });
   }
-  if (!create && title === undefined && done === undefined) {
+  if (!create && title === undefined && done === undefined && text === undefined) {
     issues.push({ path: '', message: 'a patch changes title or done' });
   }
   if (issues.length > 0) return invalid('the todo is not valid', issues);
@@ -110,10 +120,10 @@ function readId(params: Record<string, string>) {
 }
 
 /** Registers the todo routes on a kit. */
-function todoRoutes<Tx>(kit: OutboxKit<Tx>, sql: TodoSql<Tx>): void {
+function todoRoutes<Tx>(kit: OutboxKit<Tx>, sql: TodoSql<Tx>, collection: string): void {
   kit.route({
     method: 'POST',
-    path: '/api/todos',
+    path: collection,
     validate: ({ body }) => readPatch(body, true),
     async handle({ tx, principal, value, now }) {
       const todo: Todo = { id: newTodoId(), revision: 1, title: value.title!, done: !!value.done };
@@ -126,7 +136,7 @@ function todoRoutes<Tx>(kit: OutboxKit<Tx>, sql: TodoSql<Tx>): void {
   });
   kit.route({
     method: 'PATCH',
-    path: '/api/todos/:id',
+    path: `${collection}/:id`,
     ifMatch: true,
     validate: ({ params, body }) => {
       const id = readId(params);
@@ -140,7 +150,7 @@ function todoRoutes<Tx>(kit: OutboxKit<Tx>, sql: TodoSql<Tx>): void {
       if (old.revision !== ifMatch) {
         return revisionConflict({
           currentRevision: old.revision,
-          historyHref: historyHref(old.id, old.revision),
+          historyHref: historyHref(collection, old.id, old.revision),
         });
       }
       const todo: Todo = {
@@ -156,7 +166,7 @@ function todoRoutes<Tx>(kit: OutboxKit<Tx>, sql: TodoSql<Tx>): void {
   });
   kit.route({
     method: 'DELETE',
-    path: '/api/todos/:id',
+    path: `${collection}/:id`,
     ifMatch: true,
     validate: ({ params }) => readId(params),
     async handle({ tx, principal, value: id, ifMatch, key, now }) {
@@ -165,7 +175,7 @@ function todoRoutes<Tx>(kit: OutboxKit<Tx>, sql: TodoSql<Tx>): void {
       if (old.revision !== ifMatch) {
         return revisionConflict({
           currentRevision: old.revision,
-          historyHref: historyHref(old.id, old.revision),
+          historyHref: historyHref(collection, old.id, old.revision),
         });
       }
       await sql.keepVersion(tx, principal, old, key, now);
@@ -182,21 +192,33 @@ function todoRoutes<Tx>(kit: OutboxKit<Tx>, sql: TodoSql<Tx>): void {
 /** Opens the todo app on SQLite or PostgreSQL, with its kit. */
 export async function openTodoApp(options: TodoAppOptions): Promise<TodoApp<unknown>> {
   const { kind: _kind, ...kitOptions } = options as TodoAppOptions & Record<string, unknown>;
-  for (const name of ['path', 'connectionString', 'schema', 'poolSize']) delete kitOptions[name];
+  for (const name of ['path', 'connectionString', 'schema', 'poolSize', 'collection']) {
+    delete kitOptions[name];
+  }
+  const collection = options.collection ?? '/api/todos';
   return options.kind === 'sqlite'
-    ? (sqliteTodoApp(options.path ?? ':memory:', kitOptions) as TodoApp<unknown>)
-    : ((await postgresTodoApp(options, kitOptions)) as TodoApp<unknown>);
+    ? (sqliteTodoApp(options.path ?? ':memory:', kitOptions, collection) as TodoApp<unknown>)
+    : ((await postgresTodoApp(options, kitOptions, collection)) as TodoApp<unknown>);
 }
 
 type KitRest = Partial<Omit<OutboxKitOptions<unknown>, 'ledger' | 'authenticate'>>;
 
-function build<Tx>(ledger: LedgerStore<Tx>, rest: KitRest, sql: TodoSql<Tx>): OutboxKit<Tx> {
+function build<Tx>(
+  ledger: LedgerStore<Tx>,
+  rest: KitRest,
+  sql: TodoSql<Tx>,
+  collection: string,
+): OutboxKit<Tx> {
   const kit = createOutboxKit<Tx>({ onError() {}, ...rest, ledger, authenticate: bearerUser });
-  todoRoutes(kit, sql);
+  todoRoutes(kit, sql, collection);
   return kit;
 }
 
-function sqliteTodoApp(path: string, rest: KitRest): TodoApp<Database.Database> {
+function sqliteTodoApp(
+  path: string,
+  rest: KitRest,
+  collection: string,
+): TodoApp<Database.Database> {
   const db = openSqliteDatabase(path);
   db.exec(`
     CREATE TABLE IF NOT EXISTS todos (principal TEXT NOT NULL, id TEXT NOT NULL,
@@ -231,7 +253,7 @@ function sqliteTodoApp(path: string, rest: KitRest): TodoApp<Database.Database> 
       ).run(principal, old.id, old.revision, old.title, old.done ? 1 : 0, key, now);
     },
   };
-  const kit = build(sqliteLedger(db), rest, sql);
+  const kit = build(sqliteLedger(db), rest, sql, collection);
   return {
     kit,
     async countTodos(principal) {
@@ -253,6 +275,7 @@ function sqliteTodoApp(path: string, rest: KitRest): TodoApp<Database.Database> 
 async function postgresTodoApp(
   options: { connectionString: string; schema: string; poolSize?: number },
   rest: KitRest,
+  collection: string,
 ): Promise<TodoApp<pg.PoolClient>> {
   const { schema } = options;
   const pool = new pg.Pool({
@@ -297,7 +320,7 @@ async function postgresTodoApp(
       );
     },
   };
-  const kit = build(ledger, rest, sql);
+  const kit = build(ledger, rest, sql, collection);
   return {
     kit,
     async countTodos(principal) {
