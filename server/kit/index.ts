@@ -21,6 +21,7 @@ export {
   valid,
 } from './answers.ts';
 export type { LedgerClaim, LedgerStore, TransactOutcome } from './ledger.ts';
+export { handleNodeRequest, kitRequestListener, toFetchRequest } from './node-http.ts';
 export {
   createOutboxKit,
   DEFAULT_KIT_BODY_LIMIT,

@@ -14,7 +14,10 @@ import type { OutboxKit } from './outbox-kit.ts';
  * A Fetch API `Request` for a Node request whose body has not been read yet. `undefined` when
  * the request cannot be one (a header value `Headers` refuses): answer 400.
  */
-export function toFetchRequest(request: IncomingMessage): Request | undefined {
+export function toFetchRequest(
+  request: IncomingMessage,
+  target = request.url ?? '/',
+): Request | undefined {
   const headers = new Headers();
   const raw = request.rawHeaders;
   try {
@@ -24,10 +27,10 @@ export function toFetchRequest(request: IncomingMessage): Request | undefined {
   }
   let url: URL;
   try {
-    url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
+    url = new URL(target, `http://${request.headers.host ?? 'localhost'}`);
   } catch {
     try {
-      url = new URL(request.url ?? '/', 'http://localhost');
+      url = new URL(target, 'http://localhost');
     } catch {
       return undefined;
     }
@@ -87,14 +90,16 @@ export function sendUnreadable(request: IncomingMessage, target: ServerResponse)
 
 /**
  * Hands a Node request to the kit: `true` when the kit answered it, `false` when it is not the
- * kit's (the body is then unread, for the app).
+ * kit's (the body is then unread, for the app). `target` is the path and query as the client
+ * sent them, when a router has rewritten `request.url`.
  */
 export async function handleNodeRequest<Tx>(
   kit: OutboxKit<Tx>,
   request: IncomingMessage,
   response: ServerResponse,
+  target?: string,
 ): Promise<boolean> {
-  const fetchRequest = toFetchRequest(request);
+  const fetchRequest = toFetchRequest(request, target);
   if (!fetchRequest) {
     // A method the Fetch API refuses is not a write: the app's to answer.
     if (FORBIDDEN_METHODS.has((request.method ?? '').toUpperCase())) return false;

@@ -60,7 +60,15 @@ describe('the library tarball', () => {
       expect(app.ok, app.output).toBe(true);
       const installed = installedPackages(join(app.dir, 'node_modules'));
       const names = installed.map((p) => p.name);
-      for (const nodeOnly of ['better-sqlite3', 'fastify', 'pg', 'sw-outbox-server']) {
+      for (const nodeOnly of [
+        'better-sqlite3',
+        'fastify',
+        'pg',
+        'sw-outbox-server',
+        'express',
+        'hono',
+        '@hono/node-server',
+      ]) {
         expect(names).not.toContain(nodeOnly);
       }
       expect(names.filter((name) => !BROWSER_PACKAGES.has(name))).toEqual([]);
