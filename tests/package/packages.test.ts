@@ -86,7 +86,10 @@ describe('the server tarball', () => {
     const library = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(manifest.dependencies['sw-outbox']).toBe(`^${library.version}`);
     expect(manifest.devDependencies).toBeUndefined();
-    expect(manifest.bin).toEqual({ 'sw-outbox-server': './dist/cli.js' });
+    expect(manifest.bin).toEqual({
+      'sw-outbox-server': './dist/cli.js',
+      'sw-outbox-verify': './dist/verify.js',
+    });
   });
 
   it('holds its built code, types, README and LICENSE, and a bin that runs with node', () => {

@@ -46,10 +46,20 @@ interface TodoSql<Tx> {
 /** What a test reads besides the API: the app's own table. */
 export interface TodoApp<Tx> {
   kit: OutboxKit<Tx>;
+  /** Another kit with the same routes and options over another ledger (a second instance). */
+  kitWith(ledger: LedgerStore<Tx>): OutboxKit<Tx>;
+  /** The app's database: the better-sqlite3 `Database`, or the `pg` pool. */
+  database: unknown;
   /** Rows of `todos` for a principal (live and deleted): every create is one. */
   countTodos(principal: string): Promise<number>;
   /** Ledger entries of a principal, claims included. */
   countLedger(principal: string): Promise<number>;
+  /** The principal's live todos (the app's own read route). */
+  list(principal: string): Promise<Todo[]>;
+  /** One live todo. */
+  read(principal: string, id: string): Promise<Todo | undefined>;
+  /** A superseded version (SPEC §10.1), as `GET …/history/:revision` answers it. */
+  version(principal: string, id: string, revision: number): Promise<Todo | undefined>;
   close(): Promise<void>;
 }
 
@@ -256,6 +266,8 @@ function sqliteTodoApp(
   const kit = build(sqliteLedger(db), rest, sql, collection);
   return {
     kit,
+    kitWith: (ledger) => build(ledger, rest, sql, collection),
+    database: db,
     async countTodos(principal) {
       const row = db.prepare('SELECT count(*) AS n FROM todos WHERE principal = ?').get(principal);
       return (row as { n: number }).n;
@@ -265,6 +277,26 @@ function sqliteTodoApp(
         .prepare('SELECT count(*) AS n FROM idempotency_ledger WHERE principal = ?')
         .get(principal);
       return (row as { n: number }).n;
+    },
+    async list(principal) {
+      return db
+        .prepare<[string], Row>(
+          'SELECT id, revision, title, done, deleted FROM todos WHERE principal = ? AND deleted = 0 ORDER BY rowid',
+        )
+        .all(principal)
+        .map((row) => todoJson({ ...row, done: row.done === 1 }));
+    },
+    async read(principal, id) {
+      const row = await sql.get(db, principal, id);
+      return row && !row.deleted ? todoJson(row) : undefined;
+    },
+    async version(principal, id, revision) {
+      const row = db
+        .prepare<[string, string, number], Row>(
+          'SELECT id, revision, title, done, 0 AS deleted FROM todo_history WHERE principal = ? AND id = ? AND revision = ?',
+        )
+        .get(principal, id, revision);
+      return row && todoJson({ ...row, done: row.done === 1 });
     },
     async close() {
       db.close();
@@ -323,6 +355,8 @@ async function postgresTodoApp(
   const kit = build(ledger, rest, sql, collection);
   return {
     kit,
+    kitWith: (other) => build(other, rest, sql, collection),
+    database: pool,
     async countTodos(principal) {
       const result = await pool.query(
         `SELECT count(*)::int AS n FROM ${todos} WHERE principal = $1`,
@@ -336,6 +370,27 @@ async function postgresTodoApp(
         [principal],
       );
       return result.rows[0].n;
+    },
+    async list(principal) {
+      const result = await pool.query(
+        `SELECT id, revision, title, done FROM ${todos} WHERE principal = $1 AND NOT deleted ORDER BY updated_at, id`,
+        [principal],
+      );
+      return result.rows.map(todoJson);
+    },
+    async read(principal, id) {
+      const result = await pool.query(
+        `SELECT id, revision, title, done FROM ${todos} WHERE principal = $1 AND id = $2 AND NOT deleted`,
+        [principal, id],
+      );
+      return result.rows[0] && todoJson(result.rows[0]);
+    },
+    async version(principal, id, revision) {
+      const result = await pool.query(
+        `SELECT id, revision, title, done FROM ${history} WHERE principal = $1 AND id = $2 AND revision = $3`,
+        [principal, id, revision],
+      );
+      return result.rows[0] && todoJson(result.rows[0]);
     },
     async close() {
       await pool.end();
