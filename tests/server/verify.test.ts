@@ -119,9 +119,19 @@ describe('sw-outbox-verify', () => {
     }
   });
 
-  describe.each<[Flaw, string[]]>([
-    ['claim-outside-transaction', ['50 concurrent copies of one key → one effect']],
-    ['no-check-before-body', ['replay answered from the request head, before the body is read']],
+  // What each flaw must fail, and what it may fail too, by timing: a retry of a dropped send
+  // that reaches the other instance inside the claim's gap makes a second record as well.
+  describe.each<[Flaw, string[], string[]]>([
+    [
+      'claim-outside-transaction',
+      ['50 concurrent copies of one key → one effect'],
+      ['connection dropped after the request was sent → the retry is answered from the ledger'],
+    ],
+    [
+      'no-check-before-body',
+      ['replay answered from the request head, before the body is read'],
+      [],
+    ],
     [
       'cached-500',
       [
@@ -129,8 +139,9 @@ describe('sw-outbox-verify', () => {
         // The stored 500 is replayed as the ledger keeps answers: JSON, not a problem.
         'every error is application/problem+json with a known type',
       ],
+      [],
     ],
-  ])('on a server with the flaw %s', (flaw, broken) => {
+  ])('on a server with the flaw %s', (flaw, broken, alsoBroken) => {
     let server: RunningTodoServer;
     beforeAll(async () => {
       server = await startTodoServer(flaw);
@@ -139,7 +150,8 @@ describe('sw-outbox-verify', () => {
 
     it('fails exactly the checks its flaw breaks, with G2 FAIL', async () => {
       const report = await runVerify(todoConfig(server.url));
-      expect(failed(report)).toEqual(broken);
+      const failures = failed(report);
+      expect(failures.filter((name) => !alsoBroken.includes(name))).toEqual(broken);
       expect(report.verdicts).toMatchObject({ G2: 'fail', G3: 'pass', G4: 'pass', G5: 'pass' });
       expect(report.passed).toBe(false);
     });
