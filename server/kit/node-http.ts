@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
 import { PROBLEM } from 'sw-outbox/wire';
 import { PROBLEM_CONTENT_TYPE_HEADER, problemBody } from '../problem.ts';
 import type { OutboxKit } from './outbox-kit.ts';
@@ -47,13 +46,36 @@ export function toFetchRequest(
     return new Request(url, {
       method,
       headers,
-      body: hasBody ? (Readable.toWeb(request) as ReadableStream<Uint8Array>) : null,
+      body: hasBody ? lazyBody(request) : null,
       // Node's fetch requires this for a streamed body.
       duplex: 'half',
     } as RequestInit);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The request's body as a web stream that touches the Node stream only when read: a request the
+ * kit leaves to the app (`express.json()` after the kit's middleware) keeps its body unread.
+ */
+function lazyBody(request: IncomingMessage): ReadableStream<Uint8Array> {
+  let chunks: AsyncIterator<Buffer> | undefined;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        chunks ??= request[Symbol.asyncIterator]();
+        const { done, value } = await chunks.next();
+        if (done) controller.close();
+        else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+      },
+      async cancel() {
+        await chunks?.return?.();
+      },
+    },
+    // Nothing is pulled before a reader asks.
+    { highWaterMark: 0 },
+  );
 }
 
 /** Methods the Fetch API refuses to make a `Request` of; never a write of the kit's. */

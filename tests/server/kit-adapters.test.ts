@@ -49,6 +49,7 @@ const ADAPTERS: Array<[string, Adapter]> = [
       const hono = new Hono();
       hono.use(outboxKitMiddleware(app.kit));
       hono.get('/health', (c) => c.json({ ok: true }));
+      hono.post('/echo', async (c) => c.json({ echoed: await c.req.json() }));
       const server = await new Promise<import('node:http').Server>((resolve) => {
         const started = serve({ fetch: hono.fetch, port: 0, hostname: '127.0.0.1' }, () =>
           resolve(started as import('node:http').Server),
@@ -66,6 +67,10 @@ const ADAPTERS: Array<[string, Adapter]> = [
       server.get('/health', (_request, response) => {
         response.json({ ok: true });
       });
+      // The app's own write, its body parsed by express.json() after the kit passed it on.
+      server.post('/echo', (request, response) => {
+        response.json({ echoed: request.body });
+      });
       const http = server.listen(0, '127.0.0.1');
       await new Promise((resolve) => http.once('listening', resolve));
       return listening(http);
@@ -77,6 +82,7 @@ const ADAPTERS: Array<[string, Adapter]> = [
       const fastify = Fastify();
       await fastify.register(outboxKitPlugin(app.kit));
       fastify.get('/health', async () => ({ ok: true }));
+      fastify.post('/echo', async (request) => ({ echoed: request.body }));
       await fastify.listen({ port: 0, host: '127.0.0.1' });
       const { port } = fastify.server.address() as AddressInfo;
       return { url: `http://127.0.0.1:${port}`, port, close: () => fastify.close() };
@@ -182,8 +188,20 @@ describe.each(ADAPTERS)('the kit behind %s', (name, adapter) => {
     });
     expect([receipt.status, receipt.json.status]).toEqual([200, 201]);
     const health = await send(server.url, 'GET', '/health', {});
-    if (name.startsWith('node:http')) expect(health.status).toBe(404);
-    else expect([health.status, health.json]).toEqual([200, { ok: true }]);
+    const echo = await send(
+      server.url,
+      'POST',
+      '/echo',
+      { 'content-type': 'application/json' },
+      '{"a":1}',
+    );
+    if (name.startsWith('node:http')) {
+      expect([health.status, echo.status]).toEqual([404, 404]);
+    } else {
+      expect([health.status, health.json]).toEqual([200, { ok: true }]);
+      // The kit passed the request on with its body unread.
+      expect([echo.status, echo.json]).toEqual([200, { echoed: { a: 1 } }]);
+    }
   });
 });
 
