@@ -32,11 +32,18 @@ export interface RunningTodoServer {
   close(): Promise<void>;
 }
 
-/** Starts the todo app (SQLite in memory) behind Hono, whole or with one flaw. */
-export async function startTodoServer(flaw?: Flaw): Promise<RunningTodoServer> {
-  const app = await openTodoApp({ kind: 'sqlite' });
-  const db = app.database as Database.Database;
-  const kits = kitsFor(app as TodoApp<Database.Database>, db, flaw);
+/**
+ * Starts the todo app behind Hono: on SQLite in memory, whole or with one flaw, or whole on the
+ * PostgreSQL schema given.
+ */
+export async function startTodoServer(
+  flaw?: Flaw,
+  postgres?: { connectionString: string; schema: string },
+): Promise<RunningTodoServer> {
+  const app = await openTodoApp(postgres ? { kind: 'postgres', ...postgres } : { kind: 'sqlite' });
+  const kits = postgres
+    ? [app.kit]
+    : kitsFor(app as TodoApp<Database.Database>, app.database as Database.Database, flaw);
   const hono = new Hono();
   let turn = 0;
   hono.use(async (c, next) => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyMain } from '../../server/verify/cli.ts';
 import { runVerify, type VerifyConfig } from '../../server/verify/verify.ts';
-import { startTestServer } from './helpers.ts';
+import { dropSchema, newSchema, PG_SKIP_REASON, PG_URL, startTestServer } from './helpers.ts';
 import { type Flaw, type RunningTodoServer, startTodoServer } from './kit-verify-servers.ts';
 
 /**
@@ -87,37 +87,70 @@ describe('sw-outbox-verify', () => {
     });
   });
 
-  it('passes on the reference server, logging in for a fresh principal', async () => {
-    const server = await startTestServer({ store: { kind: 'sqlite', path: ':memory:' } });
+  it.skipIf(PG_SKIP_REASON !== undefined)('passes on a kit app on PostgreSQL', async () => {
+    const schema = newSchema('kit_verify');
+    const server = await startTodoServer(undefined, { connectionString: PG_URL, schema });
     try {
-      const lines: string[] = [];
-      const code = await verifyMain(
-        [
-          server.url,
-          '--login',
-          '/auth/login',
-          '--create',
-          '/api/notes',
-          '--create-body',
-          '{"title":"verify"}',
-          '--update',
-          '/api/notes/{id}',
-          '--update-body',
-          '{"title":"again"}',
-          '--count',
-          '/api/notes',
-        ],
-        (line) => lines.push(line),
-      );
-      expect(code, lines.join('\n')).toBe(0);
-      // The reference server has no request that fails on purpose: that one check is skipped.
-      expect(lines.filter((line) => line.startsWith('-'))).toEqual([
-        '- [G2] a failed write leaves its key free: no cached 5xx (skipped: no failBody configured)',
-      ]);
+      const report = await runVerify(todoConfig(server.url));
+      expect(failed(report)).toEqual([]);
+      expect(report.verdicts).toMatchObject({ G2: 'pass', G3: 'pass', G4: 'pass', G5: 'pass' });
     } finally {
       await server.close();
+      await dropSchema(schema);
     }
   });
+
+  const referenceStores = [
+    ['SQLite', () => ({ kind: 'sqlite' as const, path: ':memory:' })],
+    ...(PG_SKIP_REASON === undefined
+      ? [
+          [
+            'PostgreSQL',
+            () => ({
+              kind: 'postgres' as const,
+              connectionString: PG_URL,
+              schema: newSchema('ref_verify'),
+            }),
+          ] as const,
+        ]
+      : []),
+  ] as const;
+  it.each(referenceStores)(
+    'passes on the reference server on %s, logging in for a fresh principal',
+    async (_name, store) => {
+      const config = store();
+      const server = await startTestServer({ store: config });
+      try {
+        const lines: string[] = [];
+        const code = await verifyMain(
+          [
+            server.url,
+            '--login',
+            '/auth/login',
+            '--create',
+            '/api/notes',
+            '--create-body',
+            '{"title":"verify"}',
+            '--update',
+            '/api/notes/{id}',
+            '--update-body',
+            '{"title":"again"}',
+            '--count',
+            '/api/notes',
+          ],
+          (line) => lines.push(line),
+        );
+        expect(code, lines.join('\n')).toBe(0);
+        // The reference server has no request that fails on purpose: that one check is skipped.
+        expect(lines.filter((line) => line.startsWith('-'))).toEqual([
+          '- [G2] a failed write leaves its key free: no cached 5xx (skipped: no failBody configured)',
+        ]);
+      } finally {
+        await server.close();
+        if (config.kind === 'postgres') await dropSchema(config.schema);
+      }
+    },
+  );
 
   // What each flaw must fail, and what it may fail too, by timing: a retry of a dropped send
   // that reaches the other instance inside the claim's gap makes a second record as well.
