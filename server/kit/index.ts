@@ -8,6 +8,7 @@
 
 export type { Answer } from '../problem.ts';
 export { StoreUnavailableError } from '../store/port.ts';
+export { type Sweeper, type SweeperOptions, startSweeper } from '../sweeper.ts';
 export {
   type ConflictOptions,
   invalid,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RETENTION_HEADER } from '../../server/kit/index.ts';
+import { RETENTION_HEADER, startSweeper } from '../../server/kit/index.ts';
 import type { BatchItem } from '../../shared/wire/batch.ts';
 import { PROBLEM, PROBLEM_CONTENT_TYPE } from '../../shared/wire/protocol.ts';
 import { batchItem, digestOf, newKey, newUser, type WriteOptions } from './helpers.ts';
@@ -314,6 +314,25 @@ export function defineKitConformance(
       expect(created.filter((a) => a.headers.get('idempotent-replayed') === null).length).toBe(1);
       expect(await app.countTodos(user)).toBe(1);
       expect(await app.countLedger(user)).toBe(1);
+    });
+
+    it('sweeps ledger entries past the retention, after which the key is unknown', async () => {
+      const user = newUser();
+      const key = newKey('todo');
+      await create(user, 'old', { key });
+      const swept = startSweeper({
+        store: app.kit.ledger,
+        retentionMs: -60_000,
+        batchSize: 2,
+      });
+      try {
+        expect(await swept.sweep()).toBeGreaterThanOrEqual(1);
+      } finally {
+        swept.stop();
+      }
+      expect(await app.countLedger(user)).toBe(0);
+      const receipt = await call(app, 'GET', `/idempotency/${key}`, { user, key: null });
+      expect(receipt.status).toBe(404);
     });
 
     describe('batches (SPEC §15.1)', () => {
