@@ -3,7 +3,7 @@
 //            dependencies left external;
 //   e2e    — dist/e2e/: the bundled test worker (module and classic), test page and v0 fixture
 //            (never packed: `files` in package.json lists what ships);
-//   server — server/dist/{index,cli}.js: the `sw-outbox-server` package for Node, its
+//   server — server/dist/{index,cli,verify,kit,kit-*}.js: the `sw-outbox-server` package for Node, its
 //            dependencies (the library's `sw-outbox/wire` among them) left external.
 //   size   — dist/size/: the smallest real worker and page (tests/package/size/), bundled from
 //            the built package with every dependency and minified, as an app ships them; it
@@ -142,7 +142,17 @@ const e2e = [
 ];
 
 const server = {
-  input: { index: 'server/index.ts', cli: 'server/cli.ts' },
+  input: {
+    index: 'server/index.ts',
+    cli: 'server/cli.ts',
+    kit: 'server/kit/index.ts',
+    // One entry per adapter: importing the kit loads no framework it does not use.
+    'kit-hono': 'server/kit/hono.ts',
+    'kit-express': 'server/kit/express.ts',
+    'kit-fastify': 'server/kit/fastify.ts',
+    // `sw-outbox-verify`, the ledger's conformance check (SPEC §22.1).
+    verify: 'server/verify-cli.ts',
+  },
   external: (id) => isServerDependency(id) || isNodeBuiltin(id),
   plugins: [nodeResolve({ extensions, preferBuiltins: true }), typescript(), bundleSize()],
   output: {
@@ -151,7 +161,8 @@ const server = {
     sourcemap: true,
     chunkFileNames: '[name]-[hash].js',
     // The package's `bin` runs cli.js directly.
-    banner: (chunk) => (chunk.name === 'cli' ? '#!/usr/bin/env node' : ''),
+    banner: (chunk) =>
+      chunk.name === 'cli' || chunk.name === 'verify' ? '#!/usr/bin/env node' : '',
   },
 };
 

@@ -2,7 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HEADER, PROBLEM, parseIdempotencyKey } from 'sw-outbox/wire';
 import type { AppContext } from './context.ts';
 import { parseContentDigest, requestFingerprint } from './fingerprint.ts';
+import type { InflightKeys } from './inflight.ts';
 import { type Answer, JSON_CONTENT_TYPE_HEADER, problemAnswer, sendAnswer } from './problem.ts';
+import type { ServerStats } from './stats.ts';
 import type { StoredResponse } from './store/port.ts';
 
 /**
@@ -32,6 +34,15 @@ export interface WriteRequest {
   comparedFingerprint: string | null;
 }
 
+/**
+ * What the checks need of a server: the keys in progress in this process, and counters. The
+ * reference server's `AppContext` is one; the kit (server/kit/) makes its own.
+ */
+export interface CheckContext {
+  readonly inflight: InflightKeys;
+  readonly stats: Pick<ServerStats, 'count'>;
+}
+
 /** Reads the ledger for a key: the store itself, or what a batch read for all its keys. */
 export type LedgerLookup = (principal: string, key: string) => Promise<StoredResponse | undefined>;
 
@@ -42,7 +53,7 @@ export type LedgerLookup = (principal: string, key: string) => Promise<StoredRes
  * comparison waits for check 2, after the body is read. `undefined`: go on.
  */
 export async function checkBeforeBody(
-  ctx: AppContext,
+  ctx: CheckContext,
   request: WriteRequest,
   lookup: LedgerLookup,
 ): Promise<Answer | undefined> {
@@ -71,7 +82,7 @@ export async function checkBeforeBody(
 }
 
 /** Check 1 as the `onRequest` hook of a write route. */
-export function checkBeforeBodyHook(ctx: AppContext) {
+export function checkBeforeBodyHook(ctx: CheckContext & Pick<AppContext, 'store'>) {
   const lookup: LedgerLookup = (principal, key) => ctx.store.lookup(principal, key);
   return async function checkBeforeBodyHook(request: FastifyRequest, reply: FastifyReply) {
     const answer = await checkBeforeBody(ctx, request, lookup);
@@ -94,7 +105,7 @@ export function fingerprintOf(request: WriteRequest, digest: string): string {
  * the fingerprints are known to differ.
  */
 export function answerInflight(
-  ctx: AppContext,
+  ctx: CheckContext,
   request: WriteRequest,
   holderFingerprint: string,
   fingerprint: string | undefined,
@@ -114,7 +125,7 @@ export function answerInflight(
  * `Idempotent-Replayed: true` when the fingerprint matches; otherwise 422.
  */
 export function answerCompleted(
-  ctx: AppContext,
+  ctx: CheckContext,
   request: WriteRequest,
   stored: StoredResponse,
   fingerprint: string,

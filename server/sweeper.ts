@@ -3,7 +3,8 @@ import type { ServerStore } from './store/port.ts';
 
 /** Options of the ledger sweeper. */
 export interface SweeperOptions {
-  store: ServerStore;
+  /** The reference server's store, or a kit's ledger (server/kit/). */
+  store: Pick<ServerStore, 'sweepExpired'>;
   retentionMs: number;
   /** Default 10 minutes. */
   intervalMs?: number;

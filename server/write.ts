@@ -6,6 +6,7 @@ import { EMPTY_BODY_DIGEST, parseContentDigest } from './fingerprint.ts';
 import {
   answerCompleted,
   answerInflight,
+  type CheckContext,
   fingerprintOf,
   type LedgerLookup,
   storedAnswer,
@@ -38,9 +39,14 @@ export type PreparedWrite =
   | { kind: 'answer'; answer: Answer }
   | { kind: 'write'; command: WriteCommand };
 
+/** Check 2's verdict: the answer that ends the request, or the fingerprint it holds its key with. */
+export type AfterValidation =
+  | { kind: 'answer'; answer: Answer }
+  | { kind: 'held'; fingerprint: string };
+
 /**
  * Check 2 of SPEC §15 (after validation, before the work) and the claim of the key in this
- * process. On `write` the key is held in `ctx.inflight` until the caller releases it.
+ * process. On `held` the key is held in `ctx.inflight` until the caller releases it.
  *
  * Check 2 compares the body's own digest with the ledger when check 1 could not, because the
  * client sent no `Content-Digest`. When check 1 already compared this exact fingerprint,
@@ -50,12 +56,11 @@ export type PreparedWrite =
  * caught by check 3. A route with expensive work after validation (seed 001 decodes photos
  * there) should look up again.
  */
-export async function prepareWrite(
-  ctx: AppContext,
+export async function checkAfterValidation(
+  ctx: CheckContext,
   request: WriteRequest,
-  intent: WriteIntent,
   lookup: LedgerLookup,
-): Promise<PreparedWrite> {
+): Promise<AfterValidation> {
   const { principal, idempotencyKey: key } = request;
   const digest = request.bodyDigest ?? EMPTY_BODY_DIGEST;
   const declared = parseContentDigest(request.headers[HEADER.contentDigest]);
@@ -77,7 +82,24 @@ export async function prepareWrite(
     const holder = ctx.inflight.get(principal, key)!;
     return { kind: 'answer', answer: answerInflight(ctx, request, holder, fingerprint) };
   }
-  return { kind: 'write', command: { principal, key, fingerprint, now: ctx.now(), ...intent } };
+  return { kind: 'held', fingerprint };
+}
+
+/**
+ * {@link checkAfterValidation} for a notes write: on `write` the key is held in `ctx.inflight`
+ * until the caller releases it.
+ */
+export async function prepareWrite(
+  ctx: AppContext,
+  request: WriteRequest,
+  intent: WriteIntent,
+  lookup: LedgerLookup,
+): Promise<PreparedWrite> {
+  const checked = await checkAfterValidation(ctx, request, lookup);
+  if (checked.kind === 'answer') return checked;
+  const { principal, idempotencyKey: key } = request;
+  const command = { principal, key, fingerprint: checked.fingerprint, now: ctx.now(), ...intent };
+  return { kind: 'write', command };
 }
 
 /** The answer to a write the store finished (check 3's outcome, SPEC §15). */

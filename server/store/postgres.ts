@@ -11,6 +11,7 @@ import {
   type WriteCommand,
   type WriteOutcome,
 } from './port.ts';
+import { errorCode, isUnavailable, RETRYABLE } from './postgres-errors.ts';
 import { type PostgresSql, postgresSql } from './postgres-sql.ts';
 
 /** Options of {@link openPostgresStore}. */
@@ -27,10 +28,6 @@ export interface PostgresStoreOptions {
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Serialises concurrent schema creation by several instances (CREATE … IF NOT EXISTS races). */
 const SCHEMA_LOCK = 0x5730_0b0c;
-/** Errors worth retrying: serialization failure, deadlock. */
-const RETRYABLE = new Set(['40001', '40P01']);
-/** Errors meaning "the database is not available right now": class 08, 53, 57P0x. */
-const UNAVAILABLE = /^(08|53|57P0)/;
 
 interface MissRow {
   fingerprint: string | null;
@@ -366,20 +363,7 @@ async function createSchema(pool: pg.Pool, sql: PostgresSql): Promise<void> {
   }
 }
 
-function errorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 function isLedgerKey(error: unknown): boolean {
   const constraint = (error as { constraint?: unknown }).constraint;
   return typeof constraint === 'string' && constraint.startsWith('idempotency_ledger');
-}
-
-function isUnavailable(error: unknown): boolean {
-  const code = errorCode(error);
-  if (code !== undefined && UNAVAILABLE.test(code)) return true;
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE') return true;
-  const message = error instanceof Error ? error.message : '';
-  return /timeout exceeded when trying to connect|Connection terminated/i.test(message);
 }

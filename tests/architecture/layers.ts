@@ -48,7 +48,8 @@ const PACKAGES: Record<Layer, RegExp> = {
   'shared-index': /^$/,
   sw: /^(comlink|workbox-[a-z-]+)$/,
   client: /^(comlink|workbox-[a-z-]+|workbox-window\/build\/workbox-window\.prod\.mjs|react)$/,
-  server: /^(node:.+|fastify|@fastify\/.+|better-sqlite3|pg|zod|sw-outbox\/wire)$/,
+  // The kit's adapters (server/kit/) import their frameworks, optional peers of the package.
+  server: /^(node:.+|fastify|@fastify\/.+|better-sqlite3|pg|zod|sw-outbox\/wire|express|hono)$/,
 };
 
 /**

@@ -60,7 +60,15 @@ describe('the library tarball', () => {
       expect(app.ok, app.output).toBe(true);
       const installed = installedPackages(join(app.dir, 'node_modules'));
       const names = installed.map((p) => p.name);
-      for (const nodeOnly of ['better-sqlite3', 'fastify', 'pg', 'sw-outbox-server']) {
+      for (const nodeOnly of [
+        'better-sqlite3',
+        'fastify',
+        'pg',
+        'sw-outbox-server',
+        'express',
+        'hono',
+        '@hono/node-server',
+      ]) {
         expect(names).not.toContain(nodeOnly);
       }
       expect(names.filter((name) => !BROWSER_PACKAGES.has(name))).toEqual([]);
@@ -78,7 +86,10 @@ describe('the server tarball', () => {
     const library = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(manifest.dependencies['sw-outbox']).toBe(`^${library.version}`);
     expect(manifest.devDependencies).toBeUndefined();
-    expect(manifest.bin).toEqual({ 'sw-outbox-server': './dist/cli.js' });
+    expect(manifest.bin).toEqual({
+      'sw-outbox-server': './dist/cli.js',
+      'sw-outbox-verify': './dist/verify.js',
+    });
   });
 
   it('holds its built code, types, README and LICENSE, and a bin that runs with node', () => {

@@ -15,11 +15,23 @@ export interface ServerChild {
 }
 
 /** Starts `node --import tsx server/cli.ts <args>` and waits for its listening line. */
-export async function spawnServer(
+export function spawnServer(
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<ServerChild> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/cli.ts'), ...args], {
+  return spawnScript('server/cli.ts', args, env);
+}
+
+/**
+ * Starts `node --import tsx <script> <args>` (a path from the repository's root) and waits for
+ * its `listening on http://127.0.0.1:<port>` line.
+ */
+export async function spawnScript(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<ServerChild> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DATABASE_URL: '', PORT: '', ...env },

@@ -1,0 +1,70 @@
+import type { Answer } from '../problem.ts';
+import type { StoredResponse } from '../store/port.ts';
+
+/**
+ * The kit's storage port (SPEC §22.1): the idempotency ledger, kept in the app's own database so
+ * that the key's claim, the app's write and the stored answer commit in one transaction (check 3
+ * of SPEC §15). `Tx` is what the app's write handler receives inside that transaction: a `pg`
+ * `PoolClient` for PostgreSQL, the better-sqlite3 `Database` for SQLite.
+ *
+ * The ledger holds only completed, successful (2xx) answers, exactly as the reference server's
+ * does (same columns, same table name): nothing is stored for a refusal, a 401/429/503 or a
+ * throw, so the same key can always be retried after a failure. Every method may throw
+ * `StoreUnavailableError` for a transient fault (answered 503 with `Retry-After`).
+ */
+export interface LedgerStore<Tx> {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Checks 1 and 2: the completed answer for a key, if any. */
+  lookup(principal: string, key: string): Promise<StoredResponse | undefined>;
+  /** Checks 1 and 2 for the keys of a batch (SPEC §15.1): the completed answers, by key. */
+  lookupMany(principal: string, keys: readonly string[]): Promise<Map<string, StoredResponse>>;
+  /**
+   * Check 3 and the app's write in one transaction: claims `claim.key` for `claim.principal`,
+   * runs `work` with the transaction's client, and commits the claim with the answer when it
+   * is a success (2xx). A refusal (any other status) or a throw rolls everything back, the
+   * app's own writes included. A key that completed elsewhere first is `completed`, untouched.
+   */
+  transact(
+    claim: LedgerClaim,
+    work: (tx: Tx) => Answer | Promise<Answer>,
+  ): Promise<TransactOutcome>;
+  /** Deletes at most `batchSize` entries created before `cutoff`; returns how many went. */
+  sweepExpired(cutoff: number, batchSize: number): Promise<number>;
+}
+
+/** What a claim of check 3 carries: who, which key, which request, and when. */
+export interface LedgerClaim {
+  principal: string;
+  key: string;
+  /** The request fingerprint (method, path, `If-Match`, body digest) the key is kept with. */
+  fingerprint: string;
+  /** Milliseconds since the epoch; retention counts from here. */
+  now: number;
+}
+
+/**
+ * How a transaction ended. `applied`: the app's write and the answer committed. `completed`:
+ * the key was already in the ledger, nothing ran (the caller compares fingerprints: a replay or
+ * 422). `refused`: the handler answered with a non-success, everything rolled back.
+ * `in-progress`: another transaction holds the key's claim longer than the store waits (409).
+ */
+export type TransactOutcome =
+  | { kind: 'applied'; response: StoredResponse }
+  | { kind: 'completed'; response: StoredResponse }
+  | { kind: 'refused'; answer: Answer }
+  | { kind: 'in-progress' };
+
+/** Whether an answer is a success the ledger keeps (SPEC §15: only those are stored). */
+export function isStoredStatus(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+/** The ledger entry of a successful answer. */
+export function storedResponseOf(fingerprint: string, answer: Answer): StoredResponse {
+  return {
+    fingerprint,
+    status: answer.status,
+    etag: answer.headers.etag ?? null,
+    body: answer.body,
+  };
+}

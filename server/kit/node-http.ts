@@ -1,0 +1,153 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PROBLEM } from 'sw-outbox/wire';
+import { PROBLEM_CONTENT_TYPE_HEADER, problemBody } from '../problem.ts';
+import type { OutboxKit } from './outbox-kit.ts';
+
+/**
+ * Node's `http` request and response as the Fetch API's, for the adapters that sit on Node's
+ * server (Express, Fastify, a plain `http.createServer`). The body stays a stream until the kit
+ * reads it, so check 1 still answers a replay before the body is read (SPEC §15).
+ */
+
+/**
+ * A Fetch API `Request` for a Node request whose body has not been read yet. `undefined` when
+ * the request cannot be one (a header value `Headers` refuses): answer 400.
+ */
+export function toFetchRequest(
+  request: IncomingMessage,
+  target = request.url ?? '/',
+): Request | undefined {
+  const headers = new Headers();
+  const raw = request.rawHeaders;
+  try {
+    for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  } catch {
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(target, `http://${request.headers.host ?? 'localhost'}`);
+  } catch {
+    try {
+      url = new URL(target, 'http://localhost');
+    } catch {
+      return undefined;
+    }
+  }
+  const method = request.method ?? 'GET';
+  const hasBody =
+    method !== 'GET' &&
+    method !== 'HEAD' &&
+    (request.headers['transfer-encoding'] !== undefined ||
+      (request.headers['content-length'] !== undefined &&
+        request.headers['content-length'] !== '0'));
+  if (FORBIDDEN_METHODS.has(method.toUpperCase())) return undefined;
+  try {
+    return new Request(url, {
+      method,
+      headers,
+      body: hasBody ? lazyBody(request) : null,
+      // Node's fetch requires this for a streamed body.
+      duplex: 'half',
+    } as RequestInit);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The request's body as a web stream that touches the Node stream only when read: a request the
+ * kit leaves to the app (`express.json()` after the kit's middleware) keeps its body unread.
+ */
+function lazyBody(request: IncomingMessage): ReadableStream<Uint8Array> {
+  let chunks: AsyncIterator<Buffer> | undefined;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        chunks ??= request[Symbol.asyncIterator]();
+        const { done, value } = await chunks.next();
+        if (done) controller.close();
+        else controller.enqueue(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+      },
+      async cancel() {
+        await chunks?.return?.();
+      },
+    },
+    // Nothing is pulled before a reader asks.
+    { highWaterMark: 0 },
+  );
+}
+
+/** Methods the Fetch API refuses to make a `Request` of; never a write of the kit's. */
+const FORBIDDEN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/** Writes a Fetch API `Response` on a Node response. */
+export async function sendFetchResponse(response: Response, target: ServerResponse): Promise<void> {
+  const body = Buffer.from(await response.arrayBuffer());
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  if (response.status !== 204 && response.status !== 304) {
+    headers['content-length'] = String(body.length);
+  }
+  target.writeHead(response.status, headers);
+  target.end(body);
+}
+
+/**
+ * The answer to a Node request that is no Fetch API request: 405 for a method the Fetch API
+ * refuses (`TRACE`, `CONNECT`), 400 for headers it cannot hold.
+ */
+export function sendUnreadable(request: IncomingMessage, target: ServerResponse): void {
+  const forbidden = FORBIDDEN_METHODS.has((request.method ?? '').toUpperCase());
+  const body = JSON.stringify(
+    forbidden
+      ? problemBody(405, PROBLEM.methodNotAllowed)
+      : problemBody(400, PROBLEM.badRequest, { detail: 'the request headers cannot be read' }),
+  );
+  target.writeHead(forbidden ? 405 : 400, { 'content-type': PROBLEM_CONTENT_TYPE_HEADER });
+  target.end(body);
+}
+
+/**
+ * Hands a Node request to the kit: `true` when the kit answered it, `false` when it is not the
+ * kit's (the body is then unread, for the app). `target` is the path and query as the client
+ * sent them, when a router has rewritten `request.url`.
+ */
+export async function handleNodeRequest<Tx>(
+  kit: OutboxKit<Tx>,
+  request: IncomingMessage,
+  response: ServerResponse,
+  target?: string,
+): Promise<boolean> {
+  const fetchRequest = toFetchRequest(request, target);
+  if (!fetchRequest) {
+    // A method the Fetch API refuses is not a write: the app's to answer.
+    if (FORBIDDEN_METHODS.has((request.method ?? '').toUpperCase())) return false;
+    sendUnreadable(request, response);
+    return true;
+  }
+  const answer = await kit.handle(fetchRequest);
+  if (!answer) return false;
+  await sendFetchResponse(answer, response);
+  return true;
+}
+
+/**
+ * A `node:http` request listener that serves the kit alone (404 for anything else): the
+ * smallest server, and how tests run a kit app in several processes.
+ */
+export function kitRequestListener<Tx>(kit: OutboxKit<Tx>) {
+  return (request: IncomingMessage, response: ServerResponse): void => {
+    const fetchRequest = toFetchRequest(request);
+    if (!fetchRequest) {
+      sendUnreadable(request, response);
+      return;
+    }
+    kit.fetch(fetchRequest).then(
+      (answer) => sendFetchResponse(answer, response),
+      () => response.destroy(),
+    );
+  };
+}

@@ -1,0 +1,197 @@
+import type pg from 'pg';
+import type { Answer } from '../problem.ts';
+import { type StoredResponse, StoreUnavailableError } from '../store/port.ts';
+import { errorCode, isUnavailable, RETRYABLE } from '../store/postgres-errors.ts';
+import {
+  isStoredStatus,
+  type LedgerClaim,
+  type LedgerStore,
+  storedResponseOf,
+  type TransactOutcome,
+} from './ledger.ts';
+
+/** Options of {@link postgresLedger}. */
+export interface PostgresLedgerOptions {
+  /** Schema of the ledger table; created on start. Default `sw_outbox`. */
+  schema?: string;
+  /**
+   * Attempts of a transaction that failed with a serialization failure, a deadlock or a lock
+   * timeout before answering 503. Default 5.
+   */
+  maxAttempts?: number;
+  /**
+   * `lock_timeout` of each transaction, in ms (default 5000): how long a copy waits for another
+   * transaction's claim of the same key (then 409 `request-in-progress`), and the app's
+   * statements for their locks (then retried, then 503).
+   */
+  lockTimeoutMs?: number;
+  /** Isolation level of each transaction. Default `read committed`. */
+  isolation?: 'read committed' | 'repeatable read' | 'serializable';
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** Serialises concurrent schema creation by several instances (CREATE … IF NOT EXISTS races). */
+const SCHEMA_LOCK = 0x5730_0b0d;
+/** `lock_timeout` ran out. */
+const LOCK_TIMEOUT = '55P03';
+
+/**
+ * The ledger in an app's PostgreSQL database (SPEC §22.1), shared by every server process that
+ * uses the same database and schema: the way an app grows past one machine.
+ *
+ * Each write is one transaction on one pooled client: `INSERT … ON CONFLICT DO NOTHING` claims
+ * the key first — a racing copy's insert waits on the first one's row lock, then finds the key
+ * completed (it is answered from the ledger, the handler never runs) or, when the first rolled
+ * back, claims it itself — then the handler writes with the same client, and the answer is
+ * stored before `COMMIT`. A refusal or a throw rolls back, claim included. Serialization
+ * failures, deadlocks and lock timeouts in the app's statements retry the whole transaction up
+ * to `maxAttempts` times, then 503; the database unreachable is 503 at once.
+ */
+export async function postgresLedger(
+  pool: pg.Pool,
+  options: PostgresLedgerOptions = {},
+): Promise<LedgerStore<pg.PoolClient>> {
+  const schema = options.schema ?? 'sw_outbox';
+  if (!SCHEMA_NAME.test(schema)) throw new TypeError(`invalid PostgreSQL schema name: ${schema}`);
+  const maxAttempts = options.maxAttempts ?? 5;
+  const lockTimeoutMs = Math.max(1, Math.floor(options.lockTimeoutMs ?? 5000));
+  const begin = `BEGIN ISOLATION LEVEL ${(options.isolation ?? 'read committed').toUpperCase()}; SET LOCAL lock_timeout = ${lockTimeoutMs}`;
+  const ledger = `"${schema}".idempotency_ledger`;
+  const sql = {
+    lookup: `SELECT fingerprint, status, etag, body FROM ${ledger} WHERE principal = $1 AND key = $2`,
+    lookupMany: `SELECT key, fingerprint, status, etag, body FROM ${ledger} WHERE principal = $1 AND key = ANY($2::text[])`,
+    // The claim: status 0 and an empty body until the answer is stored, all before COMMIT.
+    claim: `INSERT INTO ${ledger} (principal, key, fingerprint, status, etag, body, created_at)
+      VALUES ($1, $2, $3, 0, NULL, '', $4) ON CONFLICT DO NOTHING`,
+    complete: `UPDATE ${ledger} SET status = $3, etag = $4, body = $5 WHERE principal = $1 AND key = $2`,
+    sweep: `DELETE FROM ${ledger} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${ledger} WHERE created_at < $1 LIMIT $2))`,
+  };
+  await createSchema(pool, [
+    `CREATE SCHEMA IF NOT EXISTS "${schema}"`,
+    `CREATE TABLE IF NOT EXISTS ${ledger} (
+      principal text NOT NULL,
+      key text NOT NULL,
+      fingerprint text NOT NULL,
+      status smallint NOT NULL,
+      etag text,
+      body text NOT NULL,
+      created_at bigint NOT NULL,
+      PRIMARY KEY (principal, key))`,
+    `CREATE INDEX IF NOT EXISTS idempotency_ledger_created_at ON ${ledger} (created_at)`,
+  ]);
+
+  async function read<R extends pg.QueryResultRow>(text: string, values: unknown[]) {
+    try {
+      return await pool.query<R>(text, values);
+    } catch (error) {
+      throw unavailableOr(error);
+    }
+  }
+
+  async function lookup(principal: string, key: string): Promise<StoredResponse | undefined> {
+    return (await read<StoredResponse>(sql.lookup, [principal, key])).rows[0];
+  }
+
+  /** One attempt: `undefined` when the key completed and vanished (swept) before it was read. */
+  async function attempt(
+    { principal, key, fingerprint, now }: LedgerClaim,
+    work: (tx: pg.PoolClient) => Answer | Promise<Answer>,
+  ): Promise<TransactOutcome | undefined> {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw new StoreUnavailableError('cannot connect to PostgreSQL', { cause: error });
+    }
+    let broken = false;
+    let claimed = false;
+    try {
+      await client.query(begin);
+      const claim = await client.query(sql.claim, [principal, key, fingerprint, now]);
+      claimed = true;
+      if (claim.rowCount === 0) {
+        await client.query('ROLLBACK');
+        const stored = await lookup(principal, key);
+        return stored && { kind: 'completed', response: stored };
+      }
+      const answer = await work(client);
+      if (!isStoredStatus(answer.status)) {
+        await client.query('ROLLBACK');
+        return { kind: 'refused', answer };
+      }
+      const response = storedResponseOf(fingerprint, answer);
+      await client.query(sql.complete, [
+        principal,
+        key,
+        response.status,
+        response.etag,
+        response.body,
+      ]);
+      await client.query('COMMIT');
+      return { kind: 'applied', response };
+    } catch (error) {
+      broken = isUnavailable(error);
+      if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+      if (!claimed && errorCode(error) === LOCK_TIMEOUT) return { kind: 'in-progress' };
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  return {
+    kind: 'postgres',
+    lookup,
+    async lookupMany(principal, keys) {
+      const rows = (await read<StoredResponse & { key: string }>(sql.lookupMany, [principal, keys]))
+        .rows;
+      return new Map(rows.map(({ key, ...response }) => [key, response]));
+    },
+    async transact(claim, work) {
+      for (let attemptNo = 1; ; attemptNo++) {
+        try {
+          const outcome = await attempt(claim, work);
+          if (outcome) return outcome;
+        } catch (error) {
+          const code = errorCode(error);
+          const retryable = code !== undefined && (RETRYABLE.has(code) || code === LOCK_TIMEOUT);
+          if (!retryable) throw unavailableOr(error);
+          if (attemptNo >= maxAttempts) {
+            throw new StoreUnavailableError('PostgreSQL kept failing to serialise the write', {
+              cause: error,
+            });
+          }
+        }
+      }
+    },
+    async sweepExpired(cutoff, batchSize) {
+      return (await read(sql.sweep, [cutoff, batchSize])).rowCount ?? 0;
+    },
+  };
+}
+
+/** The database unreachable becomes `StoreUnavailableError` (503); anything else stays. */
+function unavailableOr(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error;
+  return new StoreUnavailableError('PostgreSQL is unavailable', { cause: error });
+}
+
+async function createSchema(pool: pg.Pool, statements: readonly string[]): Promise<void> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw new StoreUnavailableError('cannot connect to PostgreSQL', { cause: error });
+  }
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+    for (const statement of statements) await client.query(statement);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createOutboxKit,
+  json,
+  type LedgerStore,
+  problem,
+  StoreUnavailableError,
+} from '../../server/kit/index.ts';
+import { PROBLEM } from '../../shared/wire/protocol.ts';
+import { batchItem, newKey } from './helpers.ts';
+
+/**
+ * The kit's core over a ledger that records what is asked of it: what runs before the ledger
+ * (admission, auth), and how storage faults are answered. The ledgers themselves are held to
+ * SPEC §15 by the conformance suite (kit-conformance.ts).
+ */
+
+/** A ledger that remembers nothing and logs every call; `fail` makes every call throw it. */
+function spyLedger(fail?: Error) {
+  const calls: string[] = [];
+  const ledger: LedgerStore<'tx'> = {
+    kind: 'sqlite',
+    async lookup() {
+      calls.push('lookup');
+      if (fail) throw fail;
+      return undefined;
+    },
+    async lookupMany() {
+      calls.push('lookupMany');
+      if (fail) throw fail;
+      return new Map();
+    },
+    async transact(claim, work) {
+      calls.push('transact');
+      if (fail) throw fail;
+      const answer = await work('tx');
+      if (answer.status >= 300) return { kind: 'refused', answer };
+      const response = {
+        fingerprint: claim.fingerprint,
+        status: answer.status,
+        etag: null,
+        body: answer.body,
+      };
+      return { kind: 'applied', response };
+    },
+    async sweepExpired() {
+      return 0;
+    },
+  };
+  return { ledger, calls };
+}
+
+function post(path: string, headers: Record<string, string> = {}): Request {
+  const item = batchItem('POST', path, { body: { title: 'x' } });
+  return new Request(`http://kit.test${path}`, {
+    method: 'POST',
+    headers: { ...item.headers, ...headers },
+    body: item.body,
+  });
+}
+
+function batchRequest(headers: Record<string, string> = {}): Request {
+  const items = [batchItem('POST', '/w', { body: { title: 'x' } })];
+  return new Request('http://kit.test/sync/batch', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ items }),
+  });
+}
+
+describe('the kit core', () => {
+  it.each([
+    ['a write', () => post('/w')],
+    ['a batch', () => batchRequest()],
+    ['a receipt lookup', () => new Request(`http://kit.test/idempotency/${newKey()}`)],
+  ])(
+    'answers %s without a principal 401 with WWW-Authenticate and reads no ledger',
+    async (_case, request) => {
+      const { ledger, calls } = spyLedger();
+      const kit = createOutboxKit({
+        ledger,
+        authenticate: () => null,
+        challenge: 'Bearer realm="t"',
+      });
+      kit.route({ method: 'POST', path: '/w', handle: () => json(201, {}) });
+      const answer = await kit.fetch(request());
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="t"');
+      expect((await answer.json()).type).toBe(PROBLEM.authRequired);
+      expect(calls).toEqual([]);
+    },
+  );
+
+  it('answers 503 with Retry-After when the auth hook fails, before the ledger', async () => {
+    const { ledger, calls } = spyLedger();
+    const kit = createOutboxKit({
+      ledger,
+      onError() {},
+      authenticate: async () => {
+        throw new Error('session store down');
+      },
+    });
+    kit.route({ method: 'POST', path: '/w', handle: () => json(201, {}) });
+    const answer = await kit.fetch(post('/w'));
+    expect([answer.status, answer.headers.get('retry-after')]).toEqual([503, '1']);
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses a batch as a whole with what admit answers (429), before auth and the ledger', async () => {
+    const { ledger, calls } = spyLedger();
+    let authenticated = 0;
+    const kit = createOutboxKit({
+      ledger,
+      admit: () => problem(429, PROBLEM.tooManyRequests, {}, { 'retry-after': '3' }),
+      authenticate: () => {
+        authenticated++;
+        return 'alice';
+      },
+    });
+    kit.route({ method: 'POST', path: '/w', handle: () => json(201, {}) });
+    const answer = await kit.fetch(batchRequest({ authorization: 'Bearer alice' }));
+    expect([answer.status, answer.headers.get('retry-after')]).toEqual([429, '3']);
+    expect([authenticated, calls]).toEqual([0, []]);
+  });
+
+  it.each([
+    ['a write', () => post('/w')],
+    ['a batch', () => batchRequest()],
+  ])('answers %s 503 with Retry-After when storage is unavailable', async (_case, request) => {
+    const { ledger } = spyLedger(new StoreUnavailableError('busy'));
+    const kit = createOutboxKit({ ledger, authenticate: () => 'alice' });
+    kit.route({ method: 'POST', path: '/w', handle: () => json(201, {}) });
+    const answer = await kit.fetch(request());
+    expect([answer.status, answer.headers.get('retry-after')]).toEqual([503, '1']);
+    expect((await answer.json()).type).toBe(PROBLEM.unavailable);
+  });
+
+  it('leaves requests that are not its own to the app', async () => {
+    const { ledger, calls } = spyLedger();
+    const kit = createOutboxKit({ ledger, authenticate: () => 'alice' });
+    kit.route({ method: 'POST', path: '/w/:id', handle: () => json(201, {}) });
+    for (const request of [
+      new Request('http://kit.test/w/1'),
+      post('/w'),
+      post('/w/1/more'),
+      new Request('http://kit.test/sync/batch'),
+      new Request('http://kit.test/idempotency/a/b'),
+    ]) {
+      expect(await kit.handle(request)).toBeUndefined();
+    }
+    expect((await kit.fetch(post('/elsewhere'))).status).toBe(404);
+    expect(calls).toEqual([]);
+  });
+
+  it('answers OPTIONS of the batch endpoint 204 with the Link that advertises it', async () => {
+    const kit = createOutboxKit({ ledger: spyLedger().ledger, authenticate: () => null });
+    const answer = await kit.fetch(
+      new Request('http://kit.test/sync/batch', { method: 'OPTIONS' }),
+    );
+    expect(answer.status).toBe(204);
+    expect(answer.headers.get('link')).toBe(
+      '</sync/batch>; rel="urn:sw-outbox:batch"; max-items=50; max-bytes=262144',
+    );
+  });
+
+  it('refuses route paths it cannot match', () => {
+    const kit = createOutboxKit({ ledger: spyLedger().ledger, authenticate: () => null });
+    const handle = () => json(201, {});
+    expect(() => kit.route({ method: 'POST', path: 'w', handle })).toThrow(TypeError);
+    expect(() => kit.route({ method: 'POST', path: '/w/*', handle })).toThrow(TypeError);
+  });
+});
