@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { USER_PATTERN } from './auth.ts';
 
 /** Limits of the demo collection; bodies beyond the byte limit get 413 before parsing. */
-export const NOTE_LIMITS = { title: 200, body: 10_000 } as const;
+const NOTE_LIMITS = { title: 200, body: 10_000 } as const;
 
 /**
  * NUL, or a UTF-16 surrogate without its partner. PostgreSQL `text` cannot hold NUL, and a lone
@@ -13,7 +13,7 @@ export const NOTE_LIMITS = { title: 200, body: 10_000 } as const;
 const UNSTORABLE_TEXT = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Whether every adapter stores `text` exactly as given (see {@link UNSTORABLE_TEXT}). */
-export function isStorableText(text: string): boolean {
+function isStorableText(text: string): boolean {
   return !UNSTORABLE_TEXT.test(text);
 }
 

@@ -177,7 +177,7 @@ export function dropAnswer(request: FastifyRequest, reply: FastifyReply): Fastif
 }
 
 /** Where the reference server serves a version of a note (SPEC §10.1). */
-export function noteHistoryPath(id: string, revision: number): string {
+function noteHistoryPath(id: string, revision: number): string {
   return `/api/notes/${encodeURIComponent(id)}/history/${revision}`;
 }
 
@@ -186,7 +186,7 @@ export function noteHistoryPath(id: string, revision: number): string {
  * server copy when configured, and `history`, the version the resend would overwrite — this
  * server keeps it once superseded, so a client can read it later and restore it.
  */
-export function conflictExtras(
+function conflictExtras(
   ctx: Pick<AppContext, 'conflictIncludesCurrent'>,
   current: NoteRecord,
 ): ProblemExtras {

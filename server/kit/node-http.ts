@@ -82,7 +82,7 @@ function lazyBody(request: IncomingMessage): ReadableStream<Uint8Array> {
 const FORBIDDEN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'TRACE', 'TRACK']);
 
 /** Writes a Fetch API `Response` on a Node response. */
-export async function sendFetchResponse(response: Response, target: ServerResponse): Promise<void> {
+async function sendFetchResponse(response: Response, target: ServerResponse): Promise<void> {
   const body = Buffer.from(await response.arrayBuffer());
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
@@ -99,7 +99,7 @@ export async function sendFetchResponse(response: Response, target: ServerRespon
  * The answer to a Node request that is no Fetch API request: 405 for a method the Fetch API
  * refuses (`TRACE`, `CONNECT`), 400 for headers it cannot hold.
  */
-export function sendUnreadable(request: IncomingMessage, target: ServerResponse): void {
+function sendUnreadable(request: IncomingMessage, target: ServerResponse): void {
   const forbidden = FORBIDDEN_METHODS.has((request.method ?? '').toUpperCase());
   const body = JSON.stringify(
     forbidden

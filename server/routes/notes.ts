@@ -115,7 +115,7 @@ export function notesRoutes(ctx: AppContext, writes: readonly WriteRoute[]) {
  * `note-<24 hex>`: 12 hex of the creation time, then 12 random. Time-ordered ids are appended at
  * the end of the notes index instead of at random pages, which keeps writes cheap.
  */
-export function newNoteId(now: number): string {
+function newNoteId(now: number): string {
   return `note-${now.toString(16).padStart(12, '0').slice(-12)}${randomUUID().slice(-12)}`;
 }
 

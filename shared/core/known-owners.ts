@@ -6,7 +6,7 @@ import type { OutboxStore } from '../model/store.ts';
  */
 
 /** The `meta` key holding the known owners. */
-export const OWNERS_META_KEY = 'owners';
+const OWNERS_META_KEY = 'owners';
 
 /** The known owners, oldest first. */
 export async function knownOwners(store: OutboxStore): Promise<string[]> {

@@ -15,10 +15,7 @@ export type StorageBoundary = 'flush' | 'api';
  * network offline); in the page API it is an `OutboxError` with `quota_exceeded` or `storage`.
  * Errors that are already typed pass through unchanged.
  */
-export async function guardStorage<T>(
-  boundary: StorageBoundary,
-  call: () => Promise<T>,
-): Promise<T> {
+async function guardStorage<T>(boundary: StorageBoundary, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {

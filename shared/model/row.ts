@@ -14,7 +14,7 @@ import { isUnreadable } from './store.ts';
  * Row format v1 (SPEC §2). Every object schema is loose: a rewrite never drops a field it does
  * not know, so older and newer writers can share one outbox.
  */
-export const RowRequestSchema = z.looseObject({
+const RowRequestSchema = z.looseObject({
   requestId: z.string(),
   fingerprint: z.string(),
   method: z.string(),
@@ -26,14 +26,14 @@ export const RowRequestSchema = z.looseObject({
 });
 
 /** A row's claim: who sends it, until when, with which fence (§4). */
-export const ClaimSchema = z.looseObject({
+const ClaimSchema = z.looseObject({
   holderId: z.string(),
   expiresAt: z.number(),
   fence: count,
 });
 
 /** What a row's attempts left: how many, when the last was, and its error code. */
-export const EvidenceSchema = z.looseObject({
+const EvidenceSchema = z.looseObject({
   attemptCount: count,
   lastAttemptAt: z.optional(z.number()),
   lastErrorCode: z.optional(z.string()),
@@ -42,12 +42,7 @@ export const EvidenceSchema = z.looseObject({
 });
 
 /** Which bundle last wrote the row, and when: marks a v1 writer (§4). */
-export const WriterSchema = z.looseObject({ bundle: z.string(), at: z.number() });
-
-/** The known row states; any other string is kept but never sent (shown as `unknown`). */
-export const ROW_STATES = ['queued', 'sending', 'held', 'blocked'] as const;
-/** One of the row states this bundle knows. */
-export type KnownRowState = (typeof ROW_STATES)[number];
+const WriterSchema = z.looseObject({ bundle: z.string(), at: z.number() });
 
 /** The codec of one stored row (§2); loose at every level, so unknown fields survive a rewrite. */
 export const OutboxRowSchema = z.looseObject({
@@ -88,8 +83,6 @@ export const OutboxRowSchema = z.looseObject({
 export type RowRequest = Infer<typeof RowRequestSchema>;
 /** A row's claim (§4). */
 export type Claim = Infer<typeof ClaimSchema>;
-/** A row's attempt evidence. */
-export type RowEvidence = Infer<typeof EvidenceSchema>;
 /** One outbox row as stored (v1; a v0 row lacks `v`). Unknown fields ride along untouched. */
 export type OutboxRow = Infer<typeof OutboxRowSchema>;
 

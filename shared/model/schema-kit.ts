@@ -61,7 +61,7 @@ export const count: Schema<number> = z.custom<number>(
 );
 
 /** How deep `payload` and `meta` may nest; deeper (or circular) values are not JSON here. */
-export const MAX_JSON_DEPTH = 256;
+const MAX_JSON_DEPTH = 256;
 
 function isJson(value: unknown, depth: number): boolean {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;

@@ -41,7 +41,7 @@ function withoutAttempt(row: OutboxRow): Record<string, unknown> {
 }
 
 /** The intent a row (or a new intent) carries, as a handler sees it. */
-export function intentInfoOf(row: {
+function intentInfoOf(row: {
   collection: string;
   kind: string;
   targetId: string;
@@ -202,7 +202,7 @@ function conflictOf(absorbed: Observed[]): Pick<OutboxRow, 'conflict'> {
  * create+delete before the create could have been applied: nothing is sent, the open rows and
  * the new one are tombstoned. Rows that must stay (§6) are only expected unchanged.
  */
-export function planCancel(
+function planCancel(
   intent: NewIntent & { targetId: string },
   cancelled: Observed[],
   chain: Observed[],

@@ -13,7 +13,7 @@ export const DEFAULT_LEASE_MS = 10_000;
  * leaves after its lease"): clocks of holders differ, so a request leaves only while its claim is
  * still well ahead, never in its last moments.
  */
-export const SEND_MARGIN_SHARE = 0.2;
+const SEND_MARGIN_SHARE = 0.2;
 
 /** When a claim taken at `now` ends (SPEC §4 table): the `claim.expiresAt` it writes. */
 export function claimExpiry(now: number, leaseMs: number): number {

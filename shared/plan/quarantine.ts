@@ -2,7 +2,7 @@ import type { OutboxRow } from '../model/row.ts';
 import { isUnreadable, type ReplacePlan, type RowKey } from '../model/store.ts';
 
 /** The `blockedCode` of a quarantined stored value (§2). */
-export const ROW_CORRUPT = 'row_corrupt';
+const ROW_CORRUPT = 'row_corrupt';
 
 /**
  * Whether a row is a quarantined stored value: it carries no intent this bundle can send, only

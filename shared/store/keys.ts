@@ -26,7 +26,7 @@ function typeRank(key: Key): number {
 }
 
 /** `indexedDB.cmp`: numbers < dates < strings < arrays; arrays compare element by element. */
-export function compareKeys(a: Key, b: Key): number {
+function compareKeys(a: Key, b: Key): number {
   const rank = typeRank(a) - typeRank(b);
   if (rank !== 0) return Math.sign(rank);
   if (Array.isArray(a) && Array.isArray(b)) {
