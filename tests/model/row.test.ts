@@ -9,7 +9,6 @@ import { rowStatus } from '../../shared/plan/row-status.ts';
 import { sendability } from '../../shared/plan/select.ts';
 import { planSettleFailure } from '../../shared/plan/settle.ts';
 import { unknownVersionRow } from '../../shared/plan/unknown-version.ts';
-import { OWNER as WORLD_OWNER, World } from '../support/harness.ts';
 import {
   BUNDLE,
   claimedBy,
@@ -25,6 +24,7 @@ import {
   receiptOf,
   updateRow,
 } from '../plan/fixtures.ts';
+import { OWNER as WORLD_OWNER, World } from '../support/harness.ts';
 
 /** Fields a newer writer added: the top level, and inside every loose sub-object. */
 const FUTURE = { futureField: { nested: [1, { deep: true }] }, legacyTag: 'v0-kept' };
