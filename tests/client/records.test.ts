@@ -36,13 +36,20 @@ interface Note {
 
 /** The reference protocol in small (SPEC §15): POST creates, PATCH and DELETE by id; 503 while down. */
 function notesServer() {
-  const state = { up: true, next: 1, notes: new Map<string, Note>() };
+  const state = {
+    up: true,
+    next: 1,
+    notes: new Map<string, Note>(),
+    /** While set, every request waits for it on the wire. */
+    hold: undefined as Promise<void> | undefined,
+  };
   const json = (body: unknown, status = 200) =>
     new Response(JSON.stringify(body), {
       status,
       headers: { 'content-type': 'application/json' },
     });
   const fetch = (async (input: string, init: RequestInit) => {
+    if (state.hold !== undefined) await state.hold;
     if (!state.up) return new Response(null, { status: 503 });
     const id = decodeURIComponent(new URL(input).pathname.split('/')[3] ?? '');
     const body = typeof init.body === 'string' ? JSON.parse(init.body) : {};
@@ -245,6 +252,52 @@ describe.each(stores)('records over the %s store', (_name, makeStore) => {
       expect.stringMatching(/^pending:\S+\|n3\|milk,true\|synced$/),
     ]);
     expectNoFlicker(lists, since);
+  });
+
+  it('an edit of a create on the wire waits as an intent, is one record with it through its conversion, and never flickers', async () => {
+    const lists: string[][] = [];
+    let refetch: () => void = () => undefined;
+    const onRefetch = (r: () => void) => {
+      refetch = r;
+    };
+    let release: () => void = () => undefined;
+    server.state.hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    render(
+      createElement(OutboxProvider, { outbox }, createElement(Notes, { server, lists, onRefetch })),
+    );
+    const third = () => screen.queryAllByRole('listitem')[2]?.textContent;
+    const created = await act(() =>
+      outbox.enqueue({ collection: 'notes', kind: 'create', payload: { title: 'milk' } }),
+    );
+    // The page sender's own flush has the create on the wire, held there.
+    await waitFor(() => expect(third()).toMatch(/\|milk,undefined\|sending$/));
+    const edit = await act(() =>
+      outbox.enqueue({
+        collection: 'notes',
+        kind: 'update',
+        targetId: created.targetId,
+        payload: { done: true },
+      }),
+    );
+    expect(edit.outcome).toBe('intent');
+    await waitFor(() => expect(third()).toMatch(/^pending:\S+\|pending:\S+\|milk,true\|sending$/));
+    const since = lists.length - 1;
+
+    server.state.hold = undefined;
+    await act(async () => {
+      release();
+      await outbox.flush({ force: true });
+    });
+    await waitFor(() => expect(third()).toMatch(/^pending:\S+\|n3\|milk,true\|synced$/));
+    expect(server.state.notes.get('n3')).toMatchObject({ title: 'milk', done: true, revision: 2 });
+    act(() => refetch());
+    await waitFor(() => expect(lists.at(-1)?.[2]).toMatch(/\|n3\|milk,true\|synced$/));
+    for (const list of lists.slice(since)) {
+      expect(list).toHaveLength(3);
+      expect(list[2]).toMatch(/^pending:\S+\|(pending:\S+|n3)\|milk,true\|/);
+    }
   });
 
   it('useRecord follows one record by its pending name, through its create and after', async () => {
