@@ -30,9 +30,10 @@ import { RecordFeed, type RecordFeedState } from './record-feed.ts';
 
 /**
  * `sw-outbox/react`: React hooks over the page API's live views (SPEC §22), with React as an
- * optional peer dependency. Each hook is `useSyncExternalStore` over one of the observables of
- * `observable.ts`, so what it shows is the outbox's own live view (worker restarts included,
- * §13.1) and a render never sees a torn value.
+ * optional peer dependency. Each hook is `useSyncExternalStore` over one of the outbox's live
+ * views (the observables of `observable.ts`, or for records the `RecordFeed` they share), so what
+ * it shows is the outbox's own live view (worker restarts included, §13.1) and a render never
+ * sees a torn value.
  *
  * ```tsx
  * root.render(
@@ -52,8 +53,8 @@ const OutboxContext = createContext<OutboxClient | undefined>(undefined);
 export interface OutboxProviderProps {
   /**
    * The outbox: a connected one, a promise of one (`connectOutbox(…)`), or the options to
-   * connect with — then the provider connects once (per options object) and closes what it
-   * opened when it unmounts.
+   * connect with — then the provider connects, again only when `swUrl`, `scope`, `type` or
+   * `owner` change, and closes what it opened when it unmounts or connects anew.
    */
   outbox: OutboxClient | PromiseLike<OutboxClient> | ConnectOptions;
   /** What renders while connecting. Nothing by default. */
@@ -63,10 +64,11 @@ export interface OutboxProviderProps {
   children?: ReactNode;
 }
 
+/** Where the connection for one `key` (what the provider was given) stands. */
 type Connection =
-  | { state: 'connecting' }
-  | { state: 'ready'; outbox: OutboxClient }
-  | { state: 'failed'; error: unknown };
+  | { state: 'connecting'; key?: unknown }
+  | { state: 'ready'; key: unknown; outbox: OutboxClient }
+  | { state: 'failed'; key: unknown; error: unknown };
 
 const isClient = (value: OutboxProviderProps['outbox']): value is OutboxClient =>
   typeof (value as Partial<OutboxClient>).enqueue === 'function';
@@ -94,17 +96,16 @@ export function OutboxProvider({
       : [outbox.swUrl, outbox.scope, outbox.type, outbox.owner].join('\n');
   useEffect(() => {
     const target = latest.current;
-    if (key === undefined || isClient(target)) return;
+    if (isClient(target)) return;
     let live = true;
     // Only an outbox the provider opened is the provider's to close.
     const opened = isPromise(target) ? undefined : connectOutbox(target);
-    setConnection({ state: 'connecting' });
     Promise.resolve(opened ?? (target as PromiseLike<OutboxClient>)).then(
       (client) => {
-        if (live) setConnection({ state: 'ready', outbox: client });
+        if (live) setConnection({ state: 'ready', key, outbox: client });
       },
       (error: unknown) => {
-        if (live) setConnection({ state: 'failed', error });
+        if (live) setConnection({ state: 'failed', key, error });
       },
     );
     return () => {
@@ -112,7 +113,12 @@ export function OutboxProvider({
       void opened?.then((client) => client.close()).catch(() => undefined);
     };
   }, [key]);
-  const current: Connection = isClient(outbox) ? { state: 'ready', outbox } : connection;
+  // A connection made for what the provider was given before is not this one's.
+  const current: Connection = isClient(outbox)
+    ? { state: 'ready', key, outbox }
+    : connection.key === key
+      ? connection
+      : { state: 'connecting' };
   if (current.state === 'connecting') return fallback;
   if (current.state === 'failed') {
     if (onError === undefined) throw current.error;

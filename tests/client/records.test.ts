@@ -390,6 +390,18 @@ describe('<OutboxProvider> while connecting', () => {
     client.close();
   });
 
+  it('connects again only when the options name another owner, not on every render', async () => {
+    const first = options(server, async () => createMemoryStore());
+    const { rerender } = render(provide(first));
+    await waitFor(() => expect(screen.getByTestId('child')).toBeTruthy());
+    // Inline options: a new object with the same worker and owner keeps the connection.
+    rerender(provide({ ...first }));
+    expect(screen.getByTestId('child')).toBeTruthy();
+    rerender(provide({ ...first, owner: 'bob' }));
+    expect(screen.getByTestId('fallback')).toBeTruthy();
+    await waitFor(() => expect(screen.getByTestId('child')).toBeTruthy());
+  });
+
   it('connects with options, and renders onError(error) when connecting fails', async () => {
     render(provide(options(server, async () => createMemoryStore())));
     expect(screen.getByTestId('fallback')).toBeTruthy();
