@@ -21,15 +21,19 @@ export type {
   RowView,
 } from '../shared/model/page-api.ts';
 export type { ConflictLedgerEntry, Receipt } from '../shared/model/store.ts';
+export type { RecordStatus, RecordView, ServerRecord } from '../shared/plan/record-overlay.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
 export { type ConnectOptions, connectOutbox, type OutboxClient } from './connect.ts';
 export {
   type Observer,
   type OutboxObservable,
+  observeRecords,
   observeRowProgress,
   observeRows,
   outboxObservable,
+  type RecordOptions,
   type RowProgress,
+  type Subscribable,
   type Unsubscribe,
 } from './observable.ts';
 export type { PageSenderConfig } from './page-sender.ts';

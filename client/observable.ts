@@ -1,7 +1,15 @@
 import type { WatchUpdate } from '../shared/model/connection.ts';
+import type { CollectionHandler } from '../shared/model/handler.ts';
+import type { Json } from '../shared/model/json.ts';
 import type { RowFilter, RowView } from '../shared/model/page-api.ts';
 import type { RowStatus } from '../shared/model/row.ts';
+import {
+  overlayRecords,
+  type RecordView,
+  type ServerRecord,
+} from '../shared/plan/record-overlay.ts';
 import type { OutboxClient } from './connect.ts';
+import { RecordFeed } from './record-feed.ts';
 
 /**
  * The page API's live views as standard observables (SPEC §22), so a framework needs no glue:
@@ -124,4 +132,53 @@ export function observeRowProgress(
       else if (update.tombstone.into === undefined) emit('removed');
     }),
   );
+}
+
+/** Something that pushes values: a Svelte store, an RxJS observable, an {@link OutboxObservable}. */
+export interface Subscribable<T> {
+  subscribe(next: (value: T) => void): (() => void) | { unsubscribe(): void };
+}
+
+/** Options of {@link observeRecords} and the record hooks. */
+export interface RecordOptions {
+  /** The collection's merge rules, when the app overrides the defaults (SPEC §6). */
+  handler?: Pick<CollectionHandler, 'coalesce'>;
+}
+
+/**
+ * The app's records of one collection with the outbox's pending edits laid over them, as an
+ * observable (`shared/plan/record-overlay.ts`): each record's value with its creates and updates
+ * merged by the outbox's own rules, deleted ones left out, pending creates listed after the
+ * app's, and one status per record; a settled edit's server answer stands in until the app's
+ * data has it. `records` is the app's list, or a store or observable of it (its refetches).
+ */
+export function observeRecords<T = Json>(
+  outbox: Pick<OutboxClient, 'subscribe' | 'receipt'>,
+  collection: string,
+  records: readonly ServerRecord<T>[] | Subscribable<readonly ServerRecord<T>[] | undefined>,
+  options: RecordOptions = {},
+): OutboxObservable<RecordView<T>[]> {
+  return outboxObservable((emit) => {
+    const feed = new RecordFeed(outbox, collection);
+    let list: readonly ServerRecord<T>[] = Array.isArray(records) ? records : [];
+    const update = () => {
+      const state = feed.snapshot();
+      if (state === undefined) return;
+      emit(overlayRecords({ records: list, ...state, ...options }));
+    };
+    const source = Array.isArray(records)
+      ? undefined
+      : (records as Subscribable<readonly ServerRecord<T>[] | undefined>).subscribe((value) => {
+          list = value ?? [];
+          feed.records = list;
+          update();
+        });
+    feed.records = list;
+    const stop = feed.subscribe(update);
+    return () => {
+      stop();
+      if (typeof source === 'function') source();
+      else source?.unsubscribe();
+    };
+  });
 }

@@ -11,6 +11,7 @@ import type { ConflictLedgerEntry, RowKey } from '../model/store.ts';
 import { planEnqueue } from '../plan/enqueue.ts';
 import type { EnqueuePlan, NewIntent } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
+import { revisionIssues } from '../plan/intent-issues.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { OwnerContext } from './owner-context.ts';
 import { resolvePendingCreate } from './pending-create.ts';
@@ -72,7 +73,10 @@ export function createOwnerEnqueue(ctx: OwnerContext): OwnerEnqueue {
         // A retry of an enqueue that already landed answers with what landed, not an error.
         const known = await existing(id);
         if (known) return known;
-        throw outboxError(planned.code, planned.message, { targetId });
+        throw outboxError(planned.code, planned.message, {
+          targetId,
+          ...(planned.issues === undefined ? {} : { issues: planned.issues }),
+        });
       }
       if (planned.kind === 'retarget') {
         targetId = planned.targetId;
@@ -136,6 +140,15 @@ function checkedIntent(
   const handler = deps.handlers[intent.collection];
   if (handler === undefined)
     throw outboxError('unknown_collection', undefined, { collection: intent.collection });
+  // On the input as given: an edit of pending:<id> that is retargeted to its server id takes the
+  // revision from the create's receipt (§8), and is not the caller's to supply.
+  const issues = revisionIssues(intent, handler);
+  if (issues.length > 0)
+    throw outboxError(
+      'invalid_intent',
+      `Invalid enqueue input: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+      { issues },
+    );
   return { intent, handler };
 }
 

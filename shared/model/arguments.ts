@@ -137,6 +137,8 @@ export function checkEnqueueInput(value: unknown, argument = 'input'): Record<st
   if (!isPlainObject(value))
     throw new OutboxError('invalid_intent', `invalid ${argument}: expected an object`, {
       argument,
+      // The hint of invalid_intent points here, as for every other invalid input.
+      issues: [{ path: '(root)', message: 'expected an object' }],
     });
   assertJson(value, argument, MAX_VALUE_DEPTH + 1);
   return value;

@@ -87,6 +87,19 @@ export interface CollectionHandler {
   /** Conflict policy; `rebase` unless set. */
   conflict?: ConflictPolicy;
   /**
+   * The kinds this collection takes. Unset: `create`, `update` and `delete`, and any other kind
+   * that names its record (`toRequest` decides what it sends). Set, every other kind is refused
+   * at enqueue with `invalid_intent`, naming these.
+   */
+  kinds?: readonly string[];
+  /**
+   * Whether an edit of a server id must carry its `baseRevision` (SPEC §10): its request sends it
+   * as a precondition the server requires (`If-Match`; the reference server answers 428 without
+   * one). Set, such an edit without one is refused at enqueue with `invalid_intent` instead of
+   * being blocked at send. Edits of `pending:<id>` take the revision from the create's receipt.
+   */
+  requiresRevision?: boolean;
+  /**
    * How this collection's rows travel in batches (SPEC §15.1): through `url` (on the origin of
    * the requests), at most `maxRows` rows and `maxBytes` of items per batch; `false` sends every
    * row alone. Unset: through the endpoint the server advertises, if it does.

@@ -20,9 +20,14 @@ export interface EnqueueResult {
   outcome: 'queued' | 'successor' | 'intent' | 'coalesced' | 'cancelled' | 'existing';
 }
 
-/** A row as the UI sees it: the stored row plus its derived status (never stored). */
+/**
+ * A row as the UI sees it: the stored row plus its derived status (never stored). `row` is the
+ * row as decoded (SPEC §2): a row of an unknown format version comes with the fields the engine
+ * groups by made safe to read, a quarantined one as its `row_corrupt` row, so every view's row has
+ * the row's fields (`row.targetId`, `row.payload`, …) and keeps any unknown ones.
+ */
 export interface RowView {
-  row: OutboxRow | Record<string, unknown>;
+  row: OutboxRow;
   id: string;
   status: RowStatus;
   /** Whether a live claim is held on it right now, and by whom. */

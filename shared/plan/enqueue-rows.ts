@@ -100,10 +100,13 @@ export function planRequestRow(
   try {
     request = buildRowRequest(ctx.handler.toRequest(intentInfo), intent.id, baseRevision);
   } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // The handler could not make a request of it: the intent as a whole is what it refused.
     return {
       kind: 'reject',
       code: 'invalid_intent',
-      message: error instanceof Error ? error.message : String(error),
+      message,
+      issues: [{ path: '(root)', message }],
     };
   }
   const row: OutboxRow = {

@@ -3,6 +3,7 @@ import type { CollectionHandler } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
 import type { EnqueueResult } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
+import type { IssueSummary } from '../model/schema-kit.ts';
 import type { Receipt, ReplacePlan, RowKey, Tombstone } from '../model/store.ts';
 
 /** The inputs and the result of planning one enqueue (SPEC §6, §8). */
@@ -45,6 +46,7 @@ export interface PendingCreateFacts {
 /** What an enqueue does: write one plan, reject with a code, or plan again against a server id. */
 export type EnqueuePlan =
   | { kind: 'write'; plan: ReplacePlan; result: EnqueueResult }
-  | { kind: 'reject'; code: ErrorCode; message: string }
+  /** `issues` name the fields of an `invalid_intent` (the error's `details.issues`). */
+  | { kind: 'reject'; code: ErrorCode; message: string; issues?: IssueSummary[] }
   /** The pending create already has a receipt: plan again against its server id. */
   | { kind: 'retarget'; targetId: string; baseRevision: number | null };

@@ -10,6 +10,7 @@ import type {
   PendingCreateFacts,
 } from './enqueue-types.ts';
 import { isRowInFlight, wasAttempted } from './in-flight.ts';
+import { intentShapeIssues } from './intent-issues.ts';
 import { isQuarantined } from './quarantine.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
@@ -94,18 +95,13 @@ function planAgainst(
   ctx: EnqueueContext,
 ): EnqueuePlan {
   const isCreate = intent.kind === 'create';
-  if (isCreate && intent.targetId !== undefined) {
+  const issues = intentShapeIssues(intent, ctx.handler);
+  if (issues.length > 0) {
     return {
       kind: 'reject',
       code: 'invalid_intent',
-      message: 'A create takes no targetId: its target is pending:<id>.',
-    };
-  }
-  if (!isCreate && intent.targetId === undefined) {
-    return {
-      kind: 'reject',
-      code: 'invalid_intent',
-      message: `A ${intent.kind} needs a targetId.`,
+      message: `Invalid enqueue input: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+      issues,
     };
   }
   const targetId = intent.targetId ?? `${PENDING_PREFIX}${intent.id}`;

@@ -18,11 +18,13 @@ function mergePayload(earlier: Json | undefined, later: Json | undefined): Json 
  * The default merge rules (SPEC §6), after the handler's `coalesce` had its say:
  * update+update → update (shallow merge, later wins); create+update → create (merged);
  * create+delete → both cancelled; update+delete → delete; delete+anything → `target_deleted`.
+ * The one source of these rules: the enqueue folds rows with it, and the record overlay shows
+ * pending edits with it (`record-overlay.ts`), so a screen shows what the outbox will send.
  */
 export function mergeIntents(
   earlier: IntentInfo,
   later: IntentInfo,
-  handler: CollectionHandler | undefined,
+  handler: Pick<CollectionHandler, 'coalesce'> | undefined,
 ): MergeResult {
   if (earlier.kind === 'delete') return { kind: 'target_deleted' };
   const custom = handler?.coalesce?.(earlier, later);

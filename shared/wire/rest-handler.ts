@@ -44,6 +44,8 @@ export function restHandler(options: RestHandlerOptions): CollectionHandler {
     // Unset, they are the engine's: its `conflict` (default `rebase`), the advertised endpoint.
     conflict: options.conflict,
     batch: options.batch,
+    // Every update and delete goes with `If-Match`: one without a revision is refused at enqueue.
+    requiresRevision: true,
     toRequest(intent: IntentInfo): PreparedRequest {
       const body = intent.payload === undefined ? null : JSON.stringify(intent.payload);
       const json: Record<string, string> =

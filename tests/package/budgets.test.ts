@@ -33,7 +33,9 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * one custom check each, −874 B; the row format version as a custom check, −179 B; header records
  * without unused limits, −60 B); the store speaking to IndexedDB without the `idb` wrapper took
  * its runtime out (−1.1 KB); the simulation's later rules added about 0.15 KB; the header check
- * and two retry fixes +166 B, to 34,707 B. `npm run size -- --modules` prints what each module,
+ * and two retry fixes +166 B, to 34,707 B. Refusing at enqueue what could never be sent, each
+ * refusal naming its field and the valid kinds (an edit without the revision its handler
+ * requires, a mistyped kind), +328 B, from 35,207 B to 35,535 B. `npm run size -- --modules` prints what each module,
  * folder and package takes. Say here what any later rise is for.
  */
 describe('size budgets', () => {

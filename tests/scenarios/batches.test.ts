@@ -37,10 +37,14 @@ async function batchHolder(
     clock: world.clock,
     fetch: net.fetch,
   });
-  const handler = restHandler({
-    baseUrl: '/api/notes',
-    ...(options.batch === undefined ? {} : { batch: options.batch }),
-  });
+  const handler = {
+    ...restHandler({
+      baseUrl: '/api/notes',
+      ...(options.batch === undefined ? {} : { batch: options.batch }),
+    }),
+    // The model server takes an edit without If-Match; these scenarios make some.
+    requiresRevision: false,
+  };
   const holder = await world.holder(name, {
     transport,
     handlers: { notes: handler },

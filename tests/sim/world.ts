@@ -250,6 +250,8 @@ export class World {
     return {
       notes: {
         ...base,
+        // The simulated server takes edits without If-Match, and the swarm makes some (§10).
+        requiresRevision: false,
         readReceipt: (body, status) => {
           maybeThrow('readReceipt');
           return base.readReceipt!(body, status);

@@ -53,7 +53,10 @@ export class World {
   }
 
   handlers(overrides: Partial<CollectionHandler> = {}): Record<string, CollectionHandler> {
-    return { notes: { ...restHandler({ baseUrl: '/api/notes' }), ...overrides } };
+    // The model server takes an edit without If-Match (it then applies it blind), so the
+    // scenarios may enqueue one without a baseRevision.
+    const notes = { ...restHandler({ baseUrl: '/api/notes' }), requiresRevision: false };
+    return { notes: { ...notes, ...overrides } };
   }
 
   async holder(
