@@ -11,7 +11,7 @@ import type { OutboxApi, RowFilter, RowView } from '../shared/model/page-api.ts'
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
 import { outboxCalls } from './outbox-calls.ts';
 import { openOutboxConnection } from './outbox-connection.ts';
-import type { PageSenderConfig } from './page-sender.ts';
+import type { PageSenderOption } from './page-sender.ts';
 import { registerPeriodicSync, registerWorker } from './registration.ts';
 import { Subscriptions } from './subscriptions.ts';
 
@@ -27,8 +27,13 @@ export interface ConnectOptions {
   flushTimeoutMs?: number;
   scope?: string;
   type?: WorkerType;
-  /** Run the outbox in the tab while no worker controls the page (§12); omit to always use a worker. */
-  pageSender?: PageSenderConfig;
+  /**
+   * Run the outbox in the tab while no worker controls the page (§12); omit to always use a
+   * worker. Either the config, or a function that loads it — e.g.
+   * `() => import('./outbox-config.ts').then((m) => m.pageSender)` — so that a page a worker
+   * controls never loads the handlers.
+   */
+  pageSender?: PageSenderOption;
   /** Periodic sync's minimum interval when permitted, or false to leave it alone. Default 12 h. */
   periodicSync?: { minIntervalMs: number } | false;
 }

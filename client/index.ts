@@ -36,4 +36,4 @@ export {
   type Subscribable,
   type Unsubscribe,
 } from './observable.ts';
-export type { PageSenderConfig } from './page-sender.ts';
+export type { PageSenderConfig, PageSenderOption } from './page-sender.ts';

@@ -10,7 +10,7 @@ import { OutboxError } from '../shared/model/errors.ts';
 import type { FlushOptions, FlushReport } from '../shared/model/page-api.ts';
 import { WorkerChannel } from './channel.ts';
 import { flushViaWorker } from './flush-message.ts';
-import type { PageSender, PageSenderConfig } from './page-sender.ts';
+import type { PageSender, PageSenderOption } from './page-sender.ts';
 import type { Registered } from './registration.ts';
 import type { Subscriptions } from './subscriptions.ts';
 
@@ -32,8 +32,8 @@ export interface OutboxConnectionOptions {
   timeoutMs?: number;
   /** How long a flush waits for the worker's report; default 60 s. */
   flushTimeoutMs?: number;
-  /** Run the outbox in the tab while no worker controls the page (§12). */
-  pageSender?: PageSenderConfig;
+  /** Run the outbox in the tab while no worker controls the page (§12); see `ConnectOptions`. */
+  pageSender?: PageSenderOption;
 }
 
 /** The page's connection to its outbox, kept across worker restarts and the page sender's handover. */
@@ -141,7 +141,8 @@ export async function openOutboxConnection(
       // Loaded only here: the page sender carries the whole core, which a page that a worker
       // controls never needs.
       const { startPageSender } = await import('./page-sender.ts');
-      pageSender = startPageSender(options.pageSender, owner);
+      const config = options.pageSender;
+      pageSender = startPageSender(typeof config === 'function' ? await config() : config, owner);
       subscriptions.attach(await pageSender.api(), (listener) => listener);
       // Control may have arrived while the page sender opened; its event has fired by now.
       if (container?.controller) onControllerChange();

@@ -15,6 +15,13 @@ import { createSender, type SenderConfig } from '../shared/runtime/sender.ts';
 /** Configuration of the page sender: the sender part of the worker's config (§14). */
 export type PageSenderConfig = SenderConfig;
 
+/**
+ * The page sender's configuration, or a function that loads it when a page sender starts: a
+ * page that a worker controls then never loads the handlers, nor any code of the app's that
+ * they import (SPEC §22: only what an enqueue needs is in the page's first load).
+ */
+export type PageSenderOption = PageSenderConfig | (() => Promise<PageSenderConfig>);
+
 /** The outbox running in a tab that no worker controls. */
 export interface PageSender {
   readonly holderId: string;

@@ -6,6 +6,7 @@ import { get, writable } from 'svelte/store';
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { type ConnectOptions, connectOutbox, type OutboxClient } from '../../client/connect.ts';
 import { observeRecords } from '../../client/observable.ts';
+import type { PageSenderConfig } from '../../client/page-sender.ts';
 import {
   OutboxProvider,
   type RecordView,
@@ -85,7 +86,10 @@ function notesServer() {
 
 type Server = ReturnType<typeof notesServer>;
 
-const options = (server: Server, store: () => Promise<OutboxStore>): ConnectOptions => ({
+const options = (
+  server: Server,
+  store: () => Promise<OutboxStore>,
+): ConnectOptions & { pageSender: PageSenderConfig } => ({
   swUrl: '/sw.js',
   owner: 'alice',
   periodicSync: false,
