@@ -61,6 +61,15 @@ export interface OutboxPluginOptions {
   idempotencyHeader?: string | null;
   /** More header names to keep out of storage besides Authorization, Proxy-Authorization, Cookie. */
   dropHeaders?: readonly string[];
+  /**
+   * Hand the `Authorization` of the requests that pass through the plugin to the engine for their
+   * owner, in the worker's memory only — never stored (SPEC §2, §13) — so the rows it replays while
+   * this worker lives, and the entries an import moved in, carry the page's credentials. A row
+   * waiting for them (`held`, `auth_required`) goes as soon as a request hands them over. After a
+   * restart the worker has none until the next request through the route (or `setAuth`): the
+   * owner's rows wait `held`, never sent without credentials. Default false.
+   */
+  rememberCredentials?: boolean;
 }
 
 /** What one request carries between its callbacks (Workbox's per-plugin `state`). */
@@ -81,6 +90,8 @@ export class OutboxPlugin implements WorkboxPlugin {
   readonly #options: OutboxPluginOptions;
   /** Per owner and URL, the last request of it that has not settled yet (this worker's). */
   readonly #unsettled = new Map<string, Promise<void>>();
+  /** Per owner, the `Authorization` last handed to the engine (`rememberCredentials`). */
+  readonly #handed = new Map<string, string>();
 
   constructor(options: OutboxPluginOptions) {
     this.#options = options;
@@ -95,6 +106,7 @@ export class OutboxPlugin implements WorkboxPlugin {
     const capture = await this.#capture(request);
     if (capture === undefined || state === undefined) return request;
     state.capture = capture;
+    await this.#takeCredentials(request, capture.owner);
     const earlier = this.#takeTurn(capture);
     try {
       // An earlier request of this URL still on the wire may yet fail and become a row: this one
@@ -193,6 +205,22 @@ export class OutboxPlugin implements WorkboxPlugin {
     if (queued === undefined || this.#options.answer !== 'accepted') return undefined;
     return accepted(queued);
   };
+
+  /**
+   * With `rememberCredentials`: hands the request's `Authorization` to the engine for its owner,
+   * in memory only, when it changed; the rows held for want of it are queued again and flushed.
+   */
+  async #takeCredentials(request: Request, owner: string): Promise<void> {
+    if (this.#options.rememberCredentials !== true) return;
+    const authorization = request.headers.get('authorization');
+    if (authorization === null || this.#handed.get(owner) === authorization) return;
+    this.#handed.set(owner, authorization);
+    // The request itself still carries its credentials: a hand-over that failed only means the
+    // replays wait for the next one.
+    await this.#options.engine.setAuth(owner, { authorization }).catch(() => {
+      this.#handed.delete(owner);
+    });
+  }
 
   /**
    * Takes this request's turn on its URL: returns when every earlier request of it has settled,

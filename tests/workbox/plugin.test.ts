@@ -163,6 +163,42 @@ describe('OutboxPlugin', () => {
     expect((await first).status).toBe(201);
   });
 
+  it('with rememberCredentials, replays carry the page’s credentials from worker memory, and nothing stores them', async () => {
+    const { network, server, handle, rows, engine } = world({ rememberCredentials: true });
+    network.failures = ['network'];
+    await expect(handle(write('/api/notes', { title: 'x' }))).rejects.toThrow();
+    // The plugin's own flush may already have sent the row; this one sends what is left.
+    await engine.flush({ force: true });
+    expect(await rows()).toEqual([]);
+    expect(server.seen[0]!.headers.authorization).toBe('Bearer secret');
+    expect(server.effects).toHaveLength(1);
+    expect(await storedText()).not.toContain('Bearer secret');
+  });
+
+  it('with rememberCredentials, rows held for want of credentials go once a request hands them over', async () => {
+    const { network, server, handle, rows, engine } = world({ rememberCredentials: true });
+    // The owner signed out: its rows wait held, never sent without credentials (§13).
+    await engine.setAuth('alice', null);
+    const api = await engine.forOwner('alice');
+    await api.enqueue({
+      collection: 'requests',
+      kind: 'request',
+      targetId: 'http://localhost/api/other',
+      payload: { method: 'POST', url: 'http://localhost/api/other', headers: {}, body: '{"n":1}' },
+    });
+    await engine.flush({ force: true });
+    expect(server.seen).toHaveLength(0);
+    expect((await api.rows()).map((v) => v.status)).toEqual(['held']);
+    // A request through the route carries the page's token: the held row goes with it.
+    expect((await handle(write('/api/notes', { title: 'live' }))).status).toBe(201);
+    await engine.flush({ force: true });
+    expect(server.seen.map((r) => [r.body, r.headers.authorization])).toEqual([
+      ['{"n":1}', 'Bearer secret'],
+    ]);
+    expect(await rows()).toEqual([]);
+    expect(network.effects).toHaveLength(1);
+  });
+
   it('sends no key at all when the server cannot honour one', async () => {
     const { network, handle, engine, server } = world({ idempotencyHeader: null });
     network.failures = ['network'];
@@ -227,4 +263,28 @@ function holdFirstFetch(network: FakeServer) {
     fail: () => release('fail'),
     succeed: () => release('succeed'),
   };
+}
+
+/** Everything the outbox's IndexedDB database holds, as text (rows, meta, receipts). */
+async function storedText(): Promise<string> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const request = indexedDB.open('sw-outbox');
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  try {
+    const all = await Promise.all(
+      [...db.objectStoreNames].map(
+        (name) =>
+          new Promise<unknown[]>((resolve, reject) => {
+            const request = db.transaction(name).objectStore(name).getAll();
+            request.onsuccess = () => resolve(request.result);
+            request.onerror = () => reject(request.error);
+          }),
+      ),
+    );
+    return JSON.stringify(all);
+  } finally {
+    db.close();
+  }
 }
