@@ -32,6 +32,11 @@ export interface OutboxEngine {
    * like a page's, so what this code enqueues is flushed with every tab closed (§12).
    */
   forOwner(owner: string): Promise<WorkerOutboxApi>;
+  /**
+   * Marks an owner whose requests were made with credentials: its rows wait `held` until
+   * credentials for it come, never sent without (§13). The secret itself is never stored.
+   */
+  requireCredentials(owner: string): Promise<void>;
   /** Hands over credentials for an owner, as a page's `setAuth` does. */
   setAuth(
     owner: string,
@@ -77,6 +82,7 @@ export function createOutboxEngine(config: OutboxEngineConfig): OutboxEngine {
       await rememberOwner(await sender.store(), owner);
       return (await sender.core()).forOwner(owner);
     },
+    requireCredentials: (owner) => sender.credentials.require(owner),
     setAuth: async (owner, headers, options) => {
       const api = (await sender.core()).forOwner(owner);
       await handOverCredentials(sender.credentials, api, owner, headers, options);

@@ -39,6 +39,12 @@ export interface Credentials {
     headers: Record<string, string> | null,
     options?: SetAuthOptions,
   ): Promise<void>;
+  /**
+   * Marks an owner whose requests were made with credentials (a queued request that carried an
+   * `Authorization`): its rows never go without them (§13). What the owner has is kept; an owner
+   * the app said uses the cookie session stays so.
+   */
+  require(owner: string): Promise<void>;
   /** The transport's {@link AuthSource}. */
   readonly source: AuthSource;
 }
@@ -73,6 +79,13 @@ export function createCredentials(store: () => Promise<OutboxStore>, hook?: Auth
       await s.setMeta(authMetaKey(owner), record as Json);
       memory.set(owner, headers);
       loaded.set(owner, Promise.resolve(record));
+    },
+    async require(owner) {
+      const s = await store();
+      const kept = await s.updateMeta(authMetaKey(owner), (current) =>
+        isStoredAuth(current) ? current : { required: true },
+      );
+      loaded.set(owner, Promise.resolve(kept as StoredAuth));
     },
     async source(owner) {
       const inMemory = memory.get(owner);

@@ -168,8 +168,14 @@ async function moveEntries(
     report.left.push({ entryId, reason });
     emit({ type: 'left', entryId, reason });
   };
+  let marked = false;
   for (const entry of entries) {
     const captured = capturedEntry(entry, captureOptions);
+    // An entry made with credentials: its row waits for the owner's, never goes without (§13).
+    if (!marked && carriedCredentials(entry)) {
+      await engine.requireCredentials(options.owner);
+      marked = true;
+    }
     const url = entry.requestData?.url;
     if ('unimportable' in captured) {
       leave(
@@ -213,4 +219,14 @@ async function moveEntries(
     // Step 2: the entry leaves Workbox's queue only now that its row is durable.
     await db.delete(entry.id);
   }
+}
+
+/** Whether a queued request was made with an `Authorization` header (the import drops it). */
+function carriedCredentials(entry: { requestData?: { headers?: unknown } }): boolean {
+  const headers = entry.requestData?.headers;
+  return (
+    typeof headers === 'object' &&
+    headers !== null &&
+    Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')
+  );
 }

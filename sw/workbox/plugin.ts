@@ -90,7 +90,7 @@ export class OutboxPlugin implements WorkboxPlugin {
   readonly #options: OutboxPluginOptions;
   /** Per owner and URL, the last request of it that has not settled yet (this worker's). */
   readonly #unsettled = new Map<string, Promise<void>>();
-  /** Per owner, the `Authorization` last handed to the engine (`rememberCredentials`). */
+  /** Per owner, the `Authorization` last seen: handed to the engine, or only marked as needed. */
   readonly #handed = new Map<string, string>();
 
   constructor(options: OutboxPluginOptions) {
@@ -207,17 +207,22 @@ export class OutboxPlugin implements WorkboxPlugin {
   };
 
   /**
-   * With `rememberCredentials`: hands the request's `Authorization` to the engine for its owner,
-   * in memory only, when it changed; the rows held for want of it are queued again and flushed.
+   * A request made with credentials marks its owner as needing them, so its replays never go
+   * without (§13: a row is never sent anonymously — a cookie of whoever signed in would do
+   * otherwise). With `rememberCredentials` it also hands its `Authorization` to the engine for
+   * the owner, in memory only, when it changed; the rows held for want of it go at once.
    */
   async #takeCredentials(request: Request, owner: string): Promise<void> {
-    if (this.#options.rememberCredentials !== true) return;
     const authorization = request.headers.get('authorization');
     if (authorization === null || this.#handed.get(owner) === authorization) return;
     this.#handed.set(owner, authorization);
+    const { engine } = this.#options;
     // The request itself still carries its credentials: a hand-over that failed only means the
     // replays wait for the next one.
-    await this.#options.engine.setAuth(owner, { authorization }).catch(() => {
+    await (this.#options.rememberCredentials === true
+      ? engine.setAuth(owner, { authorization })
+      : engine.requireCredentials(owner)
+    ).catch(() => {
       this.#handed.delete(owner);
     });
   }

@@ -106,6 +106,26 @@ describe('importing a workbox-background-sync queue', () => {
     }
   });
 
+  it('holds entries made with credentials until the owner has some: never sent without (§13)', async () => {
+    await queueTwenty();
+    const server = new FakeServer();
+    const engine = engineFor(server, { auth: null });
+    await pass(engine);
+    await engine.flush({ force: true });
+    expect(server.seen).toEqual([]);
+    // The first row of each URL is held; the rows behind it wait for it.
+    const rows = await rowsOf(engine);
+    expect(rows).toHaveLength(20);
+    expect(rows.filter((r) => r.state === 'held')).toHaveLength(2);
+    await engine.setAuth(OWNER, { authorization: 'Bearer back' });
+    for (let i = 0; i < 25 && (await rowsOf(engine)).length > 0; i++)
+      await engine.flush({ force: true });
+    expect(server.effects).toHaveLength(20);
+    expect(new Set(server.seen.map((r) => r.headers.authorization))).toEqual(
+      new Set(['Bearer back']),
+    );
+  });
+
   it('finishes a pass cut short between its two steps without a second row', async () => {
     await queueTwenty();
     const server = new FakeServer();

@@ -36,10 +36,13 @@ beforeEach(() => {
   freshIndexedDb();
 });
 
-function world(options: Partial<OutboxPluginOptions> = {}) {
+function world(options: Partial<OutboxPluginOptions> = {}, auth?: Record<string, string> | null) {
   const server = new FakeServer();
   // Backoff longer than a test: a row that failed stays put unless the test flushes.
-  const engine = engineFor(server, { backoff: { baseMs: 60_000, maxMs: 60_000 } });
+  const engine = engineFor(server, {
+    backoff: { baseMs: 60_000, maxMs: 60_000 },
+    ...(auth === undefined ? {} : { auth }),
+  });
   // The strategy fetches with the global fetch, as in a worker; the engine uses its port.
   const network = new FakeServer();
   vi.stubGlobal('fetch', network.fetch);
@@ -75,7 +78,8 @@ describe('OutboxPlugin', () => {
     await engine.flush({ force: true });
     expect(server.seen[0]).toMatchObject({ method: 'POST', body: '{"title":"x"}' });
     expect(server.seen[0]!.headers['idempotency-key']).toBe(key);
-    expect(server.seen[0]!.headers.authorization).toBeUndefined();
+    // The row kept no credentials: its replay carries the worker's own, never the page's.
+    expect(server.seen[0]!.headers.authorization).toBe('Bearer worker');
     expect(server.seen[0]!.headers['content-digest']).toBe(first.headers['content-digest']);
     expect(await rows()).toEqual([]);
   });
@@ -164,7 +168,7 @@ describe('OutboxPlugin', () => {
   });
 
   it('with rememberCredentials, replays carry the page’s credentials from worker memory, and nothing stores them', async () => {
-    const { network, server, handle, rows, engine } = world({ rememberCredentials: true });
+    const { network, server, handle, rows, engine } = world({ rememberCredentials: true }, null);
     network.failures = ['network'];
     await expect(handle(write('/api/notes', { title: 'x' }))).rejects.toThrow();
     // The plugin's own flush may already have sent the row; this one sends what is left.
@@ -176,7 +180,7 @@ describe('OutboxPlugin', () => {
   });
 
   it('with rememberCredentials, rows held for want of credentials go once a request hands them over', async () => {
-    const { network, server, handle, rows, engine } = world({ rememberCredentials: true });
+    const { network, server, handle, rows, engine } = world({ rememberCredentials: true }, null);
     // The owner signed out: its rows wait held, never sent without credentials (§13).
     await engine.setAuth('alice', null);
     const api = await engine.forOwner('alice');
@@ -197,6 +201,22 @@ describe('OutboxPlugin', () => {
     ]);
     expect(await rows()).toEqual([]);
     expect(network.effects).toHaveLength(1);
+  });
+
+  it('never replays a request made with credentials without them (§13): the row waits held', async () => {
+    const { network, server, handle, engine } = world({}, null);
+    network.failures = ['network'];
+    await expect(handle(write('/api/notes', { title: 'x' }))).rejects.toThrow();
+    await engine.flush({ force: true });
+    expect(server.seen).toEqual([]);
+    const api = await engine.forOwner('alice');
+    expect((await api.rows()).map((v) => [v.status, v.row.evidence?.lastErrorCode])).toEqual([
+      ['held', 'auth_required'],
+    ]);
+    // Credentials for the owner come back: the row goes with them, once.
+    await engine.setAuth('alice', { authorization: 'Bearer back' });
+    await engine.flush({ force: true });
+    expect(server.seen.map((r) => r.headers.authorization)).toEqual(['Bearer back']);
   });
 
   it('sends no key at all when the server cannot honour one', async () => {

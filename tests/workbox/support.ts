@@ -87,16 +87,24 @@ export function engineFor(
   extra: {
     receipts?: { maxCount: number; maxAgeMs: number };
     backoff?: { baseMs: number; maxMs: number };
+    /** The worker's own credentials (`auth` hook); `null` for none. Default `Bearer worker`. */
+    auth?: Record<string, string> | null;
   } = {},
 ): OutboxEngine {
+  const { auth = WORKER_AUTH, ...tuning } = extra;
   return createOutboxEngine({
     collections: { requests: requestsHandler() },
     fetch: server.fetch,
     allowedOrigins: ['http://localhost'],
     backoff: { baseMs: 1, maxMs: 1 },
-    ...extra,
+    // Rows made with credentials are never sent without (§13): the worker has its own here.
+    ...(auth === null ? {} : { auth: () => auth }),
+    ...tuning,
   });
 }
+
+/** The credentials the test worker's `auth` hook answers with. */
+export const WORKER_AUTH = { authorization: 'Bearer worker' };
 
 /** A write as an app makes it, with a bearer token and a JSON body. */
 export function write(path: string, body: unknown, method = 'POST'): Request {
