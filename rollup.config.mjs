@@ -138,6 +138,7 @@ const e2e = [
   // The Workbox app before and after the switch to the drop-in (SPEC §22).
   browser('e2e/workbox/sw-v1.ts', 'dist/e2e/workbox/sw-v1.js'),
   browser('e2e/workbox/sw-v2.ts', 'dist/e2e/workbox/sw-v2.js'),
+  browser('e2e/workbox/sw-v3.ts', 'dist/e2e/workbox/sw-v3.js'),
   browser('e2e/workbox/page.ts', 'dist/e2e/workbox/page.js'),
 ];
 

@@ -16,8 +16,15 @@ interface Wb {
   write(path: string, title: string, token: string): Promise<number | string>;
   workboxEntries(): Promise<Array<{ requestData: { url: string } }>>;
   outboxRows(): Promise<
-    Array<{ id: string; targetId: string; payload: { body: string }; successorOf?: string }>
+    Array<{
+      id: string;
+      targetId: string;
+      payload: { body: string };
+      successorOf?: string;
+      state?: string;
+    }>
   >;
+  outboxDatabase(): Promise<Record<string, unknown[]>>;
 }
 
 declare const wb: Wb;
@@ -221,3 +228,60 @@ test('OutboxPlugin keeps a URL’s order when a request on the wire fails: the l
   expect(order).toEqual(rows.map((r) => r.id));
   await control.detach();
 });
+
+test('the switch as the guide writes it, against an API that needs a bearer token: 10 queued writes imported, held until the page’s next request hands its token over, then applied once each in order per URL, no credential stored', async ({
+  context,
+  page,
+  baseURL,
+  server,
+  user,
+}) => {
+  await openApp(page, baseURL!, '/workbox/sw-v1.js');
+  const token = await page.evaluate((u) => wb.login(u), user);
+
+  // The API is down: BackgroundSyncPlugin queues every write, bearer token and all.
+  await apiDown(context, true);
+  const paths = ['/api/notes?list=a', '/api/notes?list=b'];
+  for (let i = 1; i <= 10; i++) {
+    const path = paths[i % 2]!;
+    const title = `${path.endsWith('a') ? 'a' : 'b'}-${String(i).padStart(2, '0')}`;
+    await page.evaluate(([p, t, k]) => wb.write(p!, t!, k!), [path, title, token]);
+  }
+  await expect.poll(async () => (await page.evaluate(() => wb.workboxEntries())).length).toBe(10);
+
+  // The switch; the API is back. The imported rows carry no token, so none goes: they wait held.
+  await page.evaluate((o) => wb.register(`/workbox/sw-v3.js?owner=${encodeURIComponent(o)}`), user);
+  await expect.poll(async () => (await page.evaluate(() => wb.outboxRows())).length).toBe(10);
+  await apiDown(context, false);
+  const control = await WorkerControl.attach(page, new URL(baseURL!).origin);
+  await control.sync({ tag: 'sw-outbox', scope: '/workbox/' });
+  await expect
+    .poll(async () => (await page.evaluate(() => wb.outboxRows())).filter(isHeld).length)
+    .toBeGreaterThan(0);
+  expect((await server.stats(user)).effects).toBe(0);
+  const imported = await page.evaluate(() => wb.outboxRows());
+  const titleByKey = new Map(imported.map((row) => [row.id, titleOf(row)]));
+
+  // The page writes again, as it always did: that request hands its token to the worker.
+  await page.evaluate(([k]) => wb.write('/api/notes?list=a', 'a-11', k!), [token]);
+  await expect.poll(async () => (await server.stats(user)).effects, { timeout: 30_000 }).toBe(11);
+  await expect.poll(async () => (await page.evaluate(() => wb.outboxRows())).length).toBe(0);
+  const stats = await server.stats(user);
+  expect(Object.values(stats.effectsByKey).every((n) => n === 1)).toBe(true);
+  const created = (await server.requests(user))
+    .filter((request) => request.status === 201)
+    .sort((x, y) => x.seq - y.seq);
+  expect(created.every((request) => request.authorized)).toBe(true);
+  // The one key the import did not make is the page's last write.
+  const applied = created.map((request) => titleByKey.get(request.key ?? '') ?? 'a-11');
+  for (const list of ['a', 'b']) {
+    const mine = applied.filter((title) => title.startsWith(list));
+    expect(mine).toEqual([...mine].sort());
+  }
+  expect(applied).toHaveLength(11);
+  // Nothing of the token in the outbox's database, rows or meta.
+  expect(JSON.stringify(await page.evaluate(() => wb.outboxDatabase()))).not.toContain(token);
+  await control.detach();
+});
+
+const isHeld = (row: { state?: string }) => row.state === 'held';

@@ -57,6 +57,13 @@ const wb = {
   },
   workboxEntries: () => readAll('workbox-background-sync', 'requests'),
   outboxRows: () => readAll('sw-outbox', 'rows'),
+  /** Every record of the outbox's database (rows, meta, receipts, …), by store. */
+  async outboxDatabase(): Promise<Record<string, unknown[]>> {
+    const out: Record<string, unknown[]> = {};
+    for (const store of ['rows', 'meta', 'receipts', 'tombstones', 'conflicts'])
+      out[store] = await readAll('sw-outbox', store);
+    return out;
+  },
 };
 
 Object.assign(globalThis, { wb });
