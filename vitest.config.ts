@@ -10,8 +10,9 @@ export default defineConfig({
   },
   test: {
     include: ['tests/**/*.test.ts'],
-    // The package checks need a finished build: vitest.package.config.ts runs them after it.
-    exclude: ['tests/package/**', '**/node_modules/**'],
+    // The package checks and the server examples need a finished build:
+    // vitest.package.config.ts runs them after it.
+    exclude: ['tests/package/**', 'tests/examples/**', '**/node_modules/**'],
     setupFiles: ['fake-indexeddb/auto'],
     pool: 'forks',
     maxWorkers: 2,

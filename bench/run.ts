@@ -236,7 +236,8 @@ function runServerBench(): unknown {
   const run = spawnSync(process.execPath, ['--import', 'tsx', script, ...PLAN.serverArgs], {
     cwd: ROOT,
     stdio: 'inherit',
-    // Single writes and two batch sizes per adapter and round: about four minutes.
+    // Single writes and two batch sizes per adapter and round, then the kit's cost: about five
+    // minutes.
     timeout: 10 * 60_000,
   });
   if (run.status !== 0) {

@@ -15,12 +15,24 @@ export interface ServerProcess {
 }
 
 /** Starts `server/cli.ts` on 127.0.0.1 and a free port and waits for its listening line. */
-export async function startServerProcess(args: readonly string[]): Promise<ServerProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'server/cli.ts'), '--port', '0', '--admin', ...args],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATABASE_URL: '' } },
-  );
+export function startServerProcess(args: readonly string[]): Promise<ServerProcess> {
+  return startScriptProcess('server/cli.ts', ['--port', '0', '--admin', ...args]);
+}
+
+/**
+ * Starts `node --import tsx <script>` (a path from the repository's root) and waits for its
+ * `listening on http://127.0.0.1:<port>` line.
+ */
+export async function startScriptProcess(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DATABASE_URL: '', ...env },
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();

@@ -151,7 +151,8 @@ const built = step('build (npm run build)', 'npm', ['run', 'build']);
 record('build', built);
 
 // The published declarations, as an app's compiler meets them: a page (DOM), a worker (WebWorker
-// only) and a Node server, each importing the package by name through its `exports`.
+// only) and a Node server, each importing the package by name through its `exports`; and the
+// server examples, which import `sw-outbox-server/kit` as their users do.
 if (built) {
   for (const target of ['page', 'sw', 'server']) {
     const config = `tests/package/tsconfig.${target}.json`;
@@ -160,20 +161,32 @@ if (built) {
       step(`package types: ${target} (tsc -p ${config})`, bin('tsc'), ['-p', config]),
     );
   }
+  for (const example of ['express-postgres', 'hono-sqlite']) {
+    const config = `examples/${example}/tsconfig.json`;
+    record(
+      `example types (${example})`,
+      step(`example types: ${example} (tsc -p ${config})`, bin('tsc'), ['-p', config]),
+    );
+  }
 }
 
 // What ships (SPEC §22): the tarballs, an install as an app makes it, publint, arethetypeswrong
-// and the size budgets, all from the finished build.
+// and the size budgets, all from the finished build; and the server examples on the built server
+// package (tests/examples/: `npm start` in each, sw-outbox-verify, the hostile requests).
 if (built) {
   const packageJson = join(reports, 'package.json');
-  const packageOk = step('packages (pack, install, publint, attw, size budgets)', bin('vitest'), [
-    'run',
-    '--config',
-    'vitest.package.config.ts',
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile=${packageJson}`,
-  ]);
+  const packageOk = step(
+    'packages (pack, install, publint, attw, size budgets; server examples)',
+    bin('vitest'),
+    [
+      'run',
+      '--config',
+      'vitest.package.config.ts',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile=${packageJson}`,
+    ],
+  );
   const results = readJson(packageJson) ?? {};
   counts.passed += results.numPassedTests ?? 0;
   counts.failed += results.numFailedTests ?? 0;
@@ -185,7 +198,7 @@ if (built) {
     failed: results.numFailedTests ?? (packageOk ? 0 : 1),
     skipped: (results.numPendingTests ?? 0) + (results.numTodoTests ?? 0),
     ms: 0,
-    note: 'pack, install, publint, attw, size budgets',
+    note: 'pack, install, publint, attw, size budgets, server examples',
   });
 }
 

@@ -28,6 +28,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS idempotency_ledger_key ON idempotency_ledger (
 CREATE INDEX IF NOT EXISTS idempotency_ledger_created_at ON idempotency_ledger (created_at);
 `;
 
+/** Writes in one transaction at most, as the reference server's group commit. */
+const MAX_GROUP = 256;
+
 /** Options of {@link openSqliteDatabase}. */
 export interface SqliteDatabaseOptions {
   /** Default `full` (see server/README.md "Durability"). */
@@ -53,12 +56,18 @@ export function openSqliteDatabase(
 
 /**
  * The ledger in an app's better-sqlite3 database (SPEC §22.1), next to the app's own tables.
- * Each write is one `BEGIN IMMEDIATE` transaction: the key is claimed first (so a copy that
- * completed is answered without running the handler), the handler writes with the same
- * `Database`, and the answer is stored before `COMMIT`.
+ * Each write is its own savepoint in a `BEGIN IMMEDIATE` transaction: the key is claimed first
+ * (so a copy that completed is answered without running the handler), the handler writes with
+ * the same `Database`, and the answer is stored before the savepoint is released; a refusal or a
+ * throw rolls back to the savepoint, the handler's writes and the claim with it.
  *
- * better-sqlite3 has one connection, so one transaction at a time: transactions queue here. A
- * handler should stay synchronous (better-sqlite3 is); one that awaits holds the queue (and the
+ * Writes submitted in one turn of the event loop share that transaction (group commit, as the
+ * reference server's store does, `store/group-commit.ts`): one WAL append and, with
+ * `synchronous=FULL`, one fsync serve the group, and no write's answer is given before its
+ * COMMIT — if the COMMIT fails, every write of the group fails (503) and nothing of it stays.
+ *
+ * better-sqlite3 has one connection, so one transaction at a time: groups queue here. A handler
+ * should stay synchronous (better-sqlite3 is); one that awaits holds the queue (and the
  * database's write lock) while it waits, and anything else the app runs on the same `Database`
  * meanwhile sees its uncommitted writes.
  */
@@ -83,6 +92,15 @@ export function sqliteLedger(db: Database.Database): LedgerStore<Database.Databa
     'DELETE FROM idempotency_ledger WHERE rowid IN (SELECT rowid FROM idempotency_ledger WHERE created_at < ? LIMIT ?)',
   );
 
+  const control = {
+    begin: db.prepare('BEGIN IMMEDIATE'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+    savepoint: db.prepare('SAVEPOINT kit_write'),
+    release: db.prepare('RELEASE kit_write'),
+    rollbackTo: db.prepare('ROLLBACK TO kit_write'),
+  };
+
   let queue: Promise<unknown> = Promise.resolve();
   /** Runs transactions one after another on the one connection. */
   function serialised<T>(run: () => Promise<T>): Promise<T> {
@@ -99,38 +117,90 @@ export function sqliteLedger(db: Database.Database): LedgerStore<Database.Databa
     }
   }
 
-  async function transaction(
+  /** One write inside its savepoint: the claim, the handler, the stored answer. */
+  async function write(
     { principal, key, fingerprint, now }: LedgerClaim,
     work: (tx: Database.Database) => Answer | Promise<Answer>,
   ): Promise<TransactOutcome> {
-    read(() => db.exec('BEGIN IMMEDIATE'));
-    let open = true;
-    const rollback = () => {
-      if (open && db.inTransaction) db.exec('ROLLBACK');
-      open = false;
-    };
+    const stored = select.get(principal, key);
+    if (stored) return { kind: 'completed', response: stored };
+    claim.run(principal, key, fingerprint, now);
+    const pending = work(db);
+    const answer = pending instanceof Promise ? await pending : pending;
+    if (!isStoredStatus(answer.status)) return { kind: 'refused', answer };
+    const response = storedResponseOf(fingerprint, answer);
+    complete.run(response.status, response.etag, response.body, principal, key);
+    return { kind: 'applied', response };
+  }
+
+  interface Job {
+    claim: LedgerClaim;
+    work: (tx: Database.Database) => Answer | Promise<Answer>;
+    resolve(outcome: TransactOutcome): void;
+    reject(error: unknown): void;
+  }
+
+  /** Runs a group in one transaction, a savepoint per write; answers after the COMMIT. */
+  async function runGroup(group: Job[]): Promise<void> {
     try {
-      const stored = select.get(principal, key);
-      if (stored) {
-        rollback();
-        return { kind: 'completed', response: stored };
-      }
-      claim.run(principal, key, fingerprint, now);
-      const pending = work(db);
-      const answer = pending instanceof Promise ? await pending : pending;
-      if (!isStoredStatus(answer.status)) {
-        rollback();
-        return { kind: 'refused', answer };
-      }
-      const response = storedResponseOf(fingerprint, answer);
-      complete.run(response.status, response.etag, response.body, principal, key);
-      db.exec('COMMIT');
-      open = false;
-      return { kind: 'applied', response };
+      control.begin.run();
     } catch (error) {
-      rollback();
-      throw unavailableOr(error);
+      for (const job of group) job.reject(unavailableOr(error));
+      return;
     }
+    const results: Array<{ ok: true; outcome: TransactOutcome } | { ok: false; error: unknown }> =
+      [];
+    try {
+      for (const job of group) {
+        control.savepoint.run();
+        try {
+          const outcome = await write(job.claim, job.work);
+          // Only an applied write keeps what it did; a replay or a refusal leaves nothing.
+          if (outcome.kind !== 'applied') control.rollbackTo.run();
+          control.release.run();
+          results.push({ ok: true, outcome });
+        } catch (error) {
+          control.rollbackTo.run();
+          control.release.run();
+          results.push({ ok: false, error: unavailableOr(error) });
+        }
+      }
+      control.commit.run();
+    } catch (error) {
+      // A control statement or the COMMIT failed: nothing of the group is kept.
+      try {
+        if (db.inTransaction) control.rollback.run();
+      } catch {
+        // The transaction is gone either way.
+      }
+      for (const job of group) job.reject(unavailableOr(error));
+      return;
+    }
+    group.forEach((job, index) => {
+      const result = results[index]!;
+      if (result.ok) job.resolve(result.outcome);
+      else job.reject(result.error);
+    });
+  }
+
+  let gathering: Job[] | undefined;
+  /** Queues a write for the group of this turn of the event loop. */
+  function transact(
+    claimed: LedgerClaim,
+    work: (tx: Database.Database) => Answer | Promise<Answer>,
+  ): Promise<TransactOutcome> {
+    return new Promise((resolve, reject) => {
+      if (!gathering || gathering.length >= MAX_GROUP) {
+        const group: Job[] = [];
+        gathering = group;
+        // setImmediate runs after the poll phase: every request read in this turn joins.
+        setImmediate(() => {
+          if (gathering === group) gathering = undefined;
+          void serialised(() => runGroup(group));
+        });
+      }
+      gathering.push({ claim: claimed, work, resolve, reject });
+    });
   }
 
   return {
@@ -142,7 +212,7 @@ export function sqliteLedger(db: Database.Database): LedgerStore<Database.Databa
       const rows = read(() => selectMany.all(principal, JSON.stringify(keys)));
       return new Map(rows.map(({ key, ...response }) => [key, response]));
     },
-    transact: (claimed, work) => serialised(() => transaction(claimed, work)),
+    transact,
     async sweepExpired(cutoff, batchSize) {
       return serialised(async () => read(() => sweep.run(cutoff, batchSize).changes));
     },

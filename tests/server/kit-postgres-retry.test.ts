@@ -104,4 +104,43 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('the kit on PostgreSQL under conte
     expect([replay.status, replay.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
     expect(await effects(key)).toBe(1);
   });
+
+  it.each([
+    ['quotes and backslashes', "o'brien \\ '; DROP TABLE x; --", 'it\'s \\ "quoted" \\\''],
+    ['a NUL in the answer (sent as a parameter)', 'nul-answer', 'a\u0000b'],
+  ])(
+    'keeps a principal and an answer with %s exactly, and replays them byte for byte',
+    async (_name, principal, text) => {
+      const kit = createOutboxKit({ ledger, authenticate: () => principal, onError() {} });
+      kit.route({
+        method: 'POST',
+        path: '/effects',
+        async handle({ tx, key }) {
+          await tx.query(`INSERT INTO "${schema}".effects (key) VALUES ($1)`, [key]);
+          return {
+            status: 201,
+            headers: { 'content-type': 'application/json', etag: `"1'\\"` },
+            body: JSON.stringify({ text }).replace('\\u0000', '\u0000'),
+          };
+        },
+      });
+      const key = newKey('literal');
+      const first = await kit.fetch(post(key));
+      const body = await first.text();
+      const stored = await ledger.lookup(principal, key);
+      if (text.includes('\u0000')) {
+        // PostgreSQL text holds no NUL: the write fails as a whole and leaves nothing.
+        expect(first.status).toBe(500);
+        expect(stored).toBeUndefined();
+        expect(await effects(key)).toBe(0);
+        return;
+      }
+      expect(first.status).toBe(201);
+      expect(stored).toMatchObject({ status: 201, etag: `"1'\\"`, body });
+      const replay = await kit.fetch(post(key));
+      expect([replay.status, replay.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+      expect(await replay.text()).toBe(body);
+      expect(await effects(key)).toBe(1);
+    },
+  );
 });
