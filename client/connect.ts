@@ -9,7 +9,7 @@ import {
 import type { SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
 import type { OutboxApi, RowFilter, RowView } from '../shared/model/page-api.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
-import { outboxCalls } from './outbox-calls.ts';
+import { outboxCalls, type PersistWhen } from './outbox-calls.ts';
 import { openOutboxConnection } from './outbox-connection.ts';
 import type { PageSenderOption } from './page-sender.ts';
 import { registerPeriodicSync, registerWorker } from './registration.ts';
@@ -34,6 +34,11 @@ export interface ConnectOptions {
    * controls never loads the handlers.
    */
   pageSender?: PageSenderOption;
+  /**
+   * When to ask for persistent storage with `navigator.storage.persist()` (§23): `'never'`
+   * (default; the app may call `requestPersistence()` itself), `'first-enqueue'`, or `'install'`.
+   */
+  persist?: PersistWhen;
   /** Periodic sync's minimum interval when permitted, or false to leave it alone. Default 12 h. */
   periodicSync?: { minIntervalMs: number } | false;
 }
@@ -80,7 +85,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   }
 
   return {
-    ...outboxCalls(connection, registered),
+    ...outboxCalls(connection, registered, options.persist),
     get mode() {
       return connection.mode;
     },
