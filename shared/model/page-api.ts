@@ -137,7 +137,7 @@ export type OutboxEvent =
   | { type: 'blocked'; id: string; code: string }
   | { type: 'quarantined'; id: string; issues: string }
   /**
-   * The watchdog saw a stall (§23), once per cause until the queue is healthy again: `healed`
+   * The watchdog saw a stall (§23), once per cause until a row goes out again: `healed`
    * when it flushed and registered sync again itself, `reported` when only the app can act.
    */
   | { type: 'stalled'; cause: StallCause; action: 'healed' | 'reported' };

@@ -6,7 +6,7 @@ import { earliestAttempt, needsRetry } from './flush-scheduler.ts';
 /**
  * The watchdog of one sender (SPEC §23). It watches every flush run: it keeps the sender's
  * progress for `health()`, reports once each cause only the app can fix (credentials, blocked
- * rows, quota, an unreachable server), and, while rows wait, keeps one check timer at the
+ * rows, quota, an unreachable server) — once until a row goes out again — and, while rows wait, keeps one check timer at the
  * moment they are due plus the stall bound. Every run re-arms that check, so it fires only when
  * nothing ran since the rows became due: the wake-up timer or the sync registration was lost.
  * Then it heals (the sender runs a flush; the worker also registers Background Sync again).
@@ -56,7 +56,7 @@ export function createWatchdog(options: WatchdogOptions): Watchdog {
     unreachableSince: null,
     quota: false,
   };
-  /** Causes already reported: each is logged once until the queue is healthy again. */
+  /** Causes already reported: each is logged once, until a row goes out again. */
   const reported = new Set<StallCause>();
   let check: ReturnType<typeof setTimeout> | undefined;
 
@@ -74,6 +74,8 @@ export function createWatchdog(options: WatchdogOptions): Watchdog {
       state.lastRunAt = now;
       state.quota = reports.some((r) => r.stopped === 'storage');
       if (reports.some((r) => r.succeeded > 0)) {
+        // Rows go out again: whatever was reported is over, and may be reported when it recurs.
+        reported.clear();
         state.lastSuccessAt = now;
         state.unreachableSince = null;
       } else if (reports.some((r) => r.transient > 0)) {
@@ -85,7 +87,7 @@ export function createWatchdog(options: WatchdogOptions): Watchdog {
       if (now - (state.unreachableSince ?? now) > bounds.unreachableAfterMs) {
         report('unreachable', 'reported');
       }
-      if (!needsRetry(reports)) return reported.clear();
+      if (!needsRetry(reports)) return;
       const due = Math.max(earliestAttempt(reports) ?? now, now);
       check = setTimeout(
         () => {
