@@ -7,7 +7,7 @@ import {
   checkText,
 } from '../shared/model/arguments.ts';
 import type { SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
-import type { OutboxApi, RowFilter, RowView } from '../shared/model/page-api.ts';
+import type { OutboxApi, OutboxDiagnostics, RowFilter, RowView } from '../shared/model/page-api.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
 import { outboxCalls, type PersistWhen } from './outbox-calls.ts';
 import { openOutboxConnection } from './outbox-connection.ts';
@@ -44,7 +44,7 @@ export interface ConnectOptions {
 }
 
 /** The page API (SPEC §13): the worker's API plus live views. Every call has a timeout; none hangs. */
-export interface OutboxClient extends OutboxApi {
+export interface OutboxClient extends OutboxApi, OutboxDiagnostics {
   /** Who serves the page right now: its service worker, or the page sender. */
   readonly mode: 'worker' | 'page';
   readonly workbox: Workbox | undefined;
@@ -54,6 +54,12 @@ export interface OutboxClient extends OutboxApi {
   watch(id: string, listener: (update: WatchUpdate) => void): () => void;
   /** Hands credentials to the sender (§13); they are restored after every reconnect. */
   setAuth(headers: Record<string, string> | null, options?: SetAuthOptions): Promise<void>;
+  /**
+   * Asks the browser to keep this origin's storage (`navigator.storage.persist()`, §23) and
+   * answers what it said; `health().storage.persisted` tells it later. Call it from a user
+   * gesture where a browser asks the user (Firefox shows a prompt).
+   */
+  requestPersistence(): Promise<boolean>;
   close(): void;
 }
 

@@ -1,7 +1,7 @@
 import type { WatchUpdate } from '../shared/model/connection.ts';
 import type { CollectionHandler } from '../shared/model/handler.ts';
 import type { Json } from '../shared/model/json.ts';
-import type { RowFilter, RowView } from '../shared/model/page-api.ts';
+import type { OutboxHealth, RowFilter, RowView } from '../shared/model/page-api.ts';
 import type { RowStatus } from '../shared/model/row.ts';
 import {
   overlayRecords,
@@ -107,6 +107,54 @@ export function observeRows(
   filter?: RowFilter,
 ): OutboxObservable<RowView[]> {
   return outboxObservable((emit) => outbox.subscribe(emit, filter));
+}
+
+/** Options of {@link observeHealth} and `useHealth`. */
+export interface HealthOptions {
+  /**
+   * How often health is read again while rows wait (default 5 s): a stall shows no row change,
+   * only time passing. With an empty outbox it is read only when rows change.
+   */
+  intervalMs?: number;
+}
+
+/**
+ * The queue's health (`outbox.health()`, SPEC §23) as an observable: read at once, after every
+ * change of the rows, and every `intervalMs` while rows wait; never while the outbox is empty
+ * and nothing changes. A failed read (a worker that does not answer) is tried again at the next
+ * change or interval.
+ */
+export function observeHealth(
+  outbox: Pick<OutboxClient, 'subscribe' | 'health'>,
+  options: HealthOptions = {},
+): OutboxObservable<OutboxHealth> {
+  return outboxObservable((emit) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let reads = 0;
+    let stopped = false;
+    const read = () => {
+      clearTimeout(timer);
+      const n = ++reads;
+      const again = (waiting: boolean) => {
+        // Only the latest read arms the next one: answers that cross are not shown out of order.
+        if (stopped || n !== reads) return false;
+        if (waiting) timer = setTimeout(read, options.intervalMs ?? 5_000);
+        return true;
+      };
+      outbox.health().then(
+        (health) => {
+          if (again(health.total > 0)) emit(health);
+        },
+        () => again(true),
+      );
+    };
+    const stop = outbox.subscribe(read);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      stop();
+    };
+  });
 }
 
 /** Where one row stands: its status while it waits, then how it ended. */
