@@ -116,16 +116,22 @@ export interface HealthOptions {
    * only time passing. With an empty outbox it is read only when rows change.
    */
   intervalMs?: number;
+  /**
+   * The page's watchdog (§23), on by default: when due rows are not being attempted
+   * (`not_attempted`, `no_sender`) or the worker does not answer, ask for a flush — a message
+   * to the worker, which starts a stopped one, or the page sender's flush. Respects backoff.
+   */
+  heal?: boolean;
 }
 
 /**
  * The queue's health (`outbox.health()`, SPEC §23) as an observable: read at once, after every
  * change of the rows, and every `intervalMs` while rows wait; never while the outbox is empty
  * and nothing changes. A failed read (a worker that does not answer) is tried again at the next
- * change or interval.
+ * change or interval. While observed it is the page's watchdog (`heal`).
  */
 export function observeHealth(
-  outbox: Pick<OutboxClient, 'subscribe' | 'health'>,
+  outbox: Pick<OutboxClient, 'subscribe' | 'health' | 'flush'>,
   options: HealthOptions = {},
 ): OutboxObservable<OutboxHealth> {
   return outboxObservable((emit) => {
@@ -141,11 +147,18 @@ export function observeHealth(
         if (waiting) timer = setTimeout(read, options.intervalMs ?? 5_000);
         return true;
       };
+      const heal = () => {
+        if (options.heal !== false) outbox.flush().catch(() => undefined);
+      };
       outbox.health().then(
         (health) => {
-          if (again(health.total > 0)) emit(health);
+          if (!again(health.total > 0)) return;
+          emit(health);
+          if (health.stalled === 'not_attempted' || health.stalled === 'no_sender') heal();
         },
-        () => again(true),
+        () => {
+          if (again(true)) heal();
+        },
       );
     };
     const stop = outbox.subscribe(read);

@@ -187,14 +187,19 @@ export function usePendingCount(filter?: RowFilter): number | undefined {
 
 /**
  * The queue's health (SPEC §23), live: `stalled` names why due rows are not going out, for a
- * banner the app shows; `undefined` until the outbox has answered once.
+ * banner the app shows; `undefined` until the outbox has answered once. While mounted it is the
+ * page's watchdog too (see `HealthOptions.heal`).
  */
 export function useHealth(options: HealthOptions = {}): OutboxHealth | undefined {
   const outbox = useOutbox();
-  const { intervalMs } = options;
+  const { intervalMs, heal } = options;
   const health = useMemo(
-    () => observeHealth(outbox, intervalMs === undefined ? {} : { intervalMs }),
-    [outbox, intervalMs],
+    () =>
+      observeHealth(outbox, {
+        ...(intervalMs === undefined ? {} : { intervalMs }),
+        ...(heal === undefined ? {} : { heal }),
+      }),
+    [outbox, intervalMs, heal],
   );
   return useObservable(health);
 }

@@ -212,6 +212,7 @@ describe('observables', () => {
     let reads = 0;
     const counting = {
       subscribe: outbox.subscribe,
+      flush: outbox.flush,
       health: () => {
         reads++;
         return outbox.health();
