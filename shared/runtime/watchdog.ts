@@ -1,4 +1,4 @@
-import type { FlushReport, StallCause } from '../model/page-api.ts';
+import type { FlushReport, OutboxEvent, StallCause } from '../model/page-api.ts';
 import type { Clock, Logger } from '../model/ports.ts';
 import type { HealthBounds, SenderProgress } from '../plan/health.ts';
 import { earliestAttempt, needsRetry } from './flush-scheduler.ts';
@@ -20,12 +20,7 @@ export const DEFAULT_HEALTH_BOUNDS: HealthBounds = {
 };
 
 /** What the watchdog reports through `onEvent`. */
-export interface StallEvent {
-  type: 'stalled';
-  cause: StallCause;
-  /** What the watchdog did about it: healed (a flush and a sync registration), or left to the app. */
-  action: 'healed' | 'reported';
-}
+export type StallEvent = Extract<OutboxEvent, { type: 'stalled' }>;
 
 /** Options of {@link createWatchdog}. */
 export interface WatchdogOptions {
