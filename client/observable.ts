@@ -162,6 +162,9 @@ export function observeHealth(
       );
     };
     const stop = outbox.subscribe(read);
+    // Read now too, not only when the view first answers: a call is what starts a stopped
+    // worker, and a read that fails is tried again at the interval.
+    read();
     return () => {
       stopped = true;
       clearTimeout(timer);
