@@ -105,7 +105,12 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
   const recorder = createFlightRecorder(clock, config.traceSize);
   const emit = (event: { type: string }) => {
     recorder.record(event);
-    config.onEvent?.(event as OutboxEvent);
+    // The app's handler must not stop a flush or the watchdog.
+    try {
+      config.onEvent?.(event as OutboxEvent);
+    } catch (error) {
+      config.logger?.warn('onEvent threw', { type: event.type, error: String(error) });
+    }
   };
   const bounds = { ...DEFAULT_HEALTH_BOUNDS, ...config.watchdog };
   const online = () => globalThis.navigator?.onLine !== false;

@@ -190,6 +190,21 @@ describe.each(['memory', 'idb'] as const)('health() (SPEC §23, %s)', (kind) => 
     expect(await page.health()).toMatchObject({ stalled: null, total: 0, lastSuccessAt: now });
   });
 
+  it('an onEvent that throws stops neither a flush nor the watchdog, and the trace keeps the events', async () => {
+    const w = start({
+      onEvent: () => {
+        throw new Error('app bug');
+      },
+    });
+    const page = await w.page();
+    await page.setAuth({ authorization: EXPIRED });
+    await enqueue(page, 8);
+    const [report] = await w.flush();
+    expect(report).toMatchObject({ claimed: 1, held: 1 });
+    expect(await page.health()).toMatchObject({ stalled: 'held' });
+    expect(await page.exportTrace()).toContain('"type":"stalled","cause":"held"');
+  });
+
   it('heals a lost wake-up timer within the bound: the row goes, once', async () => {
     const w = start({ backoff: { baseMs: 20, maxMs: 20 }, watchdog: { stallAfterMs: 50 } });
     const page = await w.page();
