@@ -97,10 +97,12 @@ const lib = {
       .map((name) => `${name}/index.ts`),
     // `sw-outbox/wire`: the protocol constants and header codecs a server needs, nothing else.
     'shared/wire/protocol.ts',
-    // `sw-outbox/workbox` and `sw-outbox/react`: entries of their own, so neither the worker's
-    // nor the page's first load grows (SPEC §22).
+    // `sw-outbox/workbox`, `sw-outbox/react` and `sw-outbox/inspector`: entries of their own, so
+    // neither the worker's nor the page's first load grows (SPEC §22).
     'sw/workbox/index.ts',
     'client/react.ts',
+    // `sw-outbox/inspector`: a development tool, loaded on demand (SPEC §23).
+    'client/inspector.ts',
   ],
   external: isDependency,
   onwarn,

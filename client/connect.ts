@@ -7,9 +7,9 @@ import {
   checkText,
 } from '../shared/model/arguments.ts';
 import type { SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
-import type { OutboxApi, RowFilter, RowView } from '../shared/model/page-api.ts';
+import type { OutboxApi, OutboxDiagnostics, RowFilter, RowView } from '../shared/model/page-api.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
-import { outboxCalls } from './outbox-calls.ts';
+import { outboxCalls, type PersistWhen } from './outbox-calls.ts';
 import { openOutboxConnection } from './outbox-connection.ts';
 import type { PageSenderOption } from './page-sender.ts';
 import { registerPeriodicSync, registerWorker } from './registration.ts';
@@ -34,12 +34,17 @@ export interface ConnectOptions {
    * controls never loads the handlers.
    */
   pageSender?: PageSenderOption;
+  /**
+   * When to ask for persistent storage with `navigator.storage.persist()` (§23): `'never'`
+   * (default; the app may call `requestPersistence()` itself), `'first-enqueue'`, or `'install'`.
+   */
+  persist?: PersistWhen;
   /** Periodic sync's minimum interval when permitted, or false to leave it alone. Default 12 h. */
   periodicSync?: { minIntervalMs: number } | false;
 }
 
 /** The page API (SPEC §13): the worker's API plus live views. Every call has a timeout; none hangs. */
-export interface OutboxClient extends OutboxApi {
+export interface OutboxClient extends OutboxApi, OutboxDiagnostics {
   /** Who serves the page right now: its service worker, or the page sender. */
   readonly mode: 'worker' | 'page';
   readonly workbox: Workbox | undefined;
@@ -49,6 +54,12 @@ export interface OutboxClient extends OutboxApi {
   watch(id: string, listener: (update: WatchUpdate) => void): () => void;
   /** Hands credentials to the sender (§13); they are restored after every reconnect. */
   setAuth(headers: Record<string, string> | null, options?: SetAuthOptions): Promise<void>;
+  /**
+   * Asks the browser to keep this origin's storage (`navigator.storage.persist()`, §23) and
+   * answers what it said; `health().storage.persisted` tells it later. Call it from a user
+   * gesture where a browser asks the user (Firefox shows a prompt).
+   */
+  requestPersistence(): Promise<boolean>;
   close(): void;
 }
 
@@ -80,7 +91,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   }
 
   return {
-    ...outboxCalls(connection, registered),
+    ...outboxCalls(connection, registered, options.persist),
     get mode() {
       return connection.mode;
     },

@@ -16,17 +16,23 @@ export type {
   EnqueueResult,
   FlushOptions,
   FlushReport,
+  OutboxEvent,
+  OutboxHealth,
   OutboxStats,
   RowFilter,
   RowView,
+  StallCause,
+  StorageState,
 } from '../shared/model/page-api.ts';
 export type { ConflictLedgerEntry, Receipt } from '../shared/model/store.ts';
 export type { RecordStatus, RecordView, ServerRecord } from '../shared/plan/record-overlay.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
 export { type ConnectOptions, connectOutbox, type OutboxClient } from './connect.ts';
 export {
+  type HealthOptions,
   type Observer,
   type OutboxObservable,
+  observeHealth,
   observeRecords,
   observeRowProgress,
   observeRows,
@@ -36,4 +42,5 @@ export {
   type Subscribable,
   type Unsubscribe,
 } from './observable.ts';
+export type { PersistWhen } from './outbox-calls.ts';
 export type { PageSenderConfig, PageSenderOption } from './page-sender.ts';

@@ -1,7 +1,7 @@
 import type { WatchUpdate } from '../shared/model/connection.ts';
 import type { CollectionHandler } from '../shared/model/handler.ts';
 import type { Json } from '../shared/model/json.ts';
-import type { RowFilter, RowView } from '../shared/model/page-api.ts';
+import type { OutboxHealth, RowFilter, RowView } from '../shared/model/page-api.ts';
 import type { RowStatus } from '../shared/model/row.ts';
 import {
   overlayRecords,
@@ -107,6 +107,70 @@ export function observeRows(
   filter?: RowFilter,
 ): OutboxObservable<RowView[]> {
   return outboxObservable((emit) => outbox.subscribe(emit, filter));
+}
+
+/** Options of {@link observeHealth} and `useHealth`. */
+export interface HealthOptions {
+  /**
+   * How often health is read again while rows wait (default 5 s): a stall shows no row change,
+   * only time passing. With an empty outbox it is read only when rows change.
+   */
+  intervalMs?: number;
+  /**
+   * The page's watchdog (§23), on by default: when due rows are not being attempted
+   * (`not_attempted`, `no_sender`) or the worker does not answer, ask for a flush — a message
+   * to the worker, which starts a stopped one, or the page sender's flush. Respects backoff.
+   */
+  heal?: boolean;
+}
+
+/**
+ * The queue's health (`outbox.health()`, SPEC §23) as an observable: read at once, after every
+ * change of the rows, and every `intervalMs` while rows wait; never while the outbox is empty
+ * and nothing changes. A failed read (a worker that does not answer) is tried again at the next
+ * change or interval. While observed it is the page's watchdog (`heal`).
+ */
+export function observeHealth(
+  outbox: Pick<OutboxClient, 'subscribe' | 'health' | 'flush'>,
+  options: HealthOptions = {},
+): OutboxObservable<OutboxHealth> {
+  return outboxObservable((emit) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let reads = 0;
+    let stopped = false;
+    const read = () => {
+      clearTimeout(timer);
+      const n = ++reads;
+      const again = (waiting: boolean) => {
+        // Only the latest read arms the next one: answers that cross are not shown out of order.
+        if (stopped || n !== reads) return false;
+        if (waiting) timer = setTimeout(read, options.intervalMs ?? 5_000);
+        return true;
+      };
+      const heal = () => {
+        if (options.heal !== false) outbox.flush().catch(() => undefined);
+      };
+      outbox.health().then(
+        (health) => {
+          if (!again(health.total > 0)) return;
+          emit(health);
+          if (health.stalled === 'not_attempted' || health.stalled === 'no_sender') heal();
+        },
+        () => {
+          if (again(true)) heal();
+        },
+      );
+    };
+    const stop = outbox.subscribe(read);
+    // Read now too, not only when the view first answers: a call is what starts a stopped
+    // worker, and a read that fails is tried again at the interval.
+    read();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      stop();
+    };
+  });
 }
 
 /** Where one row stands: its status while it waits, then how it ended. */

@@ -9,7 +9,11 @@ import {
 } from '../shared/model/arguments.ts';
 import type { EndpointApi, SetAuthOptions } from '../shared/model/connection.ts';
 import { isObject } from '../shared/model/is-object.ts';
-import { emptyFlushReport, type OutboxApi } from '../shared/model/page-api.ts';
+import {
+  emptyFlushReport,
+  type OutboxApi,
+  type OutboxDiagnostics,
+} from '../shared/model/page-api.ts';
 import { newRequestId } from '../shared/plan/request-id.ts';
 import { cryptoIds } from '../shared/runtime/ids.ts';
 import type { OutboxConnection } from './outbox-connection.ts';
@@ -21,23 +25,42 @@ import { type Registered, requestBackgroundSync } from './registration.ts';
  */
 
 /** The calls of the page API: the worker's API plus credentials. */
-export interface OutboxCalls extends OutboxApi {
+export interface OutboxCalls extends OutboxApi, OutboxDiagnostics {
   /** Hands credentials to the sender (§13); they are restored after every reconnect. */
   setAuth(headers: Record<string, string> | null, options?: SetAuthOptions): Promise<void>;
+  /**
+   * Asks the browser to keep this origin's storage (`navigator.storage.persist()`, §23); its
+   * answer, false where the API is missing. `health().storage.persisted` tells it later.
+   */
+  requestPersistence(): Promise<boolean>;
 }
+
+/** Asks for persistent storage (every browser of SPEC §21 has `navigator.storage.persist`). */
+const requestPersistence = (): Promise<boolean> => navigator.storage.persist();
+
+/**
+ * When the page asks for persistent storage (§23): never (the default), with the first enqueue
+ * of this page, or when the app is installed (the browser's `appinstalled`).
+ */
+export type PersistWhen = 'never' | 'first-enqueue' | 'install';
 
 /** The page API's calls over `connection`; `registered` is asked for Background Sync after writes. */
 export function outboxCalls(
   connection: OutboxConnection,
   registered: Registered | undefined,
+  persist?: PersistWhen,
 ): OutboxCalls {
   const { call: api, flush, flushSoon } = connection;
+  let ask = persist;
+  if (ask === 'install') addEventListener('appinstalled', requestPersistence);
   /**
    * After a write: flush soon — after the worker's linger, so writes made back to back go in one
    * batch (§15.1) — and ask for Background Sync should the flush not get through.
    */
   const written = <T>(result: T): T => {
     flushSoon({ linger: true });
+    if (ask === 'first-enqueue') requestPersistence().catch(String);
+    ask = undefined;
     void registered?.registration.then(requestBackgroundSync);
     return result;
   };
@@ -88,6 +111,9 @@ export function outboxCalls(
       (v) => checkId(v, 'requestId'),
       (a, requestId) => a.receipt(requestId),
     ),
+    health: () => api((a) => a.health()),
+    exportTrace: (o) => api((a) => a.exportTrace(o)),
+    requestPersistence,
     async setAuth(headers, authOptions = {}) {
       checkHeaders(headers);
       checkAuthOptions(authOptions);

@@ -11,7 +11,7 @@ import {
   useSyncExternalStore,
 } from 'react';
 import type { Json } from '../shared/model/json.ts';
-import type { RowFilter, RowView } from '../shared/model/page-api.ts';
+import type { OutboxHealth, RowFilter, RowView } from '../shared/model/page-api.ts';
 import {
   overlayRecord,
   overlayRecords,
@@ -20,7 +20,9 @@ import {
 } from '../shared/plan/record-overlay.ts';
 import { type ConnectOptions, connectOutbox, type OutboxClient } from './connect.ts';
 import {
+  type HealthOptions,
   type OutboxObservable,
+  observeHealth,
   observeRowProgress,
   observeRows,
   type RecordOptions,
@@ -181,6 +183,25 @@ export function useRowStatus(id: string): RowProgress | undefined {
 /** How many rows are still in the outbox (any status), live; `undefined` until it answered. */
 export function usePendingCount(filter?: RowFilter): number | undefined {
   return useRows(filter)?.length;
+}
+
+/**
+ * The queue's health (SPEC §23), live: `stalled` names why due rows are not going out, for a
+ * banner the app shows; `undefined` until the outbox has answered once. While mounted it is the
+ * page's watchdog too (see `HealthOptions.heal`).
+ */
+export function useHealth(options: HealthOptions = {}): OutboxHealth | undefined {
+  const outbox = useOutbox();
+  const { intervalMs, heal } = options;
+  const health = useMemo(
+    () =>
+      observeHealth(outbox, {
+        ...(intervalMs === undefined ? {} : { intervalMs }),
+        ...(heal === undefined ? {} : { heal }),
+      }),
+    [outbox, intervalMs, heal],
+  );
+  return useObservable(health);
 }
 
 /** The collection's rows and settled edits, live, for one component's records. */

@@ -32,6 +32,7 @@ export interface OutboxEngineConfig extends Omit<SenderConfig, 'onEvent'> {
 /** What triggers and connections share inside one worker start (one holder, §4). */
 export interface EngineContext extends Sender {
   readonly config: OutboxEngineConfig;
+  /** Records an event (§23) and hands it to `onEvent`. */
   emit(event: EngineEvent): void;
   /** Sees the reports of every run, the wake-up timer's included. */
   observeRuns(observer: (reports: FlushReport[], trigger: string) => void): void;

@@ -1,5 +1,6 @@
 import { knownOwners, rememberOwner } from '../shared/core/known-owners.ts';
 import type { WorkerEnqueueOptions } from '../shared/core/outbox-api.ts';
+import { SYNC_TAG } from '../shared/model/connection.ts';
 import type {
   EnqueueInput,
   EnqueueResult,
@@ -8,6 +9,7 @@ import type {
   OutboxApi,
 } from '../shared/model/page-api.ts';
 import { handOverCredentials } from '../shared/runtime/credentials.ts';
+import { traceLines } from '../shared/runtime/flight-recorder.ts';
 import type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
 import { createSender } from '../shared/runtime/sender.ts';
 import { acceptConnections } from './connections.ts';
@@ -37,6 +39,8 @@ export interface OutboxEngine {
    * credentials for it come, never sent without (§13). The secret itself is never stored.
    */
   requireCredentials(owner: string): Promise<void>;
+  /** This worker start's recent events as JSON lines, without credentials or payloads (§23). */
+  exportTrace(): string;
   /** Hands over credentials for an owner, as a page's `setAuth` does. */
   setAuth(
     owner: string,
@@ -55,6 +59,7 @@ export function createOutboxEngine(config: OutboxEngineConfig): OutboxEngine {
     }
   };
   const observers = new Set<(reports: FlushReport[], trigger: string) => void>();
+  let scope: ServiceWorkerGlobalScope | undefined;
   const sender = createSender(
     { ...config, onEvent: emit },
     {
@@ -63,19 +68,21 @@ export function createOutboxEngine(config: OutboxEngineConfig): OutboxEngine {
       onRun: (reports, trigger) => {
         for (const observer of observers) observer(reports, trigger);
       },
+      // A stall (§23): the browser may have dropped the sync registration with rows still due.
+      heal: () => void scope?.registration.sync?.register(SYNC_TAG).catch(() => undefined),
     },
   );
   const context: EngineContext = {
     ...sender,
     config,
-    emit,
     observeRuns: (observer) => observers.add(observer),
   };
   return {
     holderId: sender.holderId,
-    attach(scope) {
-      attachTriggers(scope, context);
-      acceptConnections(scope, context);
+    attach(target) {
+      scope = target;
+      attachTriggers(target, context);
+      acceptConnections(target, context);
     },
     flush: (options) => sender.scheduler.run('api', options),
     async forOwner(owner) {
@@ -83,6 +90,7 @@ export function createOutboxEngine(config: OutboxEngineConfig): OutboxEngine {
       return (await sender.core()).forOwner(owner);
     },
     requireCredentials: (owner) => sender.credentials.require(owner),
+    exportTrace: () => traceLines(sender.recorder.entries()),
     setAuth: async (owner, headers, options) => {
       const api = (await sender.core()).forOwner(owner);
       await handOverCredentials(sender.credentials, api, owner, headers, options);

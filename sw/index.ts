@@ -22,8 +22,12 @@ export type {
   FlushOptions,
   FlushReport,
   OutboxApi,
+  OutboxDiagnostics,
   OutboxEvent,
+  OutboxHealth,
+  StallCause,
 } from '../shared/model/page-api.ts';
+export type { HealthBounds } from '../shared/plan/health.ts';
 export type { AuthHook } from '../shared/runtime/credentials.ts';
 export type { FlushRun } from '../shared/runtime/flush-scheduler.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';

@@ -1,6 +1,8 @@
 import {
   connectOutbox,
   type OutboxClient,
+  type OutboxHealth,
+  observeHealth,
   type RowView,
   restHandler,
   type WatchUpdate,
@@ -39,6 +41,7 @@ const snapshots: RowView[][] = [];
 /** When each snapshot arrived (`Date.now()`, comparable with the worker's event times). */
 const snapshotTimes: number[] = [];
 const watched: WatchUpdate[] = [];
+const healths: OutboxHealth[] = [];
 let outbox: OutboxClient | undefined;
 
 const notes = () => ({ notes: restHandler({ baseUrl: '/api/notes' }) });
@@ -199,6 +202,11 @@ const e2e = {
   watch(id: string) {
     outbox?.watch(id, (update) => watched.push(update));
   },
+  /** Observes health as an app's banner would, which makes the page's watchdog run (§23). */
+  watchHealth(intervalMs: number) {
+    if (outbox) observeHealth(outbox, { intervalMs }).subscribe((h) => h && healths.push(h));
+  },
+  healths: () => healths.map((h) => ({ total: h.total, stalled: h.stalled })),
   /** Logs in on the reference server and hands the token to the outbox. */
   async login(user: string, persist = false): Promise<CallResult> {
     return settle(async () => {

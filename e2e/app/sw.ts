@@ -5,7 +5,7 @@ import { createOutboxEngine, type EngineEvent, restHandler } from '../../sw/inde
  * Its script URL tunes it: `lease` (ms), `timeout` (per attempt, ms), `version` (a new value is a
  * worker update), `sync=none` (a browser without Background Sync, as Firefox and Safari are),
  * `heartbeat` (ms, see below), `batch` (`off` sends every row alone; a path is the configured
- * batch endpoint; unset, the one the server advertises). Every engine event is kept in `self.__e2e.events` and broadcast on
+ * batch endpoint; unset, the one the server advertises), `stall` (the watchdog's bound, ms). Every engine event is kept in `self.__e2e.events` and broadcast on
  * `e2e-events`, tagged with this worker start's holder id, so tests can read an event log.
  */
 
@@ -28,6 +28,7 @@ const engine = createOutboxEngine({
   leaseMs,
   requestTimeoutMs: Number(params.get('timeout') ?? leaseMs),
   backoff: { baseMs: 250, maxMs: 2000 },
+  ...(params.has('stall') ? { watchdog: { stallAfterMs: Number(params.get('stall')) } } : {}),
   onEvent(event) {
     const record = { ...event, holder: engine.holderId, version, at: Date.now() };
     events.push(record);

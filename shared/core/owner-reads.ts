@@ -2,23 +2,13 @@ import type { OutboxStats, RowFilter, RowView } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
 import type { RowCursor } from '../model/store.ts';
+import { ROW_STATUSES } from '../plan/health.ts';
 import { rowStatus } from '../plan/row-status.ts';
 import type { PredecessorState } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { OwnerApi } from './outbox-api.ts';
 import type { OwnerContext } from './owner-context.ts';
 import { lookupPredecessors } from './predecessors.ts';
-
-const STATUSES: RowStatus[] = [
-  'queued',
-  'deferred',
-  'sending',
-  'waiting',
-  'intent',
-  'held',
-  'blocked',
-  'unknown',
-];
 
 /**
  * The read side of the owner API: rows with their derived status (SPEC §2), counts, receipts and
@@ -67,7 +57,10 @@ export function createOwnerReads(ctx: OwnerContext): Pick<
 
     async stats(): Promise<OutboxStats> {
       const all = await views(await allRows());
-      const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<RowStatus, number>;
+      const counts = Object.fromEntries(ROW_STATUSES.map((s) => [s, 0])) as Record<
+        RowStatus,
+        number
+      >;
       for (const view of all) counts[view.status]++;
       const oldest = all.reduce<number | null>((min, v) => {
         const at = (v.row as OutboxRow).savedAt;

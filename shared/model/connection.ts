@@ -1,4 +1,4 @@
-import type { FlushReport, OutboxApi, RowFilter, RowView } from './page-api.ts';
+import type { FlushReport, OutboxApi, OutboxDiagnostics, RowFilter, RowView } from './page-api.ts';
 import type { Receipt, Tombstone } from './store.ts';
 
 /**
@@ -105,7 +105,7 @@ export type WatchUpdate =
  * The API one connection serves, bound to its owner. Listeners arrive as Comlink proxies. The page
  * ends a connection by releasing its proxy (Comlink's `releaseProxy`), which disposes it here.
  */
-export interface EndpointApi extends Omit<OutboxApi, 'flush'> {
+export interface EndpointApi extends Omit<OutboxApi, 'flush'>, OutboxDiagnostics {
   hello(): Promise<Hello>;
   /** Calls `listener` now and after each committed change (§3); returns a subscription id. */
   subscribe(listener: (rows: RowView[]) => void, filter?: RowFilter): Promise<string>;

@@ -84,6 +84,46 @@ export function emptyFlushReport(): FlushReport {
   };
 }
 
+/**
+ * Why a queue is stalled. The library heals the first two itself (§23); the others wait for the
+ * app or the network: `held` for credentials, `blocked` for `retry`/`discard`, `quota` for space,
+ * `unreachable` for a server that has not answered for longer than the bound.
+ */
+export type StallCause =
+  | 'no_sender'
+  | 'not_attempted'
+  | 'quota'
+  | 'held'
+  | 'blocked'
+  | 'unreachable';
+
+/** Storage as the browser reports it; fields are absent where the API is. */
+export interface StorageState {
+  persisted?: boolean | undefined;
+  usage?: number | undefined;
+  quota?: number | undefined;
+}
+
+/** What `health()` answers (SPEC §23). */
+export interface OutboxHealth {
+  /** When it was measured. */
+  at: number;
+  counts: Record<RowStatus, number>;
+  total: number;
+  /** Age of the oldest row still in the outbox, null when it is empty. */
+  oldestPendingAgeMs: number | null;
+  lastSuccessAt: number | null;
+  /** The earliest planned attempt: the wake-up timer or the first deferred row's retry. */
+  nextAttemptAt: number | null;
+  /** Holder ids of the senders seen alive: the one that answered and any holding a claim. */
+  senders: { worker?: string; page?: string };
+  storage: StorageState;
+  /** The first cause of {@link causes}, or null when the queue is healthy. */
+  stalled: StallCause | null;
+  /** Every cause that holds now, most urgent first. */
+  causes: StallCause[];
+}
+
 /** Telemetry events (SPEC §14 `onEvent`); `type` tags the union (STYLE). */
 export type OutboxEvent =
   | { type: 'enqueued'; id: string; outcome: EnqueueResult['outcome'] }
@@ -95,7 +135,12 @@ export type OutboxEvent =
   | { type: 'storm'; id: string; targetId: string }
   | { type: 'held'; id: string }
   | { type: 'blocked'; id: string; code: string }
-  | { type: 'quarantined'; id: string; issues: string };
+  | { type: 'quarantined'; id: string; issues: string }
+  /**
+   * The watchdog saw a stall (§23), once per cause until a row goes out again: `healed`
+   * when it flushed and registered sync again itself, `reported` when only the app can act.
+   */
+  | { type: 'stalled'; cause: StallCause; action: 'healed' | 'reported' };
 
 /** The API the worker exposes to pages (and the page sender runs locally). */
 export interface OutboxApi {
@@ -117,4 +162,15 @@ export interface OutboxApi {
   restore(conflictId: string): Promise<EnqueueResult>;
   receipts(options?: { limit?: number }): Promise<Receipt[]>;
   receipt(requestId: string): Promise<Receipt | undefined>;
+}
+
+/** What a connection tells about its sender (§23): the queue's health and its recent events. */
+export interface OutboxDiagnostics {
+  /** The queue's health and, when due rows are not going out, why (§23). */
+  health(): Promise<OutboxHealth>;
+  /**
+   * The sender's recent events as JSON lines (§23), for bug reports: never credentials; the
+   * payloads of this owner's rows still in the outbox only with `payloads: true`.
+   */
+  exportTrace(options?: { payloads?: boolean }): Promise<string>;
 }

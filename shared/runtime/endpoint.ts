@@ -10,8 +10,11 @@ import {
   checkListener,
 } from '../model/arguments.ts';
 import type { EndpointApi, Hello, WatchUpdate } from '../model/connection.ts';
-import type { RowView } from '../model/page-api.ts';
+import type { RowView, StorageState } from '../model/page-api.ts';
+import { planHealth } from '../plan/health.ts';
 import { type Credentials, handOverCredentials } from './credentials.ts';
+import { traceLines } from './flight-recorder.ts';
+import type { Sender } from './sender.ts';
 
 /**
  * One connection's API (SPEC §13), bound to one owner. Every argument that crosses the boundary
@@ -28,6 +31,8 @@ export interface EndpointDeps {
   api: OwnerApi;
   feed: RowFeed;
   credentials: Credentials;
+  /** The sender's progress, bounds and recorder, for `health()` and `exportTrace()` (§23). */
+  sender: Pick<Sender, 'clock' | 'progress' | 'bounds' | 'recorder'>;
   /** The store's change-notice channel, told to the page so it can notice a stopped worker. */
   changes?: string;
 }
@@ -84,6 +89,29 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     restore: async (conflictId) => api.restore(checkId(conflictId, 'conflictId')),
     receipts: async (options) => api.receipts(checkLimit(options)),
     receipt: async (requestId) => api.receipt(checkId(requestId, 'requestId')),
+    async health() {
+      const { sender, holderId } = deps;
+      const [views, storage] = await Promise.all([api.rows(), storageState()]);
+      return planHealth({
+        now: sender.clock.now(),
+        views,
+        progress: sender.progress(),
+        senders: { [holderId.startsWith('sw-') ? 'worker' : 'page']: holderId },
+        storage,
+        bounds: sender.bounds,
+      });
+    },
+    async exportTrace(options) {
+      const entries = deps.sender.recorder.entries();
+      if ((options as { payloads?: unknown } | undefined)?.payloads === true) {
+        for (const [i, entry] of entries.entries()) {
+          // Payloads of this owner's rows only: `row` answers nothing for another owner's id.
+          const view = typeof entry.id === 'string' ? await api.row(entry.id) : undefined;
+          if (view) entries[i] = { ...entry, payload: view.row.payload };
+        }
+      }
+      return traceLines(entries);
+    },
     async subscribe(listener, filter) {
       const deliver = checkListener<(rows: RowView[]) => unknown>(listener);
       return track(deps.feed.subscribe(checkFilter(filter), deliver), listener);
@@ -112,4 +140,15 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     [finalizer]: dispose,
   };
   return { api: endpoint, dispose };
+}
+
+/** What the browser says of this origin's storage (§23); empty where the API is missing. */
+async function storageState(): Promise<StorageState> {
+  const storage = globalThis.navigator?.storage;
+  try {
+    const { usage, quota } = (await storage?.estimate?.()) ?? {};
+    return { persisted: await storage?.persisted?.(), usage, quota };
+  } catch {
+    return {};
+  }
 }

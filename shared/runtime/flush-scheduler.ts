@@ -53,6 +53,8 @@ export interface FlushScheduler {
   releaseWake(): void;
   /** Cancels the wake-up timer and refuses later runs (a page sender that handed over). */
   stop(): void;
+  /** When the wake-up timer fires, or null when none is armed (`health()`, §23). */
+  wakeAt(): number | null;
 }
 
 /** Whether a run left work that a later attempt should pick up (transient failures, backoff). */
@@ -182,6 +184,7 @@ export function createFlushScheduler(options: FlushSchedulerOptions): FlushSched
       stopped = true;
       releaseWake();
     },
+    wakeAt: () => timer?.at ?? null,
   };
 }
 

@@ -10,7 +10,10 @@ import type { Sender } from './sender.ts';
  * (§12), then the core's owner API and a live row feed are bound to it.
  */
 export async function openEndpoint(
-  sender: Pick<Sender, 'core' | 'store' | 'holderId' | 'credentials'>,
+  sender: Pick<
+    Sender,
+    'core' | 'store' | 'holderId' | 'credentials' | 'clock' | 'progress' | 'bounds' | 'recorder'
+  >,
   owner: string,
   /** The store's change-notice channel, told to the page (§13.1). */
   changes?: string,
@@ -25,6 +28,7 @@ export async function openEndpoint(
     api,
     feed: createRowFeed(api, store, owner),
     credentials: sender.credentials,
+    sender,
     ...(changes === undefined ? {} : { changes }),
   });
 }

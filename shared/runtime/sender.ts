@@ -5,13 +5,16 @@ import type { CollectionHandler, ConflictPolicy } from '../model/handler.ts';
 import type { FlushReport, OutboxEvent } from '../model/page-api.ts';
 import type { Clock, IdSource, Logger } from '../model/ports.ts';
 import type { OutboxStore } from '../model/store.ts';
+import type { HealthBounds, SenderProgress } from '../plan/health.ts';
 import { openIdbStore } from '../store/idb.ts';
 import { systemClock } from './clock.ts';
 import { type AuthHook, type Credentials, createCredentials } from './credentials.ts';
 import { createFetchTransport } from './fetch-transport.ts';
+import { createFlightRecorder, type FlightRecorder } from './flight-recorder.ts';
 import { createFlushScheduler, type FlushScheduler } from './flush-scheduler.ts';
 import { cryptoIds } from './ids.ts';
 import { lazy } from './lazy.ts';
+import { createWatchdog, DEFAULT_HEALTH_BOUNDS, type Watchdog } from './watchdog.ts';
 
 /**
  * One sender instance wired with its real ports (SPEC §1: one dispatcher, different ports): the
@@ -36,6 +39,14 @@ export interface SenderConfig extends Partial<OutboxTuning> {
   dbName?: string;
   onEvent?: (event: OutboxEvent) => void;
   logger?: Logger;
+  /**
+   * The watchdog's bounds (§23): rows due with no flush for `stallAfterMs` (default 30 s) are a
+   * stall it heals; failed attempts with no answer for `unreachableAfterMs` (default 5 min) are
+   * reported as `unreachable`.
+   */
+  watchdog?: Partial<HealthBounds>;
+  /** How many recent events the flight recorder keeps (§23). Default 500. */
+  traceSize?: number;
   /** Ports, for tests: a store, `fetch`, a clock and an id source. */
   store?: () => Promise<OutboxStore>;
   fetch?: typeof fetch;
@@ -51,6 +62,13 @@ export interface Sender {
   core(): Promise<OutboxCore>;
   readonly scheduler: FlushScheduler;
   readonly credentials: Credentials;
+  /** Records an event and hands it to the app's `onEvent`. */
+  emit(event: { type: string }): void;
+  readonly recorder: FlightRecorder;
+  readonly watchdog: Watchdog;
+  readonly bounds: HealthBounds;
+  /** The sender's progress for `health()` (§23). */
+  progress(): SenderProgress;
 }
 
 /**
@@ -69,6 +87,8 @@ export interface SenderWiring {
   /** The owners a run flushes when none are named. */
   owners(store: OutboxStore): Promise<string[]>;
   onRun?: (reports: FlushReport[], trigger: string) => void;
+  /** What else heals a stall besides a flush (the worker registers Background Sync, §23). */
+  heal?: () => void;
 }
 
 /** Builds a sender; nothing is opened until first use. */
@@ -82,6 +102,18 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
       (() => openIdbStore(config.dbName === undefined ? {} : { name: config.dbName })),
   );
   const credentials = createCredentials(store, config.auth);
+  const recorder = createFlightRecorder(clock, config.traceSize);
+  const emit = (event: { type: string }) => {
+    recorder.record(event);
+    // The app's handler must not stop a flush or the watchdog.
+    try {
+      config.onEvent?.(event as OutboxEvent);
+    } catch (error) {
+      config.logger?.warn('onEvent threw', { type: event.type, error: String(error) });
+    }
+  };
+  const bounds = { ...DEFAULT_HEALTH_BOUNDS, ...config.watchdog };
+  const online = () => globalThis.navigator?.onLine !== false;
   const core = lazy(async () =>
     createOutboxCore({
       ...tuning(config),
@@ -101,7 +133,7 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
       holderId,
       bundle: BUNDLE_VERSION,
       hasCredentials: async (owner) => (await credentials.source(owner)) !== null,
-      ...(config.onEvent ? { onEvent: config.onEvent } : {}),
+      onEvent: emit,
       ...(config.logger ? { logger: config.logger } : {}),
     }),
   );
@@ -111,11 +143,37 @@ export function createSender(config: SenderConfig, wiring: SenderWiring): Sender
     owners: async () => wiring.owners(await store()),
     retryDelayMs: config.backoff?.baseMs ?? DEFAULT_TUNING.backoff.baseMs,
     maxWakeDelayMs: config.backoff?.maxMs ?? DEFAULT_TUNING.backoff.maxMs,
-    online: () => globalThis.navigator?.onLine !== false,
+    online,
     lingerMs: lingerOf(config, wiring.kind),
-    ...(wiring.onRun ? { onRun: wiring.onRun } : {}),
+    onRun(reports, trigger) {
+      watchdog.observe(reports);
+      wiring.onRun?.(reports, trigger);
+    },
   });
-  return { holderId, clock, store, core, scheduler, credentials };
+  const watchdog = createWatchdog({
+    clock,
+    bounds,
+    online,
+    emit,
+    heal() {
+      scheduler.run('watchdog').catch(() => undefined);
+      wiring.heal?.();
+    },
+    ...(config.logger ? { logger: config.logger } : {}),
+  });
+  return {
+    holderId,
+    clock,
+    store,
+    core,
+    scheduler,
+    credentials,
+    emit,
+    recorder,
+    watchdog,
+    bounds,
+    progress: () => ({ ...watchdog.progress(), wakeAt: scheduler.wakeAt() }),
+  };
 }
 
 const TUNING_KEYS = [

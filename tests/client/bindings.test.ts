@@ -6,8 +6,14 @@ import { filter, firstValueFrom, from } from 'rxjs';
 import { derived, get } from 'svelte/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectOutbox, type OutboxClient } from '../../client/connect.ts';
-import { observeRowProgress, observeRows } from '../../client/observable.ts';
-import { OutboxProvider, usePendingCount, useRowStatus, useRows } from '../../client/react.ts';
+import { observeHealth, observeRowProgress, observeRows } from '../../client/observable.ts';
+import {
+  OutboxProvider,
+  useHealth,
+  usePendingCount,
+  useRowStatus,
+  useRows,
+} from '../../client/react.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 
 /**
@@ -17,11 +23,15 @@ import { restHandler } from '../../shared/wire/rest-handler.ts';
  * (`derived`, `get`) and by RxJS (`from`), as those libraries use them.
  */
 
-/** A server that applies creates (201) while it is up and refuses with 503 while it is down. */
+/**
+ * A server that applies creates (201) while it is up, refuses with 503 while it is down, and
+ * rejects them (422) while told to refuse.
+ */
 function notesServer() {
-  const state = { up: false, applied: 0 };
+  const state = { up: false, applied: 0, refuse: false };
   const fetch = (async () => {
     if (!state.up) return new Response(null, { status: 503 });
+    if (state.refuse) return new Response(null, { status: 422 });
     state.applied++;
     return new Response(JSON.stringify({ id: `n${state.applied}`, revision: 1 }), {
       status: 201,
@@ -96,6 +106,15 @@ function Status({ id }: { id: string }) {
   return createElement('p', { 'data-testid': 'status' }, useRowStatus(id) ?? 'loading');
 }
 
+function Health() {
+  const health = useHealth();
+  return createElement(
+    'p',
+    { 'data-testid': 'health' },
+    health === undefined ? 'loading' : `${health.total} ${health.stalled ?? 'healthy'}`,
+  );
+}
+
 describe('React hooks', () => {
   it('usePendingCount and useRows follow the outbox as rows are queued and applied', async () => {
     expect(outbox.mode).toBe('page'); // the page sender: the core the worker runs, in the tab
@@ -127,6 +146,21 @@ describe('React hooks', () => {
     );
     await act(drain);
     await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('settled'));
+  });
+
+  it('useHealth follows the queue: rows waiting, a blocked row named, healthy once discarded', async () => {
+    render(withOutbox(createElement(Health)));
+    await waitFor(() => expect(screen.getByTestId('health').textContent).toBe('0 healthy'));
+    await act(async () => {
+      await create('milk');
+    });
+    await waitFor(() => expect(screen.getByTestId('health').textContent).toBe('1 healthy'));
+    server.state.refuse = true;
+    await act(drain);
+    await waitFor(() => expect(screen.getByTestId('health').textContent).toBe('1 blocked'));
+    const [row] = await outbox.rows();
+    await act(() => outbox.discard(row?.id ?? ''));
+    await waitFor(() => expect(screen.getByTestId('health').textContent).toBe('0 healthy'));
   });
 
   it('a re-render with an equal filter keeps one live view', async () => {
@@ -172,6 +206,35 @@ describe('observables', () => {
     );
     await drain();
     expect(await settled).toBe('settled');
+  });
+
+  it('health is an observable too: read again while rows wait, never with nothing to wait for', async () => {
+    let reads = 0;
+    const counting = {
+      subscribe: outbox.subscribe,
+      flush: outbox.flush,
+      health: () => {
+        reads++;
+        return outbox.health();
+      },
+    };
+    const health$ = observeHealth(counting, { intervalMs: 20 });
+    const seen: number[] = [];
+    const stop = health$.subscribe((h) => {
+      if (h) seen.push(h.total);
+    });
+    await waitFor(() => expect(seen).toContain(0));
+    const idle = reads;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reads).toBe(idle);
+    await create('milk');
+    await waitFor(() => expect(reads).toBeGreaterThan(idle + 3));
+    await drain();
+    await waitFor(() => expect(health$.current?.total).toBe(0));
+    stop();
+    const after = reads;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reads).toBe(after);
   });
 
   it('share one outbox subscription among subscribers and end it after the last', async () => {

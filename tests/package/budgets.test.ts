@@ -35,7 +35,9 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * its runtime out (−1.1 KB); the simulation's later rules added about 0.15 KB; the header check
  * and two retry fixes +166 B, to 34,707 B. Refusing at enqueue what could never be sent, each
  * refusal naming its field and the valid kinds (an edit without the revision its handler
- * requires, a mistyped kind), +328 B, from 35,207 B to 35,535 B. `npm run size -- --modules` prints what each module,
+ * requires, a mistyped kind), +328 B, from 35,207 B to 35,535 B. Health, the watchdog and the flight
+ * recorder (SPEC §23: `health()`, a stall seen and healed within a bound, `exportTrace()`) +1,036 B,
+ * from 35,767 B to 36,803 B. `npm run size -- --modules` prints what each module,
  * folder and package takes. Say here what any later rise is for.
  */
 describe('size budgets', () => {

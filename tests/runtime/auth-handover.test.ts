@@ -61,6 +61,7 @@ function world(kind: 'memory' | 'idb' = 'memory') {
       api,
       feed: createRowFeed(api, await sender.store(), OWNER),
       credentials: sender.credentials,
+      sender,
     }).api;
   };
   return { seen, start, connect };

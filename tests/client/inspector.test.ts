@@ -1,0 +1,151 @@
+// @vitest-environment happy-dom
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { defineOutboxInspector, type InspectorOutbox } from '../../client/inspector.ts';
+import type { OutboxHealth, RowView } from '../../shared/model/page-api.ts';
+import type { ConflictLedgerEntry, Receipt } from '../../shared/model/store.ts';
+
+/**
+ * SPEC §23, the inspector as a package: `<outbox-inspector>` shows health, rows, receipts and
+ * conflicts of the outbox it is given, and a person can retry or discard a blocked row, restore
+ * a conflict and export the trace from it. Values are text, never markup.
+ */
+
+const NOW = Date.now();
+
+function rowView(
+  id: string,
+  status: RowView['status'],
+  extra: Record<string, unknown> = {},
+): RowView {
+  return {
+    id,
+    status,
+    row: {
+      v: 1,
+      id,
+      owner: 'alice',
+      collection: 'notes',
+      kind: 'update',
+      targetId: '<img src=x onerror=alert(1)>',
+      savedAt: NOW - 5_000,
+      state: status === 'blocked' ? 'blocked' : 'queued',
+      evidence: { attemptCount: 2, lastErrorCode: 'network' },
+      ...extra,
+    },
+    ...(status === 'sending' ? { holderId: 'sw-000000000000000000000001' } : {}),
+  } as RowView;
+}
+
+const health: OutboxHealth = {
+  at: NOW,
+  counts: {} as OutboxHealth['counts'],
+  total: 2,
+  oldestPendingAgeMs: 5_000,
+  lastSuccessAt: null,
+  nextAttemptAt: null,
+  senders: { worker: 'sw-000000000000000000000001' },
+  storage: { persisted: false },
+  stalled: 'blocked',
+  causes: ['blocked'],
+};
+
+function fakeOutbox() {
+  let listener: ((rows: RowView[]) => void) | undefined;
+  const outbox = {
+    subscribe: vi.fn((next: (rows: RowView[]) => void) => {
+      listener = next;
+      next([
+        rowView('notes-aaaaaaaaaaaa', 'blocked', { blockedCode: 'revision_conflict' }),
+        rowView('notes-bbbbbbbbbbbb', 'sending', {
+          claim: { holderId: 'sw-1', expiresAt: NOW, fence: 3 },
+        }),
+      ]);
+      return () => {
+        listener = undefined;
+      };
+    }),
+    health: vi.fn(async () => health),
+    receipts: vi.fn(async () => [
+      {
+        requestId: 'notes-cccccccccccc',
+        collection: 'notes',
+        kind: 'create',
+        targetId: 'pending:x',
+        serverId: 'n_7',
+        status: 201,
+        settledAt: NOW,
+      } as Receipt,
+    ]),
+    conflicts: vi.fn(async () => [
+      {
+        successorId: 'notes-dddddddddddd',
+        collection: 'notes',
+        targetId: 'n_1',
+        overwrittenRevision: 3,
+        finalRevision: 4,
+        historyRef: { revision: 3 },
+      } as unknown as ConflictLedgerEntry,
+    ]),
+    retry: vi.fn(async () => undefined),
+    discard: vi.fn(async () => undefined),
+    restore: vi.fn(async () => ({ id: 'x', targetId: 'n_1', outcome: 'queued' as const })),
+    exportTrace: vi.fn(async () => '{"at":1,"type":"claimed"}\n'),
+  } satisfies InspectorOutbox;
+  return { outbox, live: () => listener !== undefined };
+}
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+async function mount() {
+  defineOutboxInspector();
+  const { outbox, live } = fakeOutbox();
+  const inspector = document.createElement('outbox-inspector');
+  inspector.outbox = outbox;
+  document.body.append(inspector);
+  await vi.waitFor(() => expect(inspector.querySelector('table')).not.toBeNull());
+  return { inspector, outbox, live };
+}
+
+const button = (root: Element, label: string) =>
+  [...root.querySelectorAll('button')].find((b) => b.textContent === label) as HTMLButtonElement;
+
+describe('<outbox-inspector> (SPEC §23)', () => {
+  it('shows health, rows with holder, fence, attempts and error, receipts and conflicts', async () => {
+    const { inspector } = await mount();
+    const text = inspector.textContent ?? '';
+    expect(inspector.querySelector('[part=health]')?.getAttribute('data-stalled')).toBe('blocked');
+    expect(text).toContain('stalled: blocked');
+    expect(text).toContain('notes-aaaaaaaaaaaa');
+    expect(text).toContain('revision_conflict');
+    expect(text).toContain('sw-000000000000000000000001');
+    expect(text).toContain('n_7');
+    expect(text).toContain('3 → 4');
+    const sending = [...inspector.querySelectorAll('tbody tr')][1]?.textContent ?? '';
+    expect(sending).toContain('3'); // fence
+    // What users typed is text, never markup.
+    expect(inspector.querySelector('img')).toBeNull();
+    expect(text).toContain('<img src=x onerror=alert(1)>');
+  });
+
+  it('retries and discards a blocked row, restores a conflict and exports the trace', async () => {
+    const { inspector, outbox } = await mount();
+    URL.createObjectURL = vi.fn(() => 'blob:trace');
+    button(inspector, 'retry').click();
+    button(inspector, 'discard').click();
+    button(inspector, 'restore').click();
+    button(inspector, 'export trace').click();
+    await vi.waitFor(() => expect(outbox.exportTrace).toHaveBeenCalled());
+    expect(outbox.retry).toHaveBeenCalledWith('notes-aaaaaaaaaaaa');
+    expect(outbox.discard).toHaveBeenCalledWith('notes-aaaaaaaaaaaa');
+    expect(outbox.restore).toHaveBeenCalledWith('notes-dddddddddddd');
+  });
+
+  it('stops its live view when it leaves the page', async () => {
+    const { inspector, live } = await mount();
+    expect(live()).toBe(true);
+    inspector.remove();
+    expect(live()).toBe(false);
+  });
+});
