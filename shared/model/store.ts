@@ -104,7 +104,7 @@ export interface Expectation {
  * written by someone else may sit under any key IndexedDB accepts, and its quarantine has to name
  * that key to replace it (§2, G7).
  */
-export type RowKey = string | number | Date | readonly RowKey[];
+export type RowKey = string | number | Date | ArrayBuffer | ArrayBufferView | readonly RowKey[];
 
 /** One compare-and-swap write over every store involved (SPEC §3). */
 export interface ReplacePlan {
@@ -124,6 +124,13 @@ export interface ReplacePlan {
    */
   records?: Array<{ collection: string; targetId: string; ids: RowKey[] }>;
   put?: unknown[];
+  /**
+   * Ids of `put` rows that take a fresh `seq` (SPEC §6.1), in this order: the store assigns each
+   * the next value of the owner's counter, read and raised inside this same transaction, so a
+   * smaller `seq` was committed earlier. A stale plan assigns nothing and raises nothing; a put
+   * row not named here is stored with the `seq` it carries (or none).
+   */
+  seq?: string[];
   delete?: RowKey[];
   receipts?: Receipt[];
   ledger?: ConflictLedgerEntry[];

@@ -287,6 +287,7 @@ function storesFor(plan: ReplacePlan): StoreName[] {
   if (plan.receipts?.length || plan.absent?.receipts?.length) stores.push(STORE.receipts);
   if (plan.ledger?.length) stores.push(STORE.conflicts);
   if (plan.tombstones?.length || plan.absent?.tombstones?.length) stores.push(STORE.tombstones);
+  if (plan.seq?.length) stores.push(STORE.meta);
   return stores;
 }
 

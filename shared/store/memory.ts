@@ -11,11 +11,14 @@ import type {
   Tombstone,
 } from '../model/store.ts';
 import {
+  assignSeq,
   ChangeListeners,
   changeNoticeFor,
+  counterValue,
   holdsExactly,
   matchesObservation,
   mergedNotice,
+  seqCounterKey,
   visibleTo,
 } from './commit.ts';
 import {
@@ -192,14 +195,22 @@ class MemoryConnection implements OutboxStore {
   }
 
   async replace(plan: ReplacePlan): Promise<ReplaceResult> {
-    const result = this.#apply(plan);
+    const result = this.#apply(plan, []);
     if (result === 'committed') this.#broadcast(changeNoticeFor(plan));
     return result;
   }
 
   async replaceEach(plans: ReplacePlan[]): Promise<ReplaceResult[]> {
-    // No await: the batch is one atomic step, as one IndexedDB transaction is.
-    const results = plans.map((plan) => this.#apply(plan));
+    // No await: the batch is one atomic step, as one IndexedDB transaction is; a plan that throws
+    // undoes the plans before it, as an aborted transaction does (SPEC §3).
+    const undo: Array<() => void> = [];
+    let results: ReplaceResult[];
+    try {
+      results = plans.map((plan) => this.#apply(plan, undo));
+    } catch (error) {
+      for (const step of undo.reverse()) step();
+      throw error;
+    }
     const committed = plans.filter((_, i) => results[i] === 'committed');
     if (committed.length > 0) this.#broadcast(mergedNotice(committed));
     return results;
@@ -209,7 +220,8 @@ class MemoryConnection implements OutboxStore {
     for (const connection of [...(this.#database?.connections ?? [])]) connection.#notify(notice);
   }
 
-  #apply(plan: ReplacePlan): ReplaceResult {
+  /** Compares and applies one plan; `undo` collects how to take its writes back. */
+  #apply(plan: ReplacePlan, undo: Array<() => void>): ReplaceResult {
     const stores = this.#stores();
     // No await from here to the end: the compare and the writes are one atomic step, as one
     // IndexedDB readwrite transaction is (SPEC §3).
@@ -241,13 +253,26 @@ class MemoryConnection implements OutboxStore {
         writes.push([store, store.keyOf(copy), copy]);
       }
     };
-    stage(stores.rows, plan.put);
+    const counterKey = seqCounterKey(plan.owner);
+    const fresh = assignSeq(plan, counterValue(stores.meta.get(counterKey)));
+    stage(stores.rows, fresh.put);
     stage(stores.receipts, plan.receipts);
     stage(stores.conflicts, plan.ledger);
     stage(stores.tombstones, plan.tombstones);
+    if (plan.seq?.length) writes.push([stores.meta, counterKey, fresh.counter]);
+    const keep = (store: MemoryObjectStore, key: Key) => {
+      const before = store.get(key);
+      undo.push(() => (before === undefined ? store.delete(key) : store.put(key, before)));
+    };
     // Deletes before puts: a plan that deletes and puts one id leaves the put row.
-    for (const id of deletes) stores.rows.delete(id);
-    for (const [store, key, value] of writes) store.put(key, value);
+    for (const id of deletes) {
+      keep(stores.rows, id);
+      stores.rows.delete(id);
+    }
+    for (const [store, key, value] of writes) {
+      keep(store, key);
+      store.put(key, value);
+    }
     return 'committed';
   }
 
