@@ -1,9 +1,11 @@
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { pendingCreateId } from '../model/row.ts';
+import type { Receipt, RecordName } from '../model/store.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { planIntentConversion } from '../plan/intent-conversion.ts';
 import { receiptFor } from '../plan/receipt.ts';
 import type { PredecessorLookup } from '../plan/select.ts';
+import { namesOf } from '../plan/settle.ts';
 import { isUnknownVersion } from '../plan/unknown-version.ts';
 import type { Flush } from './flush.ts';
 import { FlushStop } from './flush-stop.ts';
@@ -52,7 +54,7 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
   if (createId === undefined) return [];
   const facts = await resolvePendingCreate(store, owner, createId);
   if (facts.row !== undefined) return [];
-  let receipt = facts.receipt;
+  let receipt = facts.receipt ?? (facts.name && receiptOfName(facts.id, facts.name));
   let storeReceipt = false;
   if (receipt === undefined) {
     const lookup = await deps.transport.lookupReceipt(facts.id, {
@@ -79,15 +81,9 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
       });
       return [];
     }
-    const pseudoCreate: OutboxRow = {
-      ...orphan.row,
-      id: facts.id,
-      kind: 'create',
-      request: undefined,
-    };
     receipt = receiptFor(
       deps.handlers[orphan.row.collection],
-      pseudoCreate,
+      orphanCreate(orphan.row, facts.id),
       lookup.status,
       lookup.body,
       deps.clock.now(),
@@ -114,7 +110,9 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
     put: plan.put,
     delete: plan.delete,
     tombstones: plan.tombstones,
-    ...(storeReceipt ? { receipts: [receipt] } : {}),
+    ...(storeReceipt
+      ? { receipts: [receipt], ...namesOf(orphanCreate(orphan.row, facts.id), receipt) }
+      : {}),
     durability: 'strict',
     reason: 'intent',
   });
@@ -123,4 +121,29 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
     deps.onEvent?.({ type: 'converted', intentId, into });
   const into = new Set(plan.converted.map((c) => c.into));
   return plan.put.filter((row) => into.has(row.id));
+}
+
+/** The create an orphan intent waits on, as far as it is known: its id, record and owner. */
+function orphanCreate(intent: OutboxRow, createId: string): OutboxRow {
+  return { ...intent, id: createId, kind: 'create', request: undefined };
+}
+
+/**
+ * What a record's name tells of its create's success (§6.1), as the receipt the conversion
+ * plans from: its server id and revision; the response body is no longer known.
+ */
+function receiptOfName(createId: string, name: RecordName): Receipt {
+  return {
+    requestId: createId,
+    owner: name.owner,
+    rowId: createId,
+    collection: name.collection,
+    kind: 'create',
+    targetId: name.pendingId,
+    status: 200,
+    body: null,
+    serverId: name.serverId,
+    ...(name.revision === undefined ? {} : { revision: name.revision }),
+    settledAt: name.settledAt,
+  };
 }

@@ -120,11 +120,13 @@ function planAgainst(
   if (createId !== undefined) {
     const create = pending?.row;
     if (create === undefined) {
-      if (pending?.receipt?.serverId !== undefined) {
+      // The record's name, else the receipt that named it (§6.1, §8).
+      const settled = pending?.name ?? pending?.receipt;
+      if (settled?.serverId !== undefined) {
         return {
           kind: 'retarget',
-          targetId: pending.receipt.serverId,
-          baseRevision: pending.receipt.revision ?? null,
+          targetId: settled.serverId,
+          baseRevision: settled.revision ?? null,
         };
       }
       if (pending?.tombstone !== undefined && pending.tombstone.reason !== 'converted') {

@@ -1,4 +1,9 @@
-import { type Expectation, isUnreadable, type ReplacePlan } from '../model/store.ts';
+import {
+  type Expectation,
+  isUnreadable,
+  type RecordName,
+  type ReplacePlan,
+} from '../model/store.ts';
 import {
   assignSeq,
   counterValue,
@@ -32,7 +37,16 @@ export async function applyPlans(
   keys: KeyOrder,
   plans: readonly ReplacePlan[],
 ): Promise<boolean[]> {
-  const { rows, records, recordOf, present, stored, counters } = await readForPlans(
+  // A record's names are read before the plans are compared: a batch whose plan names a record
+  // that an earlier plan gives a new name is compared one plan after another, each read after
+  // the writes before it (rare: a create's ACK batched with a check of its record).
+  const renaming = plans.findIndex((plan) => plan.names?.length);
+  if (renaming >= 0 && plans.slice(renaming + 1).some((plan) => plan.records?.length)) {
+    const results: boolean[] = [];
+    for (const plan of plans) results.push(...(await applyPlans(tx, keys, [plan])));
+    return results;
+  }
+  const { rows, records, under, recordOf, present, stored, counters } = await readForPlans(
     tx,
     keys,
     plans,
@@ -49,14 +63,14 @@ export async function applyPlans(
     // As a read would give it back: a structured clone of what was put.
     return matchesObservation(value === GONE ? undefined : structuredClone(value), row);
   };
-  const write = (id: unknown, value: unknown, ids?: Map<string, unknown>) => {
+  const write = (id: unknown, value: unknown, sets?: Map<string, unknown>[]) => {
     const key = keyOf(id);
     written.set(key, value);
-    recordOf.get(key)?.delete(key);
+    for (const ids of recordOf.get(key) ?? []) ids.delete(key);
     recordOf.delete(key);
-    if (ids === undefined) return;
-    ids.set(key, id);
-    recordOf.set(key, ids);
+    if (sets === undefined) return;
+    for (const ids of sets) ids.set(key, id);
+    recordOf.set(key, sets);
   };
   const raised = new Set<string>();
   const results = plans.map((plan) => {
@@ -82,7 +96,7 @@ export async function applyPlans(
     for (const value of fresh.put) {
       rows.put(value);
       const { id, owner, collection, targetId } = value as Stored;
-      write(id, value, records.get(recordKey(owner, collection, targetId)));
+      write(id, value, under.get(recordKey(owner, collection, targetId)));
     }
     for (const receipt of plan.receipts ?? []) {
       tx.objectStore(STORE.receipts).put(receipt);
@@ -93,6 +107,7 @@ export async function applyPlans(
       tx.objectStore(STORE.tombstones).put(tombstone);
       present.tombstones.add(tombstone.id);
     }
+    for (const name of plan.names ?? []) tx.objectStore(STORE.names).put(name);
     return true;
   });
   for (const owner of raised) {
@@ -106,8 +121,10 @@ interface PlanReads {
   rows: IDBObjectStore;
   /** The ids each checked record holds, by {@link keyOf}; the compares lay writes over them. */
   records: Map<string, Map<string, unknown>>;
+  /** The checked records that hold the rows stored under a name: its own, or its server id's. */
+  under: Map<string, Map<string, unknown>[]>;
   /** The record each read id belongs to, by {@link keyOf}. */
-  recordOf: Map<string, Map<string, unknown>>;
+  recordOf: Map<string, Map<string, unknown>[]>;
   /** The `seq` counter of each owner whose plans ask for one (§6.1), as the transaction found it. */
   counters: Map<string, number>;
   /** The receipts and tombstones found present among those the plans expect absent. */
@@ -137,9 +154,7 @@ async function readForPlans(
     requests.push(request);
     return request;
   };
-  // The ids each checked record holds, as the plans before the one being compared left them.
-  const records = new Map<string, Map<string, unknown>>();
-  const recordReads: [Map<string, unknown>, IDBRequest<IDBValidKey[]>][] = [];
+  const checks = recordChecks(tx, issue);
   const gets = new Map<string, IDBRequest>();
   const get = (id: unknown) => {
     const key = keyOf(id);
@@ -154,14 +169,8 @@ async function readForPlans(
       const counter = tx.objectStore(STORE.meta).get(seqCounterKey(plan.owner));
       counterReads.set(plan.owner, issue(counter));
     }
-    for (const { collection, targetId } of plan.records ?? []) {
-      const key = recordKey(plan.owner, collection, targetId);
-      if (records.has(key)) continue;
-      const ids = new Map<string, unknown>();
-      records.set(key, ids);
-      const index = rows.index(INDEX.rowsByOwnerTarget);
-      recordReads.push([ids, issue(index.getAllKeys([plan.owner, collection, targetId]))]);
-    }
+    for (const { collection, targetId } of plan.records ?? [])
+      checks.check(plan.owner, collection, targetId);
     for (const expectation of plan.expected) {
       const row = expectation.row as Stored | null | undefined;
       if (
@@ -209,28 +218,75 @@ async function readForPlans(
     (range!.result.length < limit || (last !== undefined && cmp(key, last) <= 0));
   requests.length = 0;
   for (const [expectation, key] of inQueue) if (!inRange(key)) get(expectation.id);
+  checks.followNames();
   await settled(requests);
-  const recordOf = new Map<string, Map<string, unknown>>();
-  for (const [ids, read] of recordReads) {
-    for (const id of read.result) {
-      ids.set(keyOf(id), id);
-      recordOf.set(keyOf(id), ids);
-    }
-  }
   const counters = new Map<string, number>();
   for (const [owner, read] of counterReads) counters.set(owner, counterValue(read.result));
   for (const [set, id, count] of counts) if (count.result > 0) set.add(id);
 
   return {
     rows,
-    records,
-    recordOf,
+    records: checks.records,
+    under: checks.under,
+    recordOf: checks.recordOf(),
     present,
     counters,
     stored: (expectation) =>
       inRange(inQueue.get(expectation))
         ? found.get(keyOf(expectation.id))
         : gets.get(keyOf(expectation.id))!.result,
+  };
+}
+
+/**
+ * The reads of the `records` checks (§5, §6): each record's rows under its own name and, since a
+ * record is one whatever its name (§6.1), under each `pending:<C>` whose create named it. Round
+ * one reads the rows and the names, round two the rows under those names.
+ */
+function recordChecks(tx: IDBTransaction, issue: <T>(request: IDBRequest<T>) => IDBRequest<T>) {
+  // The ids each checked record holds, as the plans before the one being compared left them.
+  const records = new Map<string, Map<string, unknown>>();
+  const under = new Map<string, Map<string, unknown>[]>();
+  const reads: [Map<string, unknown>, IDBRequest<IDBValidKey[]>][] = [];
+  const names: [Map<string, unknown>, string, string, IDBRequest<RecordName[]>][] = [];
+  const readUnder = (
+    ids: Map<string, unknown>,
+    owner: string,
+    collection: string,
+    name: string,
+  ) => {
+    const key = recordKey(owner, collection, name);
+    under.set(key, [...(under.get(key) ?? []), ids]);
+    const index = tx.objectStore(STORE.rows).index(INDEX.rowsByOwnerTarget);
+    reads.push([ids, issue(index.getAllKeys([owner, collection, name]))]);
+  };
+  return {
+    records,
+    under,
+    check(owner: string, collection: string, targetId: string): void {
+      const key = recordKey(owner, collection, targetId);
+      if (records.has(key)) return;
+      const ids = new Map<string, unknown>();
+      records.set(key, ids);
+      readUnder(ids, owner, collection, targetId);
+      const index = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
+      names.push([ids, owner, collection, issue(index.getAll([owner, collection, targetId]))]);
+    },
+    followNames(): void {
+      for (const [ids, owner, collection, read] of names)
+        for (const { pendingId } of read.result) readUnder(ids, owner, collection, pendingId);
+    },
+    /** Once every read is done: the checked records each read row belongs to. */
+    recordOf(): Map<string, Map<string, unknown>[]> {
+      const recordOf = new Map<string, Map<string, unknown>[]>();
+      for (const [ids, read] of reads) {
+        for (const id of read.result) {
+          ids.set(keyOf(id), id);
+          recordOf.set(keyOf(id), [...(recordOf.get(keyOf(id)) ?? []), ids]);
+        }
+      }
+      return recordOf;
+    },
   };
 }
 

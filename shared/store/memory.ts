@@ -5,6 +5,7 @@ import type {
   ConflictLedgerEntry,
   OutboxStore,
   Receipt,
+  RecordName,
   ReplacePlan,
   ReplaceResult,
   RowCursor,
@@ -185,13 +186,32 @@ class MemoryConnection implements OutboxStore {
   }
 
   async byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]> {
-    const key = [owner, collection, targetId];
-    const bounds = { lower: key, upper: key };
-    return this.#stores().rows.indexValues(
-      INDEX.rowsByOwnerTarget,
-      bounds,
-      Number.POSITIVE_INFINITY,
+    return this.#recordKeys(owner, collection, targetId).map((key) =>
+      structuredClone(this.#stores().rows.get(key)),
     );
+  }
+
+  /** The primary keys of a record's rows under each of its names (§6.1), in index order. */
+  #recordKeys(owner: string, collection: string, targetId: string): Key[] {
+    const { rows } = this.#stores();
+    return this.#namesOf(owner, collection, targetId).flatMap((name) => {
+      const key = [owner, collection, name];
+      return rows.indexKeys(
+        INDEX.rowsByOwnerTarget,
+        { lower: key, upper: key },
+        Number.POSITIVE_INFINITY,
+      );
+    });
+  }
+
+  /** Every name of a record (§6.1): `targetId`, then each `pending:<C>` that names it. */
+  #namesOf(owner: string, collection: string, targetId: string): string[] {
+    const { names } = this.#stores();
+    const found = [targetId];
+    const key = [owner, collection, targetId];
+    for (const pending of names.indexValues(INDEX.namesByServerId, { lower: key, upper: key }, 16))
+      found.push((pending as RecordName).pendingId);
+    return found;
   }
 
   async replace(plan: ReplacePlan): Promise<ReplaceResult> {
@@ -232,13 +252,7 @@ class MemoryConnection implements OutboxStore {
     if (plan.absent?.tombstones?.some((id) => stores.tombstones.get(id) !== undefined))
       return 'stale';
     for (const { collection, targetId, ids } of plan.records ?? []) {
-      const key = [plan.owner, collection, targetId];
-      const found = stores.rows.indexKeys(
-        INDEX.rowsByOwnerTarget,
-        { lower: key, upper: key },
-        Number.POSITIVE_INFINITY,
-      );
-      if (!holdsExactly(found, ids)) return 'stale';
+      if (!holdsExactly(this.#recordKeys(plan.owner, collection, targetId), ids)) return 'stale';
     }
     // Every write is checked and cloned before any is applied, so a value IndexedDB would
     // refuse fails the whole plan and writes nothing.
@@ -259,6 +273,7 @@ class MemoryConnection implements OutboxStore {
     stage(stores.receipts, plan.receipts);
     stage(stores.conflicts, plan.ledger);
     stage(stores.tombstones, plan.tombstones);
+    stage(stores.names, plan.names);
     if (plan.seq?.length) writes.push([stores.meta, counterKey, fresh.counter]);
     const keep = (store: MemoryObjectStore, key: Key) => {
       const before = store.get(key);
@@ -294,11 +309,26 @@ class MemoryConnection implements OutboxStore {
     return structuredClone(visibleTo(tombstone, owner));
   }
 
+  async getName(owner: string, pendingId: string): Promise<RecordName | undefined> {
+    return structuredClone(this.#stores().names.get([owner, pendingId])) as RecordName | undefined;
+  }
+
   async prune(
     owner: string,
-    limits: { maxReceipts: number; olderThan: number; maxLedger: number },
+    limits: { maxReceipts: number; olderThan: number; maxLedger: number; namesOlderThan?: number },
   ): Promise<void> {
-    const { receipts, conflicts } = this.#stores();
+    const { receipts, conflicts, names, rows } = this.#stores();
+    if (limits.namesOlderThan !== undefined) {
+      const old = ownerBounds(owner, limits.namesOlderThan);
+      for (const value of names.indexValues(INDEX.byOwnerSettledAt, old, Infinity)) {
+        const name = value as RecordName;
+        const named = [name.pendingId, name.serverId].some((id) => {
+          const key = [owner, name.collection, id];
+          return rows.indexKeys(INDEX.rowsByOwnerTarget, { lower: key, upper: key }, 1).length > 0;
+        });
+        if (!named) names.delete([owner, name.pendingId]);
+      }
+    }
     const all = Number.POSITIVE_INFINITY;
     const index = INDEX.byOwnerSettledAt;
     for (const key of receipts.indexKeys(index, ownerBounds(owner, limits.olderThan), all)) {

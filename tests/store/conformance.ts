@@ -4,6 +4,7 @@ import type {
   ConflictLedgerEntry,
   OutboxStore,
   Receipt,
+  RecordName,
   ReplacePlan,
   Tombstone,
 } from '../../shared/model/store.ts';
@@ -690,6 +691,84 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         await store.replace(plan({ put: [row('b', 3)], seq: ['b'] }));
         expect(await store.get('x')).toBeUndefined();
         expect(await seqOf('b')).toBe(1);
+      });
+    });
+
+    describe('one record, one name (§6.1)', () => {
+      const PENDING = 'pending:c1';
+      const name = (settledAt = 10, owner = OWNER): RecordName => ({
+        owner,
+        collection: 'notes',
+        pendingId: PENDING,
+        serverId: 'n_9',
+        revision: 1,
+        settledAt,
+      });
+      const underPending = row('p1', 1, { targetId: PENDING });
+      const underServer = row('s1', 2, { targetId: 'n_9' });
+
+      it('writes a name in the plan that settles the create, readable by its owner only', async () => {
+        expect(await store.getName(OWNER, PENDING)).toBeUndefined();
+        await store.replace(plan({ names: [name()], delete: ['c1'] }));
+        expect(await store.getName(OWNER, PENDING)).toEqual(name());
+        expect(await store.getName('u2', PENDING)).toBeUndefined();
+      });
+
+      it('reads the rows of a record by its server id under both its names', async () => {
+        await seed([underPending, underServer, row('x', 3, { targetId: 'n_other' })]);
+        expect(ids(await store.byTarget(OWNER, 'notes', 'n_9'))).toEqual(['s1']);
+        await store.replace(plan({ names: [name()] }));
+        expect(ids(await store.byTarget(OWNER, 'notes', 'n_9')).sort()).toEqual(['p1', 's1']);
+        // A settled create's pending name is read as its server id by those who read it (§8).
+        expect(ids(await store.byTarget(OWNER, 'notes', PENDING))).toEqual(['p1']);
+        // Another collection's record of the same ids is another record.
+        expect(await store.byTarget(OWNER, 'tasks', 'n_9')).toEqual([]);
+      });
+
+      it('checks a plan’s record by its server id under both its names, in one plan and in a batch', async () => {
+        await seed([underServer]);
+        await store.replace(plan({ names: [name()] }));
+        await seed([underPending]);
+        const check = (targetId: string, named: string[]) =>
+          plan({ records: [{ collection: 'notes', targetId, ids: named }], put: [row('w', 4)] });
+        expect(await store.replace(check('n_9', ['s1']))).toBe('stale');
+        expect(await store.replaceEach([check('n_9', ['s1']), check(PENDING, ['p1'])])).toEqual([
+          'stale',
+          'committed',
+        ]);
+        expect(
+          await store.replaceEach([check('n_9', ['s1', 'p1']), check(PENDING, ['p1', 's1'])]),
+        ).toEqual(['committed', 'stale']);
+      });
+
+      it('checks a later plan of a batch against the name an earlier plan wrote', async () => {
+        await seed([underServer]);
+        const results = await store.replaceEach([
+          plan({ names: [name()], put: [underPending] }),
+          plan({ records: [{ collection: 'notes', targetId: 'n_9', ids: ['s1'] }] }),
+          plan({ records: [{ collection: 'notes', targetId: 'n_9', ids: ['s1', 'p1'] }] }),
+        ]);
+        expect(results).toEqual(['committed', 'stale', 'committed']);
+      });
+
+      it('prunes a name only once it is old enough and no row names either id, never with receipts', async () => {
+        await store.replace(plan({ names: [name(10)], receipts: [receipt('c1', 10)] }));
+        const limits = { maxReceipts: 0, olderThan: 100, maxLedger: 10 };
+        await store.prune(OWNER, limits);
+        expect(await store.getReceipt('c1')).toBeUndefined();
+        expect(await store.getName(OWNER, PENDING)).toEqual(name(10));
+        await store.prune(OWNER, { ...limits, namesOlderThan: 10 });
+        expect(await store.getName(OWNER, PENDING)).toEqual(name(10));
+        for (const named of [underPending, underServer]) {
+          await seed([named]);
+          await store.prune(OWNER, { ...limits, namesOlderThan: 100 });
+          expect(await store.getName(OWNER, PENDING)).toEqual(name(10));
+          await store.replace(plan({ delete: [named.id as string] }));
+        }
+        await store.prune('u2', { ...limits, namesOlderThan: 100 });
+        expect(await store.getName(OWNER, PENDING)).toEqual(name(10));
+        await store.prune(OWNER, { ...limits, namesOlderThan: 100 });
+        expect(await store.getName(OWNER, PENDING)).toBeUndefined();
       });
     });
 

@@ -1,0 +1,51 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { NAME_RETENTION_MS } from '../../shared/model/store.ts';
+import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, updateNote } from '../support/intents.ts';
+
+/**
+ * One record, one name (SPEC §6.1): `pending:<C>` and the server id C's success named are one
+ * record, and the mapping outlives C's receipt, which is pruned much sooner.
+ */
+describe.each(STORE_KINDS)('one record, one name on the %s store', (kind) => {
+  let world: World;
+  afterEach(() => world?.close());
+
+  const pruneReceipts = (a: Awaited<ReturnType<World['holder']>>, namesOlderThan?: number) =>
+    a.store.prune(OWNER, {
+      maxReceipts: 0,
+      olderThan: world.clock.now() + 1,
+      maxLedger: 100,
+      ...(namesOlderThan === undefined ? {} : { namesOlderThan }),
+    });
+
+  it('G4: an edit made through pending:<C> after C’s receipt was pruned goes to the server id’s record, never left an orphan intent', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const created = await a.api.enqueue(createNote({ title: 'new' }));
+    expect((await a.api.flush()).succeeded).toBe(1);
+    const [effect] = world.server.effects;
+    const serverId = (await a.store.getName(OWNER, created.targetId))?.serverId;
+    expect(serverId).toBeDefined();
+    await pruneReceipts(a);
+    expect(await a.store.getReceipt(created.requestId!)).toBeUndefined();
+
+    const edit = await a.api.enqueue(updateNote(created.targetId, { title: 'renamed' }));
+    expect(edit).toMatchObject({ outcome: 'queued', targetId: serverId });
+    expect((await a.api.flush()).succeeded).toBe(1);
+    expect(world.server.effects.map((e) => e.method)).toEqual([effect!.method, 'PATCH']);
+    expect(await a.api.rows()).toEqual([]);
+  });
+
+  it('keeps the name while its retention lasts, and drops it after once no row names it', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const created = await a.api.enqueue(createNote({ title: 'new' }));
+    await a.api.flush();
+    const now = world.clock.now();
+    await pruneReceipts(a, now - NAME_RETENTION_MS);
+    expect(await a.store.getName(OWNER, created.targetId)).toBeDefined();
+    await pruneReceipts(a, now + 1);
+    expect(await a.store.getName(OWNER, created.targetId)).toBeUndefined();
+  });
+});
