@@ -5,6 +5,7 @@ import { planConflictRule } from '../../shared/plan/conflict-successor.ts';
 import { planEnqueue } from '../../shared/plan/enqueue.ts';
 import type { EnqueueContext, NewIntent } from '../../shared/plan/enqueue-types.ts';
 import { planIntentConversion } from '../../shared/plan/intent-conversion.ts';
+import { inMadeOrder } from '../../shared/plan/made-order.ts';
 import { planRetry } from '../../shared/plan/manual-actions.ts';
 import {
   claimedBy,
@@ -12,6 +13,7 @@ import {
   deferred,
   intentRow,
   LEASE,
+  legacySending,
   NOW,
   notes,
   OTHER,
@@ -156,5 +158,85 @@ describe('the place a planner gives each row it writes (SPEC §6.1)', () => {
     });
     if (planned.kind !== 'apply') throw new Error('expected a plan');
     expect(planned.plan.seq).toEqual(['notes-0000000000000000000000s1']);
+  });
+});
+
+/** SPEC §6.1: everything that asks "which edit came first" compares `seq`, never a clock. */
+describe('which edit came first (SPEC §6.1)', () => {
+  const u1 = updateRow({ id: 'notes-0000000000000000000000u1', seq: 1 });
+  const u2 = updateRow({ id: 'notes-0000000000000000000000u2', seq: 2, successorOf: u1.id });
+
+  it.each([
+    {
+      rule: 'the row made last, though another holder’s clock says it was sent first',
+      rows: [claimedBy(u1, OTHER, 1, NOW - 100), legacySending(u2, NOW - 5_000)],
+      predecessor: u2.id,
+    },
+    {
+      rule: 'the row made last, though both were sent in the same millisecond',
+      rows: [claimedBy(u1, OTHER, 1, NOW - 100), legacySending(u2, NOW - 100)],
+      predecessor: u2.id,
+    },
+    {
+      rule: 'the row made last, whichever order the rows were read in',
+      rows: [legacySending(u2, NOW - 100), claimedBy(u1, OTHER, 1, NOW - 5_000)],
+      predecessor: u2.id,
+    },
+  ])('a new edit of a record with two rows in flight follows $rule', ({ rows, predecessor }) => {
+    const plan = enqueued(rows);
+    const row = plan.put?.find((r) => (r as OutboxRow).id === NEW_ID) as OutboxRow;
+    expect(row.successorOf).toBe(predecessor);
+  });
+
+  it.each([
+    {
+      rule: 'by seq when every row has one, whatever their savedAt',
+      rows: [
+        { id: 'b', seq: 2, savedAt: 1 },
+        { id: 'a', seq: 1, savedAt: 9 },
+        { id: 'c', seq: 3, savedAt: 5 },
+      ],
+      order: ['a', 'b', 'c'],
+    },
+    {
+      rule: 'by savedAt, then id, when a row of unknown place (no seq) is among them',
+      rows: [
+        { id: 'b', seq: 2, savedAt: 1 },
+        { id: 'a', savedAt: 9 },
+        { id: 'c', seq: 1, savedAt: 1 },
+      ],
+      order: ['b', 'c', 'a'],
+    },
+  ])('orders rows $rule', ({ rows, order }) => {
+    const sorted = inMadeOrder(rows.map((row) => ({ row })));
+    expect(sorted.map(({ row }) => row.id)).toEqual(order);
+  });
+
+  it('converts the intents of a create in the order they were made, not the order of their clocks', () => {
+    const first = intentRow(create.id, {
+      id: 'notes-0000000000000000000000i1',
+      seq: 3,
+      savedAt: NOW,
+      payload: { title: 'first' },
+    });
+    const second = intentRow(create.id, {
+      id: 'notes-0000000000000000000000i2',
+      seq: 4,
+      savedAt: NOW - 900,
+      payload: { title: 'second' },
+    });
+    let n = 0;
+    const plan = planIntentConversion(
+      [observe(second), observe(first)],
+      create,
+      receiptOf(create),
+      notes,
+      {
+        now: NOW,
+        owner: OWNER,
+        newId: (prefix) => `${prefix}-${(++n).toString(16).padStart(24, '0')}`,
+      },
+    );
+    expect(plan.converted.map((c) => c.intentId)).toEqual([first.id, second.id]);
   });
 });
