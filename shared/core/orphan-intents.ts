@@ -1,6 +1,5 @@
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { pendingCreateId } from '../model/row.ts';
-import type { Receipt, RecordName } from '../model/store.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { planIntentConversion } from '../plan/intent-conversion.ts';
 import { receiptFor } from '../plan/receipt.ts';
@@ -54,7 +53,10 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
   if (createId === undefined) return [];
   const facts = await resolvePendingCreate(store, owner, createId);
   if (facts.row !== undefined) return [];
-  let receipt = facts.receipt ?? (facts.name && receiptOfName(facts.id, facts.name));
+  // A record's name without its receipt is left to the server's lookup, which has the body a
+  // handler's conversion may read. Rare: the name is written in the transaction that converts
+  // the create's intents, and an edit made through `pending:<C>` after it goes to the server id.
+  let receipt = facts.receipt;
   let storeReceipt = false;
   if (receipt === undefined) {
     const lookup = await deps.transport.lookupReceipt(facts.id, {
@@ -126,24 +128,4 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
 /** The create an orphan intent waits on, as far as it is known: its id, record and owner. */
 function orphanCreate(intent: OutboxRow, createId: string): OutboxRow {
   return { ...intent, id: createId, kind: 'create', request: undefined };
-}
-
-/**
- * What a record's name tells of its create's success (§6.1), as the receipt the conversion
- * plans from: its server id and revision; the response body is no longer known.
- */
-function receiptOfName(createId: string, name: RecordName): Receipt {
-  return {
-    requestId: createId,
-    owner: name.owner,
-    rowId: createId,
-    collection: name.collection,
-    kind: 'create',
-    targetId: name.pendingId,
-    status: 200,
-    body: null,
-    serverId: name.serverId,
-    ...(name.revision === undefined ? {} : { revision: name.revision }),
-    settledAt: name.settledAt,
-  };
 }
