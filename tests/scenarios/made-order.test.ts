@@ -53,4 +53,28 @@ describe.each(STORE_KINDS)('order from the store on the %s store', (kind) => {
     a.transport.open();
     await flush;
   });
+
+  it('G4: a success marks as overtaken only the blocked rows of edits made before it, by seq', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'b' }, 1));
+    const flush = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'c' }, 1));
+    // u2, made after u1, is blocked while u1 is on the wire (as a legacy tab's rewrite may).
+    const raw = (await a.store.get(u2.id)) as OutboxRow;
+    const blocked = { ...raw, state: 'blocked', blockedCode: 'http_422', blockedAt: 1 };
+    expect(
+      await a.store.replace({
+        owner: OWNER,
+        expected: [{ id: u2.id, row: raw }],
+        put: [blocked],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    a.transport.open();
+    expect((await flush).succeeded).toBe(1);
+    // u1 landing went past nothing u2 carries: u2 is newer, and its retry resends it as it is.
+    expect((await a.store.get(u2.id)) as OutboxRow).not.toHaveProperty('overtakenBy');
+  });
 });
