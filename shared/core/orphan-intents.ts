@@ -1,7 +1,9 @@
 import type { Observed, OutboxRow } from '../model/row.ts';
-import { pendingCreateId } from '../model/row.ts';
+import { decodeRow, pendingCreateId } from '../model/row.ts';
+import type { RowKey } from '../model/store.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { planIntentConversion } from '../plan/intent-conversion.ts';
+import { inMadeOrder } from '../plan/made-order.ts';
 import { receiptFor } from '../plan/receipt.ts';
 import type { PredecessorLookup } from '../plan/select.ts';
 import { namesOf } from '../plan/settle.ts';
@@ -95,6 +97,15 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
   }
   const intents = await intentRowsOf(store, owner, orphan.row.collection, orphan.row.targetId);
   if (intents.length === 0) return [];
+  // The record the intents join, read and checked: they take their place in it by `seq` (§6.1),
+  // after the edits of the server id made before them, whatever the clocks say.
+  const { serverId } = receipt;
+  const raws =
+    serverId === undefined ? [] : await store.byTarget(owner, orphan.row.collection, serverId);
+  const joined = raws.flatMap((raw) => {
+    const decoded = decodeRow(raw);
+    return decoded.ok && decoded.row.targetId === serverId ? [decoded.row] : [];
+  });
   const plan = planIntentConversion(
     intents,
     undefined,
@@ -106,10 +117,26 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
       newId: (prefix) => newRequestId(deps.ids, prefix),
     },
   );
+  const put = plan.put.map((row) =>
+    row.successorOf === undefined || row.successorOf === facts.id || row.successorOf === createId
+      ? afterMadeBefore(row, joined)
+      : row,
+  );
   const committed = await store.replace({
     owner,
     expected: [...plan.expected, { id: facts.id, row: null }],
-    put: plan.put,
+    ...(serverId === undefined
+      ? {}
+      : {
+          records: [
+            {
+              collection: orphan.row.collection,
+              targetId: serverId,
+              ids: raws.map((raw) => (raw as { id: RowKey }).id),
+            },
+          ],
+        }),
+    put,
     delete: plan.delete,
     tombstones: plan.tombstones,
     ...(storeReceipt
@@ -122,7 +149,20 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
   for (const { intentId, into } of plan.converted)
     deps.onEvent?.({ type: 'converted', intentId, into });
   const into = new Set(plan.converted.map((c) => c.into));
-  return plan.put.filter((row) => into.has(row.id));
+  return put.filter((row) => into.has(row.id));
+}
+
+/**
+ * A converted intent linked after the last row of its server id's record made before it (§6.1),
+ * or as it is when none was. A row whose place is unknown (no `seq` on one side) counts as made
+ * before: the intent waits rather than guesses.
+ */
+function afterMadeBefore(row: OutboxRow, record: OutboxRow[]): OutboxRow {
+  const before = record.filter(
+    (other) => other.seq === undefined || row.seq === undefined || other.seq < row.seq,
+  );
+  const last = inMadeOrder(before.map((other) => ({ row: other }))).at(-1)?.row;
+  return last === undefined ? row : { ...row, successorOf: last.id };
 }
 
 /** The create an orphan intent waits on, as far as it is known: its id, record and owner. */
