@@ -117,10 +117,11 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
       newId: (prefix) => newRequestId(deps.ids, prefix),
     },
   );
+  // Each converted row that followed the vanished create, not another converted row (an intent
+  // blocked unprepared stays as it is).
+  const into = new Set(plan.converted.map((c) => c.into));
   const put = plan.put.map((row) =>
-    row.successorOf === undefined || row.successorOf === facts.id || row.successorOf === createId
-      ? afterMadeBefore(row, joined)
-      : row,
+    !into.has(row.id) || into.has(row.successorOf!) ? row : afterMadeBefore(row, joined),
   );
   const committed = await store.replace({
     owner,
@@ -148,7 +149,6 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
   if (committed === 'stale') return [];
   for (const { intentId, into } of plan.converted)
     deps.onEvent?.({ type: 'converted', intentId, into });
-  const into = new Set(plan.converted.map((c) => c.into));
   return put.filter((row) => into.has(row.id));
 }
 

@@ -97,11 +97,11 @@ export function planRetry(
       successorId: newer.successorId,
       handler: newer.handler,
     });
-    // The successor carries the app's new decision: it is ordered as made now (§6.1).
-    const seq = planned.kind === 'successor' ? { seq: [planned.successor.id] } : {};
+    // The successor carries the app's new decision: it is ordered as made now (§6.1). A row
+    // blocked in place puts no row under that id, and the store assigns nothing.
     return {
       kind: 'apply',
-      plan: asRead({ ...planned.plan, ...seq, reason: 'retry' }, ctx.record),
+      plan: asRead({ ...planned.plan, seq: [newer.successorId], reason: 'retry' }, ctx.record),
     };
   }
   const {

@@ -150,7 +150,7 @@ export function namesOf(row: OutboxRow, receipt: Receipt): Pick<ReplacePlan, 'na
         collection: row.collection,
         pendingId: row.targetId,
         serverId: receipt.serverId,
-        ...(receipt.revision === undefined ? {} : { revision: receipt.revision }),
+        revision: receipt.revision,
         settledAt: receipt.settledAt,
       },
     ],

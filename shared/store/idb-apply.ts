@@ -28,7 +28,8 @@ const GONE = Symbol();
 /**
  * The body of `replace` and `replaceEach` (SPEC §3): the plans of one readwrite transaction, each
  * compared in order against the stores as the plans before it left them and applied only if its
- * observation holds. True per committed plan. The compares read what {@link readForPlans} read
+ * observation holds. True per committed plan. A record's names are read before the plans are
+ * compared: a name a plan writes counts from the next transaction on (§6.1). The compares read what {@link readForPlans} read
  * for all of them at once. Writes are plain requests: one that fails aborts the transaction,
  * whose error the caller reports.
  */
@@ -37,15 +38,6 @@ export async function applyPlans(
   keys: KeyOrder,
   plans: readonly ReplacePlan[],
 ): Promise<boolean[]> {
-  // A record's names are read before the plans are compared: a batch whose plan names a record
-  // that an earlier plan gives a new name is compared one plan after another, each read after
-  // the writes before it (rare: a create's ACK batched with a check of its record).
-  const renaming = plans.findIndex((plan) => plan.names?.length);
-  if (renaming >= 0 && plans.slice(renaming + 1).some((plan) => plan.records?.length)) {
-    const results: boolean[] = [];
-    for (const plan of plans) results.push(...(await applyPlans(tx, keys, [plan])));
-    return results;
-  }
   const { rows, records, under, recordOf, present, stored, counters } = await readForPlans(
     tx,
     keys,

@@ -375,12 +375,10 @@ async function dropUnnamed(db: OutboxDb, owner: string, before: number): Promise
     );
     const rows = tx.objectStore(STORE.rows).index(INDEX.rowsByOwnerTarget);
     for (const name of old) {
-      const counts = await Promise.all(
-        [name.pendingId, name.serverId].map((id) =>
-          request(rows.count([owner, name.collection, id])),
-        ),
-      );
-      if (counts.every((count) => count === 0)) names.delete([owner, name.pendingId]);
+      let named = 0;
+      for (const id of [name.pendingId, name.serverId])
+        named += await request(rows.count([owner, name.collection, id]));
+      if (named === 0) names.delete([owner, name.pendingId]);
     }
     return true;
   });

@@ -65,16 +65,14 @@ function compareKeys(a: Key, b: Key): number {
 
 /**
  * A string that is equal for two keys exactly when {@link compareKeys} says they are equal: how
- * both stores compare keys by value, whatever object a key was read back as (§6.1). A value that
- * is not a key gets a string no key has.
+ * both stores compare keys by value, whatever object a key was read back as (§6.1).
  */
 export function encodeKey(key: Key): string {
   if (typeof key === 'number') return `n${key === 0 ? 0 : key}`;
   if (typeof key === 'string') return `s${JSON.stringify(key)}`;
   if (key instanceof Date) return `d${key.getTime()}`;
   if (isBinary(key)) return `b${[...bytesOf(key)].join('.')}`;
-  if (Array.isArray(key)) return `[${(key as readonly Key[]).map(encodeKey).join(',')}]`;
-  return `?${String(key)}`;
+  return `[${(key as readonly Key[]).map(encodeKey).join(',')}]`;
 }
 
 /**

@@ -224,9 +224,12 @@ class MemoryConnection implements OutboxStore {
     // No await: the batch is one atomic step, as one IndexedDB transaction is; a plan that throws
     // undoes the plans before it, as an aborted transaction does (SPEC §3).
     const undo: Array<() => void> = [];
+    const names: unknown[] = [];
     let results: ReplaceResult[];
     try {
-      results = plans.map((plan) => this.#apply(plan, undo));
+      results = plans.map((plan) => this.#apply(plan, undo, names));
+      // A name counts from the next transaction on, as the IndexedDB store reads them up front.
+      for (const name of names) this.#stores().names.put(this.#stores().names.keyOf(name), name);
     } catch (error) {
       for (const step of undo.reverse()) step();
       throw error;
@@ -240,8 +243,11 @@ class MemoryConnection implements OutboxStore {
     for (const connection of [...(this.#database?.connections ?? [])]) connection.#notify(notice);
   }
 
-  /** Compares and applies one plan; `undo` collects how to take its writes back. */
-  #apply(plan: ReplacePlan, undo: Array<() => void>): ReplaceResult {
+  /**
+   * Compares and applies one plan; `undo` collects how to take its writes back, `names` (in a
+   * batch) the record names it writes, applied once the whole batch was.
+   */
+  #apply(plan: ReplacePlan, undo: Array<() => void>, names?: unknown[]): ReplaceResult {
     const stores = this.#stores();
     // No await from here to the end: the compare and the writes are one atomic step, as one
     // IndexedDB readwrite transaction is (SPEC §3).
@@ -273,7 +279,8 @@ class MemoryConnection implements OutboxStore {
     stage(stores.receipts, plan.receipts);
     stage(stores.conflicts, plan.ledger);
     stage(stores.tombstones, plan.tombstones);
-    stage(stores.names, plan.names);
+    if (names === undefined) stage(stores.names, plan.names);
+    else names.push(...(plan.names ?? []).map((name) => structuredClone(name)));
     if (plan.seq?.length) writes.push([stores.meta, counterKey, fresh.counter]);
     const keep = (store: MemoryObjectStore, key: Key) => {
       const before = store.get(key);

@@ -113,14 +113,7 @@ export function createMissingStores(db: IDBDatabase, upgrade: IDBTransaction): v
       ? upgrade.objectStore(name)
       : db.createObjectStore(
           name,
-          declaration.keyPath === null
-            ? {}
-            : {
-                keyPath:
-                  typeof declaration.keyPath === 'string'
-                    ? declaration.keyPath
-                    : [...declaration.keyPath],
-              },
+          declaration.keyPath === null ? {} : { keyPath: declaration.keyPath as string | string[] },
         );
     for (const [index, keyPath] of Object.entries(declaration.indexes)) {
       if (!store.indexNames.contains(index)) store.createIndex(index, [...keyPath]);
