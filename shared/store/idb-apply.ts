@@ -28,9 +28,9 @@ const GONE = Symbol();
 /**
  * The body of `replace` and `replaceEach` (SPEC §3): the plans of one readwrite transaction, each
  * compared in order against the stores as the plans before it left them and applied only if its
- * observation holds. True per committed plan. A record's names are read before the plans are
- * compared: a name a plan writes counts from the next transaction on (§6.1). The compares read what {@link readForPlans} read
- * for all of them at once. Writes are plain requests: one that fails aborts the transaction,
+ * observation holds. True per committed plan. The compares read what {@link readForPlans} read
+ * for all of them at once; a record's names among them, so a name a plan writes counts from the
+ * next transaction on (§6.1). Writes are plain requests: one that fails aborts the transaction,
  * whose error the caller reports.
  */
 export async function applyPlans(
