@@ -2,7 +2,7 @@ import type { FlushReport } from '../model/page-api.ts';
 import type { BatchRoute } from '../model/ports.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow } from '../model/row.ts';
-import type { Expectation, RowCursor } from '../model/store.ts';
+import { type Expectation, NAME_RETENTION_MS, type RowCursor } from '../model/store.ts';
 import { type BatchGroup, gather, planBatchRoute, scanLimit } from '../plan/batch-groups.ts';
 import { NO_CREDENTIALS } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
@@ -49,6 +49,7 @@ export async function runFlush(
       maxReceipts: deps.receipts.maxCount,
       olderThan: deps.clock.now() - deps.receipts.maxAgeMs,
       maxLedger: deps.conflictLedgerMax,
+      namesOlderThan: deps.clock.now() - NAME_RETENTION_MS,
     })
     .catch((error: unknown) => deps.logger?.warn('prune failed', { error: String(error) }));
   return flush.report;

@@ -1,9 +1,12 @@
 import type { Observed, OutboxRow } from '../model/row.ts';
-import { pendingCreateId } from '../model/row.ts';
+import { decodeRow, pendingCreateId } from '../model/row.ts';
+import type { RowKey } from '../model/store.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { planIntentConversion } from '../plan/intent-conversion.ts';
+import { inMadeOrder } from '../plan/made-order.ts';
 import { receiptFor } from '../plan/receipt.ts';
 import type { PredecessorLookup } from '../plan/select.ts';
+import { namesOf } from '../plan/settle.ts';
 import { isUnknownVersion } from '../plan/unknown-version.ts';
 import type { Flush } from './flush.ts';
 import { FlushStop } from './flush-stop.ts';
@@ -52,6 +55,9 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
   if (createId === undefined) return [];
   const facts = await resolvePendingCreate(store, owner, createId);
   if (facts.row !== undefined) return [];
+  // A record's name without its receipt is left to the server's lookup, which has the body a
+  // handler's conversion may read. Rare: the name is written in the transaction that converts
+  // the create's intents, and an edit made through `pending:<C>` after it goes to the server id.
   let receipt = facts.receipt;
   let storeReceipt = false;
   if (receipt === undefined) {
@@ -79,15 +85,9 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
       });
       return [];
     }
-    const pseudoCreate: OutboxRow = {
-      ...orphan.row,
-      id: facts.id,
-      kind: 'create',
-      request: undefined,
-    };
     receipt = receiptFor(
       deps.handlers[orphan.row.collection],
-      pseudoCreate,
+      orphanCreate(orphan.row, facts.id),
       lookup.status,
       lookup.body,
       deps.clock.now(),
@@ -97,6 +97,15 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
   }
   const intents = await intentRowsOf(store, owner, orphan.row.collection, orphan.row.targetId);
   if (intents.length === 0) return [];
+  // The record the intents join, read and checked: they take their place in it by `seq` (§6.1),
+  // after the edits of the server id made before them, whatever the clocks say.
+  const { serverId } = receipt;
+  const raws =
+    serverId === undefined ? [] : await store.byTarget(owner, orphan.row.collection, serverId);
+  const joined = raws.flatMap((raw) => {
+    const decoded = decodeRow(raw);
+    return decoded.ok && decoded.row.targetId === serverId ? [decoded.row] : [];
+  });
   const plan = planIntentConversion(
     intents,
     undefined,
@@ -108,19 +117,55 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
       newId: (prefix) => newRequestId(deps.ids, prefix),
     },
   );
+  // Each converted row that followed the vanished create, not another converted row (an intent
+  // blocked unprepared stays as it is).
+  const into = new Set(plan.converted.map((c) => c.into));
+  const put = plan.put.map((row) =>
+    !into.has(row.id) || into.has(row.successorOf!) ? row : afterMadeBefore(row, joined),
+  );
   const committed = await store.replace({
     owner,
     expected: [...plan.expected, { id: facts.id, row: null }],
-    put: plan.put,
+    ...(serverId === undefined
+      ? {}
+      : {
+          records: [
+            {
+              collection: orphan.row.collection,
+              targetId: serverId,
+              ids: raws.map((raw) => (raw as { id: RowKey }).id),
+            },
+          ],
+        }),
+    put,
     delete: plan.delete,
     tombstones: plan.tombstones,
-    ...(storeReceipt ? { receipts: [receipt] } : {}),
+    ...(storeReceipt
+      ? { receipts: [receipt], ...namesOf(orphanCreate(orphan.row, facts.id), receipt) }
+      : {}),
     durability: 'strict',
     reason: 'intent',
   });
   if (committed === 'stale') return [];
   for (const { intentId, into } of plan.converted)
     deps.onEvent?.({ type: 'converted', intentId, into });
-  const into = new Set(plan.converted.map((c) => c.into));
-  return plan.put.filter((row) => into.has(row.id));
+  return put.filter((row) => into.has(row.id));
+}
+
+/**
+ * A converted intent linked after the last row of its server id's record made before it (§6.1),
+ * or as it is when none was. A row whose place is unknown (no `seq` on one side) counts as made
+ * before: the intent waits rather than guesses.
+ */
+function afterMadeBefore(row: OutboxRow, record: OutboxRow[]): OutboxRow {
+  const before = record.filter(
+    (other) => other.seq === undefined || row.seq === undefined || other.seq < row.seq,
+  );
+  const last = inMadeOrder(before.map((other) => ({ row: other }))).at(-1)?.row;
+  return last === undefined ? row : { ...row, successorOf: last.id };
+}
+
+/** The create an orphan intent waits on, as far as it is known: its id, record and owner. */
+function orphanCreate(intent: OutboxRow, createId: string): OutboxRow {
+  return { ...intent, id: createId, kind: 'create', request: undefined };
 }

@@ -4,6 +4,7 @@ import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow } from '../model/row.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
+import { inMadeOrder } from '../plan/made-order.ts';
 import {
   type ManualPlan,
   type NewerEdit,
@@ -146,7 +147,10 @@ async function ownRow({ store, owner }: OwnerContext, id: string): Promise<Obser
   return { row: decoded.row, raw };
 }
 
-/** The other rows of `row`'s record, and the one on the wire now: the most recently sent. */
+/**
+ * The other rows of `row`'s record, and the one on the wire now: of several, the one made last
+ * (by `seq`, §6.1), never the one sent last by some holder's clock.
+ */
 async function inFlightOf(
   { deps, store, owner }: OwnerContext,
   row: OutboxRow,
@@ -156,10 +160,10 @@ async function inFlightOf(
     const decoded = decodeRow(raw);
     return decoded.ok && decoded.row.id !== row.id ? [{ row: decoded.row, raw }] : [];
   });
-  const sending = record
-    .filter((other) => isRowInFlight(other.row, now, deps.leaseMs))
-    .sort((x, y) => (y.row.sentAt ?? 0) - (x.row.sentAt ?? 0));
-  return sending[0] === undefined ? { record } : { inFlight: sending[0], record };
+  const sending = inMadeOrder(
+    record.filter((other) => isRowInFlight(other.row, now, deps.leaseMs)),
+  ).at(-1);
+  return sending === undefined ? { record } : { inFlight: sending, record };
 }
 
 /**

@@ -1,9 +1,9 @@
-import { decodeRow, isIntentRow, type Observed } from '../model/row.ts';
-import type { OutboxStore, Receipt, Tombstone } from '../model/store.ts';
+import { decodeRow, isIntentRow, type Observed, PENDING_PREFIX } from '../model/row.ts';
+import type { OutboxStore, Receipt, RecordName, Tombstone } from '../model/store.ts';
 
 /**
- * Reads what is known of the create behind a `pending:<id>` target (SPEC §8): its row, its
- * receipt, or the tombstone that says where it went.
+ * Reads what is known of the create behind a `pending:<id>` target (SPEC §6.1, §8): its row, the
+ * server id its record is named by, its receipt, or the tombstone that says where it went.
  */
 
 /**
@@ -22,7 +22,13 @@ export async function resolvePendingCreate(
   store: OutboxStore,
   owner: string,
   createId: string,
-): Promise<{ id: string; row?: Observed; receipt?: Receipt; tombstone?: Tombstone }> {
+): Promise<{
+  id: string;
+  row?: Observed;
+  name?: RecordName;
+  receipt?: Receipt;
+  tombstone?: Tombstone;
+}> {
   let id = createId;
   for (let hop = 0; hop < MAX_COALESCE_HOPS; hop++) {
     const raw = await store.get(id, owner);
@@ -32,8 +38,12 @@ export async function resolvePendingCreate(
         ? { id, row: { row: decoded.row, raw } }
         : { id };
     }
+    // The record's name first (§6.1): it outlives the receipt, which is pruned sooner. It is
+    // written under the create's target, which a create merged into a later row keeps.
+    const name = hop === 0 ? await store.getName(owner, `${PENDING_PREFIX}${createId}`) : undefined;
     const receipt = await store.getReceipt(id, owner);
-    if (receipt !== undefined) return { id, receipt };
+    if (name !== undefined || receipt !== undefined)
+      return { id, ...(name === undefined ? {} : { name }), ...(receipt ? { receipt } : {}) };
     const tombstone = await store.getTombstone(id, owner);
     if (tombstone?.into === undefined || tombstone.reason !== 'coalesced')
       return tombstone ? { id, tombstone } : { id };

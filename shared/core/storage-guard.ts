@@ -52,6 +52,7 @@ export function guardStore(store: OutboxStore, boundary: StorageBoundary): Outbo
     listReceipts: guard(store.listReceipts.bind(store)),
     listConflicts: guard(store.listConflicts.bind(store)),
     getTombstone: guard(store.getTombstone.bind(store)),
+    getName: guard(store.getName.bind(store)),
     prune: guard(store.prune.bind(store)),
     getMeta: guard(store.getMeta.bind(store)),
     setMeta: guard(store.setMeta.bind(store)),

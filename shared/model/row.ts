@@ -54,6 +54,15 @@ export const OutboxRowSchema = z.looseObject({
   kind: z.string(),
   targetId: z.string(),
   savedAt: z.number(),
+  /**
+   * The row's place in its owner's commit order (§6.1), assigned by the store; absent on rows of
+   * legacy v0 tabs and older bundles, whose place is not known.
+   */
+  seq: z.optional(
+    z.custom<number>((value) => Number.isSafeInteger(value) && (value as number) > 0, {
+      error: 'expected a positive integer',
+    }),
+  ),
   state: z.string(),
   payload: z.optional(jsonValue),
   baseRevision: z.optional(z.nullable(z.number())),

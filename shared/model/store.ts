@@ -93,6 +93,25 @@ export interface Tombstone {
   at: number;
 }
 
+/**
+ * One record, one name (SPEC §6.1): `pendingId` (`pending:<C>`) and the server id C's success
+ * named are one record. Written in the transaction that settles C, kept while a row names
+ * either id and at least {@link NAME_RETENTION_MS}; never pruned with receipts.
+ */
+export interface RecordName {
+  owner: string;
+  collection: string;
+  /** `pending:<C>`, C the create's row id. */
+  pendingId: string;
+  serverId: string;
+  /** The revision C's success produced, when the response named one. */
+  revision?: number;
+  settledAt: number;
+}
+
+/** How long a {@link RecordName} is kept at least (SPEC §6.1): 30 days. */
+export const NAME_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
 /** One observed row: its raw stored value, or null when it was observed absent. */
 export interface Expectation {
   id: RowKey;
@@ -104,7 +123,7 @@ export interface Expectation {
  * written by someone else may sit under any key IndexedDB accepts, and its quarantine has to name
  * that key to replace it (§2, G7).
  */
-export type RowKey = string | number | Date | readonly RowKey[];
+export type RowKey = string | number | Date | ArrayBuffer | ArrayBufferView | readonly RowKey[];
 
 /** One compare-and-swap write over every store involved (SPEC §3). */
 export interface ReplacePlan {
@@ -116,18 +135,27 @@ export interface ReplacePlan {
    */
   absent?: { receipts?: string[]; tombstones?: string[] };
   /**
-   * Records whose rows (of `owner`, by `by_owner_target`) must be exactly `ids`, checked in the
-   * same transaction: an ACK planned without reading its record is stale once a successor or an
+   * Records whose rows (of `owner`, by `by_owner_target`, under both its names, §6.1) must be
+   * exactly `ids`, checked in the same transaction: an ACK planned without reading its record is stale once a successor or an
    * intent row of that record exists (§5, §6, §8); an enqueue is stale once another edit of its
    * record committed after it read the record (§6). `ids` are keys as stored: a corrupt value's
    * may not be a string.
    */
   records?: Array<{ collection: string; targetId: string; ids: RowKey[] }>;
   put?: unknown[];
+  /**
+   * Ids of `put` rows that take a fresh `seq` (SPEC §6.1), in this order: the store assigns each
+   * the next value of the owner's counter, read and raised inside this same transaction, so a
+   * smaller `seq` was committed earlier. A stale plan assigns nothing and raises nothing; a put
+   * row not named here is stored with the `seq` it carries (or none).
+   */
+  seq?: string[];
   delete?: RowKey[];
   receipts?: Receipt[];
   ledger?: ConflictLedgerEntry[];
   tombstones?: Tombstone[];
+  /** Record names to write (§6.1): the success ACK of a create writes its server id's. */
+  names?: RecordName[];
   /** `strict` for writes that create or replace user intent; default for claims and ACKs. */
   durability?: 'strict' | 'default';
   /** Why, for the change notice (`enqueue`, `claim`, `settle`, …). */
@@ -161,7 +189,10 @@ export interface OutboxStore {
   getMany(ids: readonly string[], owner?: string): Promise<unknown[]>;
   /** Raw rows of one owner in `[savedAt, id]` order, after `after`, at most `limit`. */
   scan(owner: string, opts: { after?: RowCursor; limit: number }): Promise<unknown[]>;
-  /** Raw rows of one record (`by_owner_target`). */
+  /**
+   * Raw rows of one record (`by_owner_target`), under both its names (§6.1): the rows of
+   * `pending:<C>` and of the server id its {@link RecordName} names.
+   */
   byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]>;
   /** Compare-and-swap in one transaction (SPEC §3). Throws only for storage faults. */
   replace(plan: ReplacePlan): Promise<ReplaceResult>;
@@ -179,10 +210,15 @@ export interface OutboxStore {
   listConflicts(owner: string, limit: number): Promise<ConflictLedgerEntry[]>;
   /** A tombstone by id; with `owner`, another owner's reads as absent (G6). */
   getTombstone(id: string, owner?: string): Promise<Tombstone | undefined>;
-  /** Drops receipts beyond `maxCount` per owner or older than `olderThan`; ledger beyond `maxLedger`. */
+  /** The server id `pending:<C>` names for `owner`, if C settled (§6.1). */
+  getName(owner: string, pendingId: string): Promise<RecordName | undefined>;
+  /**
+   * Drops receipts beyond `maxCount` per owner or older than `olderThan`; ledger beyond
+   * `maxLedger`; with `namesOlderThan`, the record names settled before it that no row names.
+   */
   prune(
     owner: string,
-    limits: { maxReceipts: number; olderThan: number; maxLedger: number },
+    limits: { maxReceipts: number; olderThan: number; maxLedger: number; namesOlderThan?: number },
   ): Promise<void>;
   getMeta(key: string): Promise<Json | undefined>;
   setMeta(key: string, value: Json | undefined): Promise<void>;

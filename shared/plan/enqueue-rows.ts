@@ -293,6 +293,18 @@ export function planIntentRow(
 }
 
 /**
+ * The row's place in its owner's commit order (§6.1): a new row takes a fresh `seq` from the
+ * store; a merged row keeps the smallest `seq` of the rows it replaces, or none when none of them
+ * had one (rows of a legacy writer keep their legacy place).
+ */
+function placeOf(row: OutboxRow, replaced: Observed[]): Pick<ReplacePlan, 'put' | 'seq'> {
+  const { seq: _carried, ...rest } = row;
+  if (replaced.length === 0) return { put: [rest], seq: [row.id] };
+  const seqs = replaced.flatMap(({ row: r }) => (r.seq === undefined ? [] : [r.seq]));
+  return { put: [seqs.length === 0 ? rest : { ...rest, seq: Math.min(...seqs) }] };
+}
+
+/**
  * One new row replacing the rows it absorbed (tombstoned into it), strictly durable (§3). The
  * whole row counts against `maxRowBytes` — payload, meta and request alike, whatever the kind:
  * a delete or an intent row stores its payload too.
@@ -319,7 +331,7 @@ function planRowWrite(
       owner: ctx.owner,
       expected: expectAll(chain, row.id),
       ...recordAsRead(row.collection, row.targetId, ctx),
-      put: [row],
+      ...placeOf(row, replaced),
       delete: replaced.map(({ row: r }) => r.id),
       tombstones: replaced.map(({ row: r }) => ({
         id: r.id,

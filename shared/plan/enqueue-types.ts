@@ -4,7 +4,7 @@ import type { Json } from '../model/json.ts';
 import type { EnqueueResult } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
 import type { IssueSummary } from '../model/schema-kit.ts';
-import type { Receipt, ReplacePlan, RowKey, Tombstone } from '../model/store.ts';
+import type { Receipt, RecordName, ReplacePlan, RowKey, Tombstone } from '../model/store.ts';
 
 /** The inputs and the result of planning one enqueue (SPEC §6, §8). */
 
@@ -39,6 +39,8 @@ export interface PendingCreateFacts {
   /** The create's current row id: `C`, or the row `C` was coalesced into (tombstones followed). */
   id: string;
   row?: Observed;
+  /** The record's server id, once the create settled (§6.1); kept longer than its receipt. */
+  name?: RecordName;
   receipt?: Receipt;
   tombstone?: Tombstone;
 }

@@ -11,12 +11,9 @@ import type {
 } from './enqueue-types.ts';
 import { isRowInFlight, wasAttempted } from './in-flight.ts';
 import { intentShapeIssues } from './intent-issues.ts';
+import { inMadeOrder } from './made-order.ts';
 import { isQuarantined } from './quarantine.ts';
 import { isUnknownVersion } from './unknown-version.ts';
-
-function byQueueOrder(a: Observed, b: Observed): number {
-  return a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1);
-}
 
 /**
  * The rows a conflict successor replaced (§10): the original and the intermediate resends of its
@@ -36,13 +33,14 @@ export function supersedes(row: OutboxRow): string[] {
 }
 
 /**
- * A record's rows in the order they were made: queue order, except that a row always comes
- * after its `successorOf` row (or the conflict successor standing for it). Queue order alone is not that order: a successor saved in the
- * same millisecond as its predecessor (or under a clock that stepped back) may sort before it,
- * and a merge folding them in queue order would apply the older edit over the newer (G4).
+ * A record's rows in the order they were made (`seq`, §6.1), except that a row always comes
+ * after its `successorOf` row (or the conflict successor standing for it). Legacy rows, ordered
+ * by `savedAt`, need the links most: a successor saved in the same millisecond as its predecessor
+ * (or under a clock that stepped back) may sort before it, and a merge folding them in that order
+ * would apply the older edit over the newer (G4).
  */
-function inMadeOrder(rows: readonly Observed[]): Observed[] {
-  const sorted = [...rows].sort(byQueueOrder);
+function inLinkedOrder(rows: readonly Observed[]): Observed[] {
+  const sorted = inMadeOrder(rows);
   const byId = new Map(sorted.map((observed) => [observed.row.id, observed]));
   for (const observed of sorted)
     for (const id of supersedes(observed.row)) if (!byId.has(id)) byId.set(id, observed);
@@ -107,7 +105,7 @@ function planAgainst(
   const targetId = intent.targetId ?? `${PENDING_PREFIX}${intent.id}`;
   const createId = isCreate ? undefined : pendingCreateId(targetId);
   const fresh = { ...intent, targetId };
-  const chain = inMadeOrder(existing);
+  const chain = inLinkedOrder(existing);
 
   if (chain.some(({ row }) => row.kind === 'delete')) {
     return {
@@ -120,11 +118,13 @@ function planAgainst(
   if (createId !== undefined) {
     const create = pending?.row;
     if (create === undefined) {
-      if (pending?.receipt?.serverId !== undefined) {
+      // The record's name, else the receipt that named it (§6.1, §8).
+      const settled = pending?.name ?? pending?.receipt;
+      if (settled?.serverId !== undefined) {
         return {
           kind: 'retarget',
-          targetId: pending.receipt.serverId,
-          baseRevision: pending.receipt.revision ?? null,
+          targetId: settled.serverId,
+          baseRevision: settled.revision ?? null,
         };
       }
       if (pending?.tombstone !== undefined && pending.tombstone.reason !== 'converted') {
@@ -213,13 +213,14 @@ function openRows(
 
 /**
  * The row a new edit goes after: the last of `before` that still holds its successors (not
- * blocked, §7) — among rows in flight the most recently sent (§6) — else the last blocked one,
- * whose link is kept but does not hold.
+ * blocked, §7) — among rows in flight the one made last (by `seq`, §6.1; never the one sent
+ * last: two holders' `sentAt` are readings of two clocks) — else the last blocked one, whose link
+ * is kept but does not hold.
  */
 function predecessorAmong(before: Observed[], ctx: EnqueueContext): Observed | undefined {
   const holding = before.filter(({ row }) => row.state !== 'blocked');
   const last = holding[holding.length - 1] ?? before[before.length - 1];
   if (last === undefined || !isRowInFlight(last.row, ctx.now, ctx.leaseMs)) return last;
   const inFlight = before.filter(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
-  return inFlight.sort((a, b) => (b.row.sentAt ?? 0) - (a.row.sentAt ?? 0))[0];
+  return inMadeOrder(inFlight).at(-1);
 }

@@ -2,6 +2,7 @@ import type { CollectionHandler, IntentInfo } from '../model/handler.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import type { Expectation, Receipt, Tombstone } from '../model/store.ts';
 import { buildRowRequest } from './identity.ts';
+import { inMadeOrder } from './made-order.ts';
 
 /** What converting intents needs besides the rows: the time, the owner and new request ids. */
 export interface ConversionContext {
@@ -55,9 +56,8 @@ export function planIntentConversion(
     blocked: [],
   };
   const renamed = new Map<string, string>();
-  const ordered = [...intents].sort(
-    (a, b) => a.row.savedAt - b.row.savedAt || (a.row.id < b.row.id ? -1 : 1),
-  );
+  // In the order the edits were made (§6.1, §8).
+  const ordered = inMadeOrder(intents);
   for (const { row: intent, raw } of ordered) {
     plan.expected.push({ id: intent.id, row: raw });
     let info: IntentInfo;

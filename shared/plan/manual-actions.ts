@@ -97,7 +97,12 @@ export function planRetry(
       successorId: newer.successorId,
       handler: newer.handler,
     });
-    return { kind: 'apply', plan: asRead({ ...planned.plan, reason: 'retry' }, ctx.record) };
+    // The successor carries the app's new decision: it is ordered as made now (§6.1). A row
+    // blocked in place puts no row under that id, and the store assigns nothing.
+    return {
+      kind: 'apply',
+      plan: asRead({ ...planned.plan, seq: [newer.successorId], reason: 'retry' }, ctx.record),
+    };
   }
   const {
     blockedAt: _a,
@@ -122,6 +127,8 @@ export function planRetry(
         owner: ctx.owner,
         expected: [{ id: row.id, row: raw }],
         put: [{ ...rest, ...after, state: 'queued' }, ...(free ? [free] : [])],
+        // A retry is the app's new decision: the row is ordered as made now (§6.1).
+        seq: [row.id],
         reason: 'retry',
       },
       ctx.record,

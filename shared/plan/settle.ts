@@ -1,5 +1,5 @@
 import type { Outcome } from '../model/outcome.ts';
-import type { OutboxRow } from '../model/row.ts';
+import { type OutboxRow, pendingCreateId } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { appliedNothing } from './attempt-outcome.ts';
 import { isClaimMine, sentByLegacySinceClaim } from './claim.ts';
@@ -123,6 +123,7 @@ export function planSettleSuccess(
       receipts: [receipt],
       tombstones: extra.tombstones ?? [],
       ledger: extra.ledger ?? [],
+      ...namesOf(observed, receipt),
       ...(extra.alone
         ? { records: [{ ...record, ids: [observed.id] }] }
         : extra.recordIds !== undefined
@@ -132,5 +133,26 @@ export function planSettleSuccess(
       durability: converting ? 'strict' : 'default',
       reason: 'settle',
     },
+  };
+}
+
+/**
+ * The name a create's success gives its record (§6.1): `pending:<C>` is the server id from now
+ * on, written with the ACK and kept apart from the receipt, which is pruned sooner.
+ */
+export function namesOf(row: OutboxRow, receipt: Receipt): Pick<ReplacePlan, 'names'> {
+  if (row.kind !== 'create' || receipt.serverId === undefined) return {};
+  if (pendingCreateId(row.targetId) === undefined) return {};
+  return {
+    names: [
+      {
+        owner: row.owner,
+        collection: row.collection,
+        pendingId: row.targetId,
+        serverId: receipt.serverId,
+        revision: receipt.revision,
+        settledAt: receipt.settledAt,
+      },
+    ],
   };
 }

@@ -1,5 +1,6 @@
 import { deepEqual } from '../model/json.ts';
 import { type ChangeNotice, isUnreadable, type ReplacePlan } from '../model/store.ts';
+import { encodeKey, type Key } from './keys.ts';
 
 /**
  * What both stores do around one `replace` commit (SPEC §3): the compare, the notice, and the
@@ -30,9 +31,38 @@ export function visibleTo<T>(value: T, owner: string | undefined): T | undefined
   return typeof of === 'string' && of !== owner ? undefined : value;
 }
 
-/** Whether the primary keys found for a record are exactly `ids` (the `records` check). */
+/**
+ * Whether the primary keys found for a record are exactly `ids` (the `records` check), compared
+ * by value: a key read back is a new object for an array, Date or binary key (§6.1).
+ */
 export function holdsExactly(found: readonly unknown[], ids: readonly unknown[]): boolean {
-  return found.length === ids.length && found.every((key) => ids.includes(key));
+  const named = new Set(ids.map((id) => encodeKey(id as Key)));
+  return found.length === ids.length && found.every((key) => named.has(encodeKey(key as Key)));
+}
+
+/** The meta key of an owner's `seq` counter (§6.1). */
+export function seqCounterKey(owner: string): string {
+  return `seq:${owner}`;
+}
+
+/**
+ * A committed plan's puts with their fresh `seq` (§6.1): each id of `plan.seq`, in order, takes
+ * the next value after `counter`. Returns the rows to store and the counter raised.
+ */
+export function assignSeq(plan: ReplacePlan, counter: number): { put: unknown[]; counter: number } {
+  const put = [...(plan.put ?? [])];
+  for (const id of plan.seq ?? []) {
+    const at = put.findIndex((row) => (row as { id?: unknown } | null)?.id === id);
+    if (at < 0) continue;
+    counter += 1;
+    put[at] = { ...(put[at] as object), seq: counter };
+  }
+  return { put, counter };
+}
+
+/** A stored counter value as a number: anything but a positive safe integer reads as 0. */
+export function counterValue(value: unknown): number {
+  return Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : 0;
 }
 
 /** The notice for a committed plan: the ids of rows it put or deleted (SPEC §3). */

@@ -1,5 +1,17 @@
-import { type Expectation, isUnreadable, type ReplacePlan } from '../model/store.ts';
-import { holdsExactly, matchesObservation } from './commit.ts';
+import {
+  type Expectation,
+  isUnreadable,
+  type RecordName,
+  type ReplacePlan,
+} from '../model/store.ts';
+import {
+  assignSeq,
+  counterValue,
+  holdsExactly,
+  matchesObservation,
+  seqCounterKey,
+} from './commit.ts';
+import { encodeKey, type Key } from './keys.ts';
 import { INDEX, STORE } from './schema.ts';
 
 type Stored = Record<string, unknown>;
@@ -17,7 +29,8 @@ const GONE = Symbol();
  * The body of `replace` and `replaceEach` (SPEC §3): the plans of one readwrite transaction, each
  * compared in order against the stores as the plans before it left them and applied only if its
  * observation holds. True per committed plan. The compares read what {@link readForPlans} read
- * for all of them at once. Writes are plain requests: one that fails aborts the transaction,
+ * for all of them at once; a record's names among them, so a name a plan writes counts from the
+ * next transaction on (§6.1). Writes are plain requests: one that fails aborts the transaction,
  * whose error the caller reports.
  */
 export async function applyPlans(
@@ -25,40 +38,41 @@ export async function applyPlans(
   keys: KeyOrder,
   plans: readonly ReplacePlan[],
 ): Promise<boolean[]> {
-  // Writes are laid over reads by key equality, which holds for string keys only: a batch with a
-  // plan naming another key (a corrupt value's, §2) is applied one plan after another.
-  if (plans.length > 1 && !plans.every(namesStringKeysOnly)) {
-    const results: boolean[] = [];
-    for (const plan of plans) results.push(...(await applyPlans(tx, keys, [plan])));
-    return results;
-  }
-  const { rows, records, recordOf, present, stored } = await readForPlans(tx, keys, plans);
+  const { rows, records, under, recordOf, present, stored, counters } = await readForPlans(
+    tx,
+    keys,
+    plans,
+  );
 
-  // Each plan in order, over the writes of the committed plans before it.
-  const written = new Map<unknown, unknown>();
+  // Each plan in order, over the writes of the committed plans before it. Keys are compared by
+  // value (§6.1): an array, Date or binary key read back is a new object.
+  const written = new Map<string, unknown>();
   const holdsNow = (expectation: Expectation) => {
     const { id, row } = expectation;
-    if (!written.has(id)) return matchesObservation(stored(expectation), row);
-    const value = written.get(id);
+    const key = keyOf(id);
+    if (!written.has(key)) return matchesObservation(stored(expectation), row);
+    const value = written.get(key);
     // As a read would give it back: a structured clone of what was put.
     return matchesObservation(value === GONE ? undefined : structuredClone(value), row);
   };
-  const write = (id: unknown, value: unknown, ids?: Set<unknown>) => {
-    written.set(id, value);
-    recordOf.get(id)?.delete(id);
-    recordOf.delete(id);
-    if (ids === undefined) return;
-    ids.add(id);
-    recordOf.set(id, ids);
+  const write = (id: unknown, value: unknown, sets?: Map<string, unknown>[]) => {
+    const key = keyOf(id);
+    written.set(key, value);
+    for (const ids of recordOf.get(key) ?? []) ids.delete(key);
+    recordOf.delete(key);
+    if (sets === undefined) return;
+    for (const ids of sets) ids.set(key, id);
+    recordOf.set(key, sets);
   };
-  return plans.map((plan) => {
+  const raised = new Set<string>();
+  const results = plans.map((plan) => {
     const holds =
       plan.expected.every(holdsNow) &&
       !(['receipts', 'tombstones'] as const).some((store) =>
         plan.absent?.[store]?.some((id) => present[store].has(id)),
       ) &&
       (plan.records ?? []).every(({ collection, targetId, ids }) =>
-        holdsExactly([...records.get(recordKey(plan.owner, collection, targetId))!], ids),
+        holdsExactly([...records.get(recordKey(plan.owner, collection, targetId))!.values()], ids),
       );
     if (!holds) return false;
     // Deletes before puts: a plan that deletes and puts one id leaves the put row.
@@ -66,10 +80,15 @@ export async function applyPlans(
       rows.delete(id as IDBValidKey);
       write(id, GONE);
     }
-    for (const value of plan.put ?? []) {
+    const fresh = assignSeq(plan, counters.get(plan.owner) ?? 0);
+    if (plan.seq?.length) {
+      counters.set(plan.owner, fresh.counter);
+      raised.add(plan.owner);
+    }
+    for (const value of fresh.put) {
       rows.put(value);
       const { id, owner, collection, targetId } = value as Stored;
-      write(id, value, records.get(recordKey(owner, collection, targetId)));
+      write(id, value, under.get(recordKey(owner, collection, targetId)));
     }
     for (const receipt of plan.receipts ?? []) {
       tx.objectStore(STORE.receipts).put(receipt);
@@ -80,17 +99,26 @@ export async function applyPlans(
       tx.objectStore(STORE.tombstones).put(tombstone);
       present.tombstones.add(tombstone.id);
     }
+    for (const name of plan.names ?? []) tx.objectStore(STORE.names).put(name);
     return true;
   });
+  for (const owner of raised) {
+    tx.objectStore(STORE.meta).put(counters.get(owner), seqCounterKey(owner));
+  }
+  return results;
 }
 
 /** What the plans of one transaction are compared against, read for all of them at once. */
 interface PlanReads {
   rows: IDBObjectStore;
-  /** The ids each checked record holds; the compares lay the plans' writes over them. */
-  records: Map<string, Set<unknown>>;
-  /** The record set each read id belongs to. */
-  recordOf: Map<unknown, Set<unknown>>;
+  /** The ids each checked record holds, by {@link keyOf}; the compares lay writes over them. */
+  records: Map<string, Map<string, unknown>>;
+  /** The checked records that hold the rows stored under a name: its own, or its server id's. */
+  under: Map<string, Map<string, unknown>[]>;
+  /** The record each read id belongs to, by {@link keyOf}. */
+  recordOf: Map<string, Map<string, unknown>[]>;
+  /** The `seq` counter of each owner whose plans ask for one (§6.1), as the transaction found it. */
+  counters: Map<string, number>;
   /** The receipts and tombstones found present among those the plans expect absent. */
   present: { receipts: Set<string>; tombstones: Set<string> };
   /** The value an expectation's row had when the transaction found it. */
@@ -118,32 +146,30 @@ async function readForPlans(
     requests.push(request);
     return request;
   };
-  // The ids each checked record holds, as the plans before the one being compared left them.
-  const records = new Map<string, Set<unknown>>();
-  const recordReads: [Set<unknown>, IDBRequest<IDBValidKey[]>][] = [];
-  const gets = new Map<unknown, IDBRequest>();
+  const checks = recordChecks(tx, issue);
+  const gets = new Map<string, IDBRequest>();
   const get = (id: unknown) => {
-    if (!gets.has(id)) gets.set(id, issue(rows.get(id as IDBValidKey)));
+    const key = keyOf(id);
+    if (!gets.has(key)) gets.set(key, issue(rows.get(id as IDBValidKey)));
   };
+  const counterReads = new Map<string, IDBRequest>();
   const inQueue = new Map<Expectation, IDBValidKey>();
   const counts: [Set<string>, string, IDBRequest<number>][] = [];
   const present = { receipts: new Set<string>(), tombstones: new Set<string>() };
   for (const plan of plans) {
-    for (const { collection, targetId } of plan.records ?? []) {
-      const key = recordKey(plan.owner, collection, targetId);
-      if (records.has(key)) continue;
-      const ids = new Set<unknown>();
-      records.set(key, ids);
-      const index = rows.index(INDEX.rowsByOwnerTarget);
-      recordReads.push([ids, issue(index.getAllKeys([plan.owner, collection, targetId]))]);
+    if (plan.seq?.length && !counterReads.has(plan.owner)) {
+      const counter = tx.objectStore(STORE.meta).get(seqCounterKey(plan.owner));
+      counterReads.set(plan.owner, issue(counter));
     }
+    for (const { collection, targetId } of plan.records ?? [])
+      checks.check(plan.owner, collection, targetId);
     for (const expectation of plan.expected) {
       const row = expectation.row as Stored | null | undefined;
       if (
         typeof row === 'object' &&
         row !== null &&
         !isUnreadable(row) &&
-        row.id === expectation.id &&
+        keyOf(row.id) === keyOf(expectation.id) &&
         typeof row.owner === 'string' &&
         Number.isFinite(row.savedAt)
       )
@@ -171,12 +197,12 @@ async function readForPlans(
 
   // A range that held more rows than it returned leaves the rows past its last one to a second
   // round of reads by key.
-  const found = new Map<unknown, unknown>();
+  const found = new Map<string, unknown>();
   let last: unknown[] | undefined;
   for (const value of range?.result ?? []) {
     if (typeof value !== 'object' || value === null) continue;
     const { owner, savedAt, id } = value as Stored;
-    found.set(id, value);
+    found.set(keyOf(id), value);
     last = [owner, savedAt, id];
   }
   const inRange = (key: IDBValidKey | undefined) =>
@@ -184,25 +210,75 @@ async function readForPlans(
     (range!.result.length < limit || (last !== undefined && cmp(key, last) <= 0));
   requests.length = 0;
   for (const [expectation, key] of inQueue) if (!inRange(key)) get(expectation.id);
+  checks.followNames();
   await settled(requests);
-  const recordOf = new Map<unknown, Set<unknown>>();
-  for (const [ids, read] of recordReads) {
-    for (const id of read.result) {
-      ids.add(id);
-      recordOf.set(id, ids);
-    }
-  }
+  const counters = new Map<string, number>();
+  for (const [owner, read] of counterReads) counters.set(owner, counterValue(read.result));
   for (const [set, id, count] of counts) if (count.result > 0) set.add(id);
 
   return {
     rows,
-    records,
-    recordOf,
+    records: checks.records,
+    under: checks.under,
+    recordOf: checks.recordOf(),
     present,
+    counters,
     stored: (expectation) =>
       inRange(inQueue.get(expectation))
-        ? found.get(expectation.id)
-        : gets.get(expectation.id)!.result,
+        ? found.get(keyOf(expectation.id))
+        : gets.get(keyOf(expectation.id))!.result,
+  };
+}
+
+/**
+ * The reads of the `records` checks (§5, §6): each record's rows under its own name and, since a
+ * record is one whatever its name (§6.1), under each `pending:<C>` whose create named it. Round
+ * one reads the rows and the names, round two the rows under those names.
+ */
+function recordChecks(tx: IDBTransaction, issue: <T>(request: IDBRequest<T>) => IDBRequest<T>) {
+  // The ids each checked record holds, as the plans before the one being compared left them.
+  const records = new Map<string, Map<string, unknown>>();
+  const under = new Map<string, Map<string, unknown>[]>();
+  const reads: [Map<string, unknown>, IDBRequest<IDBValidKey[]>][] = [];
+  const names: [Map<string, unknown>, string, string, IDBRequest<RecordName[]>][] = [];
+  const readUnder = (
+    ids: Map<string, unknown>,
+    owner: string,
+    collection: string,
+    name: string,
+  ) => {
+    const key = recordKey(owner, collection, name);
+    under.set(key, [...(under.get(key) ?? []), ids]);
+    const index = tx.objectStore(STORE.rows).index(INDEX.rowsByOwnerTarget);
+    reads.push([ids, issue(index.getAllKeys([owner, collection, name]))]);
+  };
+  return {
+    records,
+    under,
+    check(owner: string, collection: string, targetId: string): void {
+      const key = recordKey(owner, collection, targetId);
+      if (records.has(key)) return;
+      const ids = new Map<string, unknown>();
+      records.set(key, ids);
+      readUnder(ids, owner, collection, targetId);
+      const index = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
+      names.push([ids, owner, collection, issue(index.getAll([owner, collection, targetId]))]);
+    },
+    followNames(): void {
+      for (const [ids, owner, collection, read] of names)
+        for (const { pendingId } of read.result) readUnder(ids, owner, collection, pendingId);
+    },
+    /** Once every read is done: the checked records each read row belongs to. */
+    recordOf(): Map<string, Map<string, unknown>[]> {
+      const recordOf = new Map<string, Map<string, unknown>[]>();
+      for (const [ids, read] of reads) {
+        for (const id of read.result) {
+          ids.set(keyOf(id), id);
+          recordOf.set(keyOf(id), [...(recordOf.get(keyOf(id)) ?? []), ids]);
+        }
+      }
+      return recordOf;
+    },
   };
 }
 
@@ -227,12 +303,7 @@ function recordKey(owner: unknown, collection: unknown, targetId: unknown): stri
     : '';
 }
 
-function namesStringKeysOnly(plan: ReplacePlan): boolean {
-  const isString = (key: unknown) => typeof key === 'string';
-  return (
-    plan.expected.every(({ id }) => isString(id)) &&
-    (plan.delete ?? []).every(isString) &&
-    (plan.put ?? []).every((row) => isString((row as Stored | null)?.id)) &&
-    (plan.records ?? []).every(({ ids }) => ids.every(isString))
-  );
+/** A key as a string that is equal exactly when the keys are (any valid key type, §6.1). */
+function keyOf(id: unknown): string {
+  return encodeKey(id as Key);
 }

@@ -4,6 +4,7 @@ import {
   type ConflictLedgerEntry,
   type OutboxStore,
   type Receipt,
+  type RecordName,
   type ReplacePlan,
   type Tombstone,
   unreadableValue,
@@ -144,8 +145,9 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
       return results;
     },
 
-    async prune(owner, { maxReceipts, olderThan, maxLedger }) {
+    async prune(owner, { maxReceipts, olderThan, maxLedger, namesOlderThan }) {
       const db = await database();
+      if (namesOlderThan !== undefined) await dropUnnamed(db, owner, namesOlderThan);
       await dropOldest(db, STORE.receipts, ownerRange(owner, olderThan), 0);
       await dropOldest(db, STORE.receipts, ownerRange(owner), maxReceipts);
       await dropOldest(db, STORE.conflicts, ownerRange(owner), maxLedger);
@@ -185,6 +187,7 @@ function idbReads(
   | 'listReceipts'
   | 'listConflicts'
   | 'getTombstone'
+  | 'getName'
   | 'getMeta'
 > {
   return {
@@ -213,12 +216,20 @@ function idbReads(
 
     async byTarget(owner, collection, targetId) {
       const db = await database();
-      return readAll(
-        db,
-        INDEX.rowsByOwnerTarget,
-        IDBKeyRange.only([owner, collection, targetId]),
-        owner,
-      );
+      // Both names of the record (§6.1): a server id's rows and those of each `pending:<C>`
+      // that names it. A row renamed between the reads is caught by the `records` check of the
+      // plan made from them.
+      const names = objectStore(db, STORE.names).index(INDEX.namesByServerId);
+      const pending = await request<RecordName[]>(names.getAll([owner, collection, targetId], 16));
+      const others = pending.map((name) => name.pendingId);
+      const read = (name: string) =>
+        readAll(db, INDEX.rowsByOwnerTarget, IDBKeyRange.only([owner, collection, name]), owner);
+      return (await Promise.all([targetId, ...others].map(read))).flat();
+    },
+
+    async getName(owner, pendingId) {
+      const names = objectStore(await database(), STORE.names);
+      return request<RecordName | undefined>(names.get([owner, pendingId]));
     },
 
     async getReceipt(requestId, owner) {
@@ -287,6 +298,8 @@ function storesFor(plan: ReplacePlan): StoreName[] {
   if (plan.receipts?.length || plan.absent?.receipts?.length) stores.push(STORE.receipts);
   if (plan.ledger?.length) stores.push(STORE.conflicts);
   if (plan.tombstones?.length || plan.absent?.tombstones?.length) stores.push(STORE.tombstones);
+  if (plan.seq?.length) stores.push(STORE.meta);
+  if (plan.names?.length || plan.records?.length) stores.push(STORE.names);
   return stores;
 }
 
@@ -346,6 +359,29 @@ async function newestFirst<T>(
     return found.length < limit;
   });
   return found;
+}
+
+/**
+ * Deletes the record names of `owner` settled before `before` that no row names under either of
+ * its ids (§6.1), in one transaction: names are few, one per settled create within retention.
+ */
+async function dropUnnamed(db: OutboxDb, owner: string, before: number): Promise<void> {
+  await write(db, [STORE.names, STORE.rows], 'default', async (tx) => {
+    const names = tx.objectStore(STORE.names);
+    const old = await request(
+      names.index(INDEX.byOwnerSettledAt).getAll(ownerRange(owner, before)) as IDBRequest<
+        RecordName[]
+      >,
+    );
+    const rows = tx.objectStore(STORE.rows).index(INDEX.rowsByOwnerTarget);
+    for (const name of old) {
+      let named = 0;
+      for (const id of [name.pendingId, name.serverId])
+        named += await request(rows.count([owner, name.collection, id]));
+      if (named === 0) names.delete([owner, name.pendingId]);
+    }
+    return true;
+  });
 }
 
 /** Deletes the oldest entries of `range` beyond `keep`, a small transaction per batch. */

@@ -1,17 +1,29 @@
 /**
  * IndexedDB key semantics, modelled for the memory store so that both stores order, index and
- * skip the same values (SPEC §3: one conformance suite). Binary keys are not modelled: a value
- * whose index key would be binary is left out of that index.
+ * skip the same values (SPEC §3: one conformance suite), and compared by value for both (§6.1).
  */
 
-/** A key: a number (not NaN), a string, a valid Date or an array of keys. */
-export type Key = number | string | Date | readonly Key[];
+/** A key: a number (not NaN), a string, a valid Date, binary, or an array of keys. */
+export type Key = number | string | Date | ArrayBuffer | ArrayBufferView | readonly Key[];
+
+/** Whether a value is binary, as IndexedDB reads a key: a buffer or a view of one. */
+function isBinary(value: unknown): value is ArrayBuffer | ArrayBufferView {
+  return value instanceof ArrayBuffer || ArrayBuffer.isView(value);
+}
+
+/** The bytes of a binary key. */
+function bytesOf(key: ArrayBuffer | ArrayBufferView): Uint8Array {
+  return key instanceof ArrayBuffer
+    ? new Uint8Array(key)
+    : new Uint8Array(key.buffer, key.byteOffset, key.byteLength);
+}
 
 /** Whether a value is a key IndexedDB would accept. */
 export function isValidKey(value: unknown): value is Key {
   if (typeof value === 'number') return !Number.isNaN(value);
   if (typeof value === 'string') return true;
   if (value instanceof Date) return !Number.isNaN(value.getTime());
+  if (isBinary(value)) return true;
   if (!Array.isArray(value)) return false;
   // A for loop, not `every`: a hole in a sparse array is an invalid key component.
   for (let i = 0; i < value.length; i++) if (!isValidKey(value[i])) return false;
@@ -22,13 +34,22 @@ function typeRank(key: Key): number {
   if (typeof key === 'number') return 0;
   if (key instanceof Date) return 1;
   if (typeof key === 'string') return 2;
-  return 3;
+  return isBinary(key) ? 3 : 4;
 }
 
-/** `indexedDB.cmp`: numbers < dates < strings < arrays; arrays compare element by element. */
+/**
+ * `indexedDB.cmp`: numbers < dates < strings < binary < arrays; arrays compare element by
+ * element, binary byte by byte.
+ */
 function compareKeys(a: Key, b: Key): number {
   const rank = typeRank(a) - typeRank(b);
   if (rank !== 0) return Math.sign(rank);
+  if (isBinary(a) && isBinary(b)) {
+    const [x, y] = [bytesOf(a), bytesOf(b)];
+    const shared = Math.min(x.length, y.length);
+    for (let i = 0; i < shared; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+    return Math.sign(x.length - y.length);
+  }
   if (Array.isArray(a) && Array.isArray(b)) {
     const shared = Math.min(a.length, b.length);
     for (let i = 0; i < shared; i++) {
@@ -42,11 +63,15 @@ function compareKeys(a: Key, b: Key): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** A string that is equal for two keys exactly when {@link compareKeys} says they are equal. */
+/**
+ * A string that is equal for two keys exactly when {@link compareKeys} says they are equal: how
+ * both stores compare keys by value, whatever object a key was read back as (§6.1).
+ */
 export function encodeKey(key: Key): string {
   if (typeof key === 'number') return `n${key === 0 ? 0 : key}`;
   if (typeof key === 'string') return `s${JSON.stringify(key)}`;
   if (key instanceof Date) return `d${key.getTime()}`;
+  if (isBinary(key)) return `b${[...bytesOf(key)].join('.')}`;
   return `[${(key as readonly Key[]).map(encodeKey).join(',')}]`;
 }
 

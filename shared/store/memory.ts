@@ -5,17 +5,21 @@ import type {
   ConflictLedgerEntry,
   OutboxStore,
   Receipt,
+  RecordName,
   ReplacePlan,
   ReplaceResult,
   RowCursor,
   Tombstone,
 } from '../model/store.ts';
 import {
+  assignSeq,
   ChangeListeners,
   changeNoticeFor,
+  counterValue,
   holdsExactly,
   matchesObservation,
   mergedNotice,
+  seqCounterKey,
   visibleTo,
 } from './commit.ts';
 import {
@@ -182,24 +186,54 @@ class MemoryConnection implements OutboxStore {
   }
 
   async byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]> {
-    const key = [owner, collection, targetId];
-    const bounds = { lower: key, upper: key };
-    return this.#stores().rows.indexValues(
-      INDEX.rowsByOwnerTarget,
-      bounds,
-      Number.POSITIVE_INFINITY,
+    return this.#recordKeys(owner, collection, targetId).map((key) =>
+      structuredClone(this.#stores().rows.get(key)),
     );
   }
 
+  /** The primary keys of a record's rows under each of its names (§6.1), in index order. */
+  #recordKeys(owner: string, collection: string, targetId: string): Key[] {
+    const { rows } = this.#stores();
+    return this.#namesOf(owner, collection, targetId).flatMap((name) => {
+      const key = [owner, collection, name];
+      return rows.indexKeys(
+        INDEX.rowsByOwnerTarget,
+        { lower: key, upper: key },
+        Number.POSITIVE_INFINITY,
+      );
+    });
+  }
+
+  /** Every name of a record (§6.1): `targetId`, then each `pending:<C>` that names it. */
+  #namesOf(owner: string, collection: string, targetId: string): string[] {
+    const { names } = this.#stores();
+    const found = [targetId];
+    const key = [owner, collection, targetId];
+    for (const pending of names.indexValues(INDEX.namesByServerId, { lower: key, upper: key }, 16))
+      found.push((pending as RecordName).pendingId);
+    return found;
+  }
+
   async replace(plan: ReplacePlan): Promise<ReplaceResult> {
-    const result = this.#apply(plan);
+    const result = this.#apply(plan, []);
     if (result === 'committed') this.#broadcast(changeNoticeFor(plan));
     return result;
   }
 
   async replaceEach(plans: ReplacePlan[]): Promise<ReplaceResult[]> {
-    // No await: the batch is one atomic step, as one IndexedDB transaction is.
-    const results = plans.map((plan) => this.#apply(plan));
+    // No await: the batch is one atomic step, as one IndexedDB transaction is; a plan that throws
+    // undoes the plans before it, as an aborted transaction does (SPEC §3).
+    const undo: Array<() => void> = [];
+    const names: unknown[] = [];
+    let results: ReplaceResult[];
+    try {
+      results = plans.map((plan) => this.#apply(plan, undo, names));
+      // A name counts from the next transaction on, as the IndexedDB store reads them up front.
+      for (const name of names) this.#stores().names.put(this.#stores().names.keyOf(name), name);
+    } catch (error) {
+      for (const step of undo.reverse()) step();
+      throw error;
+    }
     const committed = plans.filter((_, i) => results[i] === 'committed');
     if (committed.length > 0) this.#broadcast(mergedNotice(committed));
     return results;
@@ -209,7 +243,11 @@ class MemoryConnection implements OutboxStore {
     for (const connection of [...(this.#database?.connections ?? [])]) connection.#notify(notice);
   }
 
-  #apply(plan: ReplacePlan): ReplaceResult {
+  /**
+   * Compares and applies one plan; `undo` collects how to take its writes back, `names` (in a
+   * batch) the record names it writes, applied once the whole batch was.
+   */
+  #apply(plan: ReplacePlan, undo: Array<() => void>, names?: unknown[]): ReplaceResult {
     const stores = this.#stores();
     // No await from here to the end: the compare and the writes are one atomic step, as one
     // IndexedDB readwrite transaction is (SPEC §3).
@@ -220,13 +258,7 @@ class MemoryConnection implements OutboxStore {
     if (plan.absent?.tombstones?.some((id) => stores.tombstones.get(id) !== undefined))
       return 'stale';
     for (const { collection, targetId, ids } of plan.records ?? []) {
-      const key = [plan.owner, collection, targetId];
-      const found = stores.rows.indexKeys(
-        INDEX.rowsByOwnerTarget,
-        { lower: key, upper: key },
-        Number.POSITIVE_INFINITY,
-      );
-      if (!holdsExactly(found, ids)) return 'stale';
+      if (!holdsExactly(this.#recordKeys(plan.owner, collection, targetId), ids)) return 'stale';
     }
     // Every write is checked and cloned before any is applied, so a value IndexedDB would
     // refuse fails the whole plan and writes nothing.
@@ -241,13 +273,28 @@ class MemoryConnection implements OutboxStore {
         writes.push([store, store.keyOf(copy), copy]);
       }
     };
-    stage(stores.rows, plan.put);
+    const counterKey = seqCounterKey(plan.owner);
+    const fresh = assignSeq(plan, counterValue(stores.meta.get(counterKey)));
+    stage(stores.rows, fresh.put);
     stage(stores.receipts, plan.receipts);
     stage(stores.conflicts, plan.ledger);
     stage(stores.tombstones, plan.tombstones);
+    if (names === undefined) stage(stores.names, plan.names);
+    else names.push(...(plan.names ?? []).map((name) => structuredClone(name)));
+    if (plan.seq?.length) writes.push([stores.meta, counterKey, fresh.counter]);
+    const keep = (store: MemoryObjectStore, key: Key) => {
+      const before = store.get(key);
+      undo.push(() => (before === undefined ? store.delete(key) : store.put(key, before)));
+    };
     // Deletes before puts: a plan that deletes and puts one id leaves the put row.
-    for (const id of deletes) stores.rows.delete(id);
-    for (const [store, key, value] of writes) store.put(key, value);
+    for (const id of deletes) {
+      keep(stores.rows, id);
+      stores.rows.delete(id);
+    }
+    for (const [store, key, value] of writes) {
+      keep(store, key);
+      store.put(key, value);
+    }
     return 'committed';
   }
 
@@ -269,11 +316,26 @@ class MemoryConnection implements OutboxStore {
     return structuredClone(visibleTo(tombstone, owner));
   }
 
+  async getName(owner: string, pendingId: string): Promise<RecordName | undefined> {
+    return structuredClone(this.#stores().names.get([owner, pendingId])) as RecordName | undefined;
+  }
+
   async prune(
     owner: string,
-    limits: { maxReceipts: number; olderThan: number; maxLedger: number },
+    limits: { maxReceipts: number; olderThan: number; maxLedger: number; namesOlderThan?: number },
   ): Promise<void> {
-    const { receipts, conflicts } = this.#stores();
+    const { receipts, conflicts, names, rows } = this.#stores();
+    if (limits.namesOlderThan !== undefined) {
+      const old = ownerBounds(owner, limits.namesOlderThan);
+      for (const value of names.indexValues(INDEX.byOwnerSettledAt, old, Infinity)) {
+        const name = value as RecordName;
+        const named = [name.pendingId, name.serverId].some((id) => {
+          const key = [owner, name.collection, id];
+          return rows.indexKeys(INDEX.rowsByOwnerTarget, { lower: key, upper: key }, 1).length > 0;
+        });
+        if (!named) names.delete([owner, name.pendingId]);
+      }
+    }
     const all = Number.POSITIVE_INFINITY;
     const index = INDEX.byOwnerSettledAt;
     for (const key of receipts.indexKeys(index, ownerBounds(owner, limits.olderThan), all)) {

@@ -1,6 +1,6 @@
 import type { DBSchema } from 'idb';
 import type { Json } from '../model/json.ts';
-import type { ConflictLedgerEntry, Receipt, Tombstone } from '../model/store.ts';
+import type { ConflictLedgerEntry, Receipt, RecordName, Tombstone } from '../model/store.ts';
 
 /** The database name when the app configures none (SPEC §2). */
 export const DEFAULT_DB_NAME = 'sw-outbox';
@@ -25,6 +25,7 @@ export const STORE = {
   conflicts: 'conflicts',
   tombstones: 'tombstones',
   meta: 'meta',
+  names: 'names',
 } as const;
 
 /** A store name of {@link STORE}. */
@@ -35,11 +36,12 @@ export const INDEX = {
   rowsByOwnerSavedAt: 'by_owner_savedAt',
   rowsByOwnerTarget: 'by_owner_target',
   byOwnerSettledAt: 'by_owner_settledAt',
+  namesByServerId: 'by_owner_server',
 } as const;
 
 /** One object store: its key path (null = out-of-line keys) and its indexes' key paths. */
 export interface StoreDeclaration {
-  readonly keyPath: string | null;
+  readonly keyPath: string | readonly string[] | null;
   readonly indexes: Readonly<Record<string, readonly string[]>>;
 }
 
@@ -66,6 +68,14 @@ export const OUTBOX_SCHEMA: Readonly<Record<StoreName, StoreDeclaration>> = {
   },
   tombstones: { keyPath: 'id', indexes: {} },
   meta: { keyPath: null, indexes: {} },
+  // One record, one name (§6.1): `pending:<C>` → server id, and back by the server id.
+  names: {
+    keyPath: ['owner', 'pendingId'],
+    indexes: {
+      [INDEX.namesByServerId]: ['owner', 'collection', 'serverId'],
+      [INDEX.byOwnerSettledAt]: ['owner', 'settledAt'],
+    },
+  },
 };
 
 /** The typed view of the schema for `idb`. Rows stay `unknown`: they are parsed by the core. */
@@ -86,6 +96,11 @@ export interface OutboxDbSchema extends DBSchema {
   };
   tombstones: { key: string; value: Tombstone };
   meta: { key: string; value: Json };
+  names: {
+    key: [string, string];
+    value: RecordName;
+    indexes: { by_owner_server: [string, string, string]; by_owner_settledAt: [string, number] };
+  };
 }
 
 /**
@@ -98,7 +113,7 @@ export function createMissingStores(db: IDBDatabase, upgrade: IDBTransaction): v
       ? upgrade.objectStore(name)
       : db.createObjectStore(
           name,
-          declaration.keyPath === null ? {} : { keyPath: declaration.keyPath },
+          declaration.keyPath === null ? {} : { keyPath: declaration.keyPath as string | string[] },
         );
     for (const [index, keyPath] of Object.entries(declaration.indexes)) {
       if (!store.indexNames.contains(index)) store.createIndex(index, [...keyPath]);

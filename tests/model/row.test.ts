@@ -218,6 +218,15 @@ describe('unknown fields survive every planner rewrite (SPEC §2)', () => {
 });
 
 /** SPEC §2 / G7: a value that fails to parse is kept and quarantined, never thrown away. */
+describe('seq (SPEC §6.1)', () => {
+  it.each([
+    { name: 'a row with a seq', raw: { ...updateRow(), seq: 7 } },
+    { name: 'a row without one (a legacy tab, an older bundle)', raw: updateRow() },
+  ])('$name decodes as it is stored', ({ raw }) => {
+    expect(decodeRow(structuredClone(raw))).toMatchObject({ ok: true, row: raw });
+  });
+});
+
 describe('a stored value that fails to parse', () => {
   const good = updateRow();
   it.each([
@@ -238,6 +247,8 @@ describe('a stored value that fails to parse', () => {
       raw: { ...good, claim: { holderId: 'x', expiresAt: 1, fence: -1 } },
       id: good.id,
     },
+    { name: 'a row whose seq is zero', raw: { ...good, seq: 0 }, id: good.id },
+    { name: 'a row whose seq is a fraction', raw: { ...good, seq: 1.5 }, id: good.id },
     { name: 'a string', raw: 'not a row', id: 'undefined' },
     { name: 'null', raw: null, id: 'undefined' },
   ])('$name decodes as ok:false with the raw value kept', ({ raw, id }) => {

@@ -88,6 +88,43 @@ describe.each(STORE_KINDS)('hostile stored values on the %s store', (kind) => {
   );
 
   it.each([
+    { type: 'a number', key: () => 42 },
+    { type: 'a Date', key: () => new Date(1_700_000_000_000) },
+    { type: 'an array', key: () => ['legacy', 7] },
+    { type: 'a binary', key: () => new Uint8Array([1, 2, 3]).buffer },
+  ])(
+    'a corrupt value under $type key is quarantined with its raw value and never blocks its record (G7)',
+    async ({ key }) => {
+      world = await World.create(kind);
+      const a = await world.holder('A');
+      const { id: targetId } = world.server.seed(OWNER, { title: 'zero' });
+      const raw = {
+        id: key(),
+        owner: OWNER,
+        collection: 'notes',
+        targetId,
+        kind: 'update',
+        savedAt: world.clock.now() - 10,
+        state: 'queued',
+      };
+      expect(
+        await a.store.replace({ owner: OWNER, expected: [], put: [raw], reason: 'test' }),
+      ).toBe('committed');
+      // Its record's edits enqueue and go, flush after flush.
+      for (const title of ['one', 'two']) {
+        const edit = await a.api.enqueue(updateNote(targetId, { title }));
+        expect((await a.api.flush({ force: true })).succeeded).toBe(1);
+        expect(world.server.effectsFor(edit.requestId!)).toBe(1);
+      }
+      const views = await a.api.rows();
+      expect(views).toHaveLength(1);
+      expect(views[0]).toMatchObject({ status: 'blocked', row: { blockedCode: 'row_corrupt' } });
+      expect((views[0]!.row as OutboxRow & { raw: typeof raw }).raw).toEqual(raw);
+      expect(await a.api.stats()).toMatchObject({ total: 1, counts: { blocked: 1 } });
+    },
+  );
+
+  it.each([
     {
       what: 'a delete with a 300 KiB payload',
       input: () => deleteNote('n_1'),

@@ -5,6 +5,7 @@ import type {
   ReplacePlan,
   Tombstone,
 } from '../../shared/model/store.ts';
+import { assignSeq } from '../../shared/store/commit.ts';
 import type { Effect } from '../support/model-server.ts';
 
 /**
@@ -133,6 +134,8 @@ export class Truth {
 
   /** The rows store as the committed plans left it, by key (a number key stays a number). */
   readonly rows = new Map<unknown, unknown>();
+  /** Each owner's `seq` counter, as the store raises it (§6.1): the shadow stores what it does. */
+  private readonly seqCounters = new Map<string, number>();
   readonly gone = new Set<unknown>();
   readonly receipts = new Map<string, Receipt>();
   readonly tombstones = new Map<string, Tombstone>();
@@ -612,7 +615,9 @@ export class Truth {
       this.rows.delete(id);
       this.gone.add(id);
     }
-    for (const value of plan.put ?? []) {
+    const fresh = assignSeq(plan, this.seqCounters.get(plan.owner) ?? 0);
+    this.seqCounters.set(plan.owner, fresh.counter);
+    for (const value of fresh.put) {
       const id = asRaw(value)?.id;
       this.rows.set(id, structuredClone(value));
       this.gone.delete(id);

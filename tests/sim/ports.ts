@@ -5,6 +5,7 @@ import type {
   ConflictLedgerEntry,
   OutboxStore,
   Receipt,
+  RecordName,
   ReplacePlan,
   ReplaceResult,
   RowCursor,
@@ -236,10 +237,16 @@ export class SimStore implements OutboxStore {
     );
   }
 
-  prune(
-    owner: string,
-    limits: { maxReceipts: number; olderThan: number; maxLedger: number },
-  ): Promise<void> {
+  getName(owner: string, pendingId: string): Promise<RecordName | undefined> {
+    this.#index(owner, `name ${pendingId}`);
+    return this.#read(
+      `getName ${pendingId}`,
+      () => this.real.getName(owner, pendingId),
+      (n) => this.#mine(n, `name ${pendingId}`),
+    );
+  }
+
+  prune(owner: string, limits: Parameters<OutboxStore['prune']>[1]): Promise<void> {
     this.#index(owner, 'pruning');
     return this.#call('prune', true, () => this.real.prune(owner, limits));
   }

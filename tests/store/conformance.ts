@@ -4,6 +4,7 @@ import type {
   ConflictLedgerEntry,
   OutboxStore,
   Receipt,
+  RecordName,
   ReplacePlan,
   Tombstone,
 } from '../../shared/model/store.ts';
@@ -595,12 +596,226 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         expect(await store.scan(OWNER, { limit: 10 })).toEqual([row('a', 2, { state: 'x' })]);
       });
 
+      it('applies nothing of a batch whose later plan throws, as an aborted transaction does', async () => {
+        await seed([row('a', 1)]);
+        const a = await store.get('a');
+        await expect(
+          store.replaceEach([
+            plan({ expected: [{ id: 'a', row: a }], delete: ['a'], put: [row('b', 2)] }),
+            plan({ put: [row('c', 3)], tombstones: [tombstone('a')], receipts: [receipt('r', 1)] }),
+            plan({ put: [{ owner: OWNER, note: 'no id: no primary key' }] }),
+          ]),
+        ).rejects.toThrow();
+        expect(await store.scan(OWNER, { limit: 10 })).toEqual([row('a', 1)]);
+        expect(await store.getTombstone('a')).toBeUndefined();
+        expect(await store.getReceipt('r')).toBeUndefined();
+      });
+
       it('returns an empty list for an empty batch and publishes nothing', async () => {
         const heard: ChangeNotice[] = [];
         store.onChange((notice) => heard.push(notice));
         expect(await store.replaceEach([])).toEqual([]);
         expect(heard).toEqual([]);
       });
+    });
+
+    describe('seq: order from the store (§6.1)', () => {
+      const seqOf = async (id: string, from = store) =>
+        ((await from.get(id)) as RawRow | undefined)?.seq;
+
+      it('assigns increasing seq across transactions, inside the transaction that writes the row', async () => {
+        await store.replace(plan({ put: [row('a', 9)], seq: ['a'] }));
+        await store.replace(plan({ put: [row('b', 1)], seq: ['b'] }));
+        expect(await seqOf('a')).toBe(1);
+        expect(await seqOf('b')).toBe(2);
+      });
+
+      it('keeps the seq a put row carries when the plan does not ask for a fresh one', async () => {
+        await store.replace(plan({ put: [row('a', 1)], seq: ['a'] }));
+        await store.replace(plan({ put: [row('m', 1, { seq: 1 }), row('v0', 2)] }));
+        await store.replace(plan({ put: [row('b', 1)], seq: ['b'] }));
+        expect(await store.get('m')).toEqual(row('m', 1, { seq: 1 }));
+        expect(await store.get('v0')).toEqual(row('v0', 2));
+        expect(await seqOf('b')).toBe(2);
+      });
+
+      it('never assigns the same seq twice under concurrent transactions of several connections', async () => {
+        const writers = await Promise.all([connect(), connect(), connect()]);
+        await Promise.all(
+          writers.flatMap((writer, w) =>
+            Array.from({ length: 6 }, (_, i) =>
+              writer.replace(plan({ put: [row(`w${w}-${i}`, i)], seq: [`w${w}-${i}`] })),
+            ),
+          ),
+        );
+        const seqs = (await store.scan(OWNER, { limit: 100 })).map((r) => (r as RawRow).seq);
+        expect(seqs).toHaveLength(18);
+        expect(new Set(seqs).size).toBe(18);
+        expect(Math.max(...(seqs as number[]))).toBe(18);
+      });
+
+      it('assigns nothing and raises nothing for a stale plan', async () => {
+        await seed([row('a', 1)]);
+        const stale = plan({
+          expected: [{ id: 'a', row: null }],
+          put: [row('x', 2)],
+          seq: ['x'],
+        });
+        expect(await store.replace(stale)).toBe('stale');
+        expect(await store.replaceEach([stale])).toEqual(['stale']);
+        await store.replace(plan({ put: [row('b', 3)], seq: ['b'] }));
+        expect(await seqOf('b')).toBe(1);
+      });
+
+      it('assigns in plan order within a batch, skipping stale plans, and keeps one counter per owner', async () => {
+        const results = await store.replaceEach([
+          plan({ put: [row('x', 1), row('y', 2)], seq: ['y', 'x'] }),
+          plan({ expected: [{ id: 'zz', row: row('zz', 1) }], put: [row('s', 1)], seq: ['s'] }),
+          plan({ put: [row('z', 3)], seq: ['z'] }),
+        ]);
+        expect(results).toEqual(['committed', 'stale', 'committed']);
+        expect([await seqOf('y'), await seqOf('x'), await seqOf('z')]).toEqual([1, 2, 3]);
+        await store.replace(plan({ owner: 'u2', put: [row('o', 1, { owner: 'u2' })], seq: ['o'] }));
+        expect(await seqOf('o')).toBe(1);
+        await store.replace(plan({ put: [row('w', 1)], seq: ['w'] }));
+        expect(await seqOf('w')).toBe(4);
+      });
+
+      it('raises nothing when a batch throws: nothing of it is applied', async () => {
+        await expect(
+          store.replaceEach([
+            plan({ put: [row('x', 1)], seq: ['x'] }),
+            plan({ put: [{ owner: OWNER, note: 'no id: no primary key' }] }),
+          ]),
+        ).rejects.toThrow();
+        await store.replace(plan({ put: [row('b', 3)], seq: ['b'] }));
+        expect(await store.get('x')).toBeUndefined();
+        expect(await seqOf('b')).toBe(1);
+      });
+    });
+
+    describe('one record, one name (§6.1)', () => {
+      const PENDING = 'pending:c1';
+      const name = (settledAt = 10, owner = OWNER): RecordName => ({
+        owner,
+        collection: 'notes',
+        pendingId: PENDING,
+        serverId: 'n_9',
+        revision: 1,
+        settledAt,
+      });
+      const underPending = row('p1', 1, { targetId: PENDING });
+      const underServer = row('s1', 2, { targetId: 'n_9' });
+
+      it('writes a name in the plan that settles the create, readable by its owner only', async () => {
+        expect(await store.getName(OWNER, PENDING)).toBeUndefined();
+        await store.replace(plan({ names: [name()], delete: ['c1'] }));
+        expect(await store.getName(OWNER, PENDING)).toEqual(name());
+        expect(await store.getName('u2', PENDING)).toBeUndefined();
+      });
+
+      it('reads the rows of a record by its server id under both its names', async () => {
+        await seed([underPending, underServer, row('x', 3, { targetId: 'n_other' })]);
+        expect(ids(await store.byTarget(OWNER, 'notes', 'n_9'))).toEqual(['s1']);
+        await store.replace(plan({ names: [name()] }));
+        expect(ids(await store.byTarget(OWNER, 'notes', 'n_9')).sort()).toEqual(['p1', 's1']);
+        // A settled create's pending name is read as its server id by those who read it (§8).
+        expect(ids(await store.byTarget(OWNER, 'notes', PENDING))).toEqual(['p1']);
+        // Another collection's record of the same ids is another record.
+        expect(await store.byTarget(OWNER, 'tasks', 'n_9')).toEqual([]);
+      });
+
+      it('checks a plan’s record by its server id under both its names, in one plan and in a batch', async () => {
+        await seed([underServer]);
+        await store.replace(plan({ names: [name()] }));
+        await seed([underPending]);
+        const check = (targetId: string, named: string[]) =>
+          plan({ records: [{ collection: 'notes', targetId, ids: named }], put: [row('w', 4)] });
+        expect(await store.replace(check('n_9', ['s1']))).toBe('stale');
+        expect(await store.replaceEach([check('n_9', ['s1']), check(PENDING, ['p1'])])).toEqual([
+          'stale',
+          'committed',
+        ]);
+        expect(
+          await store.replaceEach([check('n_9', ['s1', 'p1']), check(PENDING, ['p1', 's1'])]),
+        ).toEqual(['committed', 'stale']);
+      });
+
+      it('counts a name from the transaction after the one that wrote it', async () => {
+        await seed([underServer]);
+        const check = (ids: string[]) =>
+          plan({ records: [{ collection: 'notes', targetId: 'n_9', ids }] });
+        const results = await store.replaceEach([
+          plan({ names: [name()], put: [underPending] }),
+          check(['s1']),
+          check(['s1', 'p1']),
+        ]);
+        expect(results).toEqual(['committed', 'committed', 'stale']);
+        expect(await store.replaceEach([check(['s1']), check(['s1', 'p1'])])).toEqual([
+          'stale',
+          'committed',
+        ]);
+      });
+
+      it('prunes a name only once it is old enough and no row names either id, never with receipts', async () => {
+        await store.replace(plan({ names: [name(10)], receipts: [receipt('c1', 10)] }));
+        const limits = { maxReceipts: 0, olderThan: 100, maxLedger: 10 };
+        await store.prune(OWNER, limits);
+        expect(await store.getReceipt('c1')).toBeUndefined();
+        expect(await store.getName(OWNER, PENDING)).toEqual(name(10));
+        await store.prune(OWNER, { ...limits, namesOlderThan: 10 });
+        expect(await store.getName(OWNER, PENDING)).toEqual(name(10));
+        for (const named of [underPending, underServer]) {
+          await seed([named]);
+          await store.prune(OWNER, { ...limits, namesOlderThan: 100 });
+          expect(await store.getName(OWNER, PENDING)).toEqual(name(10));
+          await store.replace(plan({ delete: [named.id as string] }));
+        }
+        await store.prune('u2', { ...limits, namesOlderThan: 100 });
+        expect(await store.getName(OWNER, PENDING)).toEqual(name(10));
+        await store.prune(OWNER, { ...limits, namesOlderThan: 100 });
+        expect(await store.getName(OWNER, PENDING)).toBeUndefined();
+      });
+    });
+
+    describe('keys of every valid type, compared by value (§6.1)', () => {
+      const keyTypes: Array<[string, () => unknown]> = [
+        ['a number', () => 42],
+        ['a Date', () => new Date(1_700_000_000_000)],
+        ['an array', () => ['legacy', 7]],
+        ['a binary', () => new Uint8Array([1, 2, 3]).buffer],
+      ];
+
+      it.each(keyTypes)(
+        'replaces a corrupt value stored under %s key, named by a key read back or built anew',
+        async (_, key) => {
+          const corrupt = { id: key(), owner: OWNER, collection: 'notes', targetId: 'n_1' };
+          const stored = { ...corrupt, savedAt: 1, junk: true };
+          await seed([stored, row('a', 2, { targetId: 'n_1' })]);
+          // As a planner reads it: through the queue and the record, keys read back.
+          const [read] = await store.scan(OWNER, { limit: 1 });
+          const readKey = (read as RawRow).id;
+          const quarantine = (id: unknown, observed: unknown) =>
+            plan({
+              expected: [{ id: id as never, row: observed }],
+              records: [{ collection: 'notes', targetId: 'n_1', ids: [key() as never, 'a'] }],
+              delete: [id as never],
+              put: [row('q', 1, { state: 'blocked', raw: observed })],
+            });
+          expect(await store.replace(quarantine(readKey, read))).toBe('committed');
+          expect(ids(await store.scan(OWNER, { limit: 10 }))).toEqual(['q', 'a']);
+
+          // In a batch too, the compare of a later plan sees the earlier one's delete by value.
+          await seed([stored]);
+          const results = await store.replaceEach([
+            plan({ expected: [{ id: key() as never, row: stored }], delete: [key() as never] }),
+            plan({ expected: [{ id: 'a', row: row('a', 2, { targetId: 'n_1' }) }], delete: ['a'] }),
+            plan({ expected: [{ id: key() as never, row: stored }], delete: [key() as never] }),
+          ]);
+          expect(results).toEqual(['committed', 'committed', 'stale']);
+          expect(ids(await store.scan(OWNER, { limit: 10 }))).toEqual(['q']);
+        },
+      );
     });
 
     describe('scan and byTarget', () => {

@@ -1,0 +1,80 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OutboxRow } from '../../shared/model/row.ts';
+import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { updateNote } from '../support/intents.ts';
+
+/** SPEC §6.1: which edit came first is the store's commit order (`seq`), never a clock. */
+describe.each(STORE_KINDS)('order from the store on the %s store', (kind) => {
+  let world: World;
+  afterEach(() => world?.close());
+
+  it('stores every edit with a seq that grows in the order the edits were made', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const b = await world.holder('B');
+    const made = [];
+    for (const [holder, title] of [
+      [a, 'one'],
+      [b, 'two'],
+      [a, 'three'],
+    ] as const) {
+      made.push(await holder.api.enqueue({ ...updateNote(record.id, { title }), kind: 'archive' }));
+    }
+    const seqs = await Promise.all(
+      made.map(async ({ id }) => ((await a.store.get(id)) as OutboxRow).seq),
+    );
+    expect(seqs).toEqual([...seqs].sort((x, y) => x! - y!));
+    expect(new Set(seqs).size).toBe(3);
+  });
+
+  it('G4: a new edit follows the edit made last, never the one a clock says was sent last', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'b' }, 1));
+    const flush = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'c' }, 1));
+    expect(u2.outcome).toBe('successor');
+    // A legacy tab whose clock is behind sends u2 while u1 is still on the wire.
+    const raw = (await a.store.get(u2.id)) as OutboxRow;
+    const sending = { ...raw, state: 'sending', sentAt: world.clock.now() - 5_000 };
+    expect(
+      await a.store.replace({
+        owner: OWNER,
+        expected: [{ id: u2.id, row: raw }],
+        put: [sending],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    const u3 = await a.api.enqueue(updateNote(record.id, { title: 'd' }, 1));
+    expect(u3.outcome).toBe('successor');
+    expect(await a.store.get(u3.id)).toMatchObject({ successorOf: u2.id });
+    a.transport.open();
+    await flush;
+  });
+
+  it('G4: a success marks as overtaken only the blocked rows of edits made before it, by seq', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'b' }, 1));
+    const flush = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'c' }, 1));
+    // u2, made after u1, is blocked while u1 is on the wire (as a legacy tab's rewrite may).
+    const raw = (await a.store.get(u2.id)) as OutboxRow;
+    const blocked = { ...raw, state: 'blocked', blockedCode: 'http_422', blockedAt: 1 };
+    expect(
+      await a.store.replace({
+        owner: OWNER,
+        expected: [{ id: u2.id, row: raw }],
+        put: [blocked],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    a.transport.open();
+    expect((await flush).succeeded).toBe(1);
+    // u1 landing went past nothing u2 carries: u2 is newer, and its retry resends it as it is.
+    expect((await a.store.get(u2.id)) as OutboxRow).not.toHaveProperty('overtakenBy');
+  });
+});

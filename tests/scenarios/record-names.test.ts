@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OutboxRow } from '../../shared/model/row.ts';
+import { NAME_RETENTION_MS } from '../../shared/model/store.ts';
+import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { createNote, updateNote } from '../support/intents.ts';
+
+/**
+ * One record, one name (SPEC §6.1): `pending:<C>` and the server id C's success named are one
+ * record, and the mapping outlives C's receipt, which is pruned much sooner.
+ */
+describe.each(STORE_KINDS)('one record, one name on the %s store', (kind) => {
+  let world: World;
+  afterEach(() => world?.close());
+
+  const pruneReceipts = (a: Awaited<ReturnType<World['holder']>>, namesOlderThan?: number) =>
+    a.store.prune(OWNER, {
+      maxReceipts: 0,
+      olderThan: world.clock.now() + 1,
+      maxLedger: 100,
+      ...(namesOlderThan === undefined ? {} : { namesOlderThan }),
+    });
+
+  it('G4: an edit made through pending:<C> after C’s receipt was pruned goes to the server id’s record, never left an orphan intent', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const created = await a.api.enqueue(createNote({ title: 'new' }));
+    expect((await a.api.flush()).succeeded).toBe(1);
+    const [effect] = world.server.effects;
+    const serverId = (await a.store.getName(OWNER, created.targetId))?.serverId;
+    expect(serverId).toBeDefined();
+    await pruneReceipts(a);
+    expect(await a.store.getReceipt(created.requestId!)).toBeUndefined();
+
+    const edit = await a.api.enqueue(updateNote(created.targetId, { title: 'renamed' }));
+    expect(edit).toMatchObject({ outcome: 'queued', targetId: serverId });
+    expect((await a.api.flush()).succeeded).toBe(1);
+    expect(world.server.effects.map((e) => e.method)).toEqual([effect!.method, 'PATCH']);
+    expect(await a.api.rows()).toEqual([]);
+  });
+
+  it('G4: an orphan intent converted at flush takes its place after the edits of the server id made before it, whatever its clock says', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const created = await a.api.enqueue(createNote({ title: 'new' }));
+    await a.api.flush();
+    const serverId = (await a.store.getName(OWNER, created.targetId))!.serverId;
+    // C was settled where this holder cannot read it (a legacy tab; an entry pruned): nothing
+    // local says what pending:<C> became.
+    await pruneReceipts(a, world.clock.now() + 1);
+    expect(await a.store.getName(OWNER, created.targetId)).toBeUndefined();
+    a.transport.close();
+    const earlier = await a.api.enqueue(updateNote(serverId, { title: 'earlier' }));
+    const intent = await a.api.enqueue(updateNote(created.targetId, { title: 'later' }));
+    expect(intent.outcome).toBe('intent');
+    // The intent's tab had its clock behind.
+    const raw = (await a.store.get(intent.id)) as OutboxRow;
+    const behind = { ...raw, savedAt: raw.savedAt - 60_000 };
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: intent.id, row: raw }],
+      put: [behind],
+      reason: 'legacy',
+    });
+    a.transport.open();
+    for (let i = 0; i < 3 && (await a.api.rows()).length > 0; i++) await a.api.flush();
+    expect(await a.api.rows()).toEqual([]);
+    const patches = world.server.effects.filter((e) => e.method === 'PATCH');
+    expect(patches.map((e) => e.key)).toEqual([earlier.requestId, expect.any(String)]);
+    expect(world.server.records.get(serverId)?.data).toMatchObject({ title: 'later' });
+  });
+
+  it('keeps the name while its retention lasts, and drops it after once no row names it', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const created = await a.api.enqueue(createNote({ title: 'new' }));
+    await a.api.flush();
+    const now = world.clock.now();
+    await pruneReceipts(a, now - NAME_RETENTION_MS);
+    expect(await a.store.getName(OWNER, created.targetId)).toBeDefined();
+    await pruneReceipts(a, now + 1);
+    expect(await a.store.getName(OWNER, created.targetId)).toBeUndefined();
+  });
+});
