@@ -39,6 +39,11 @@ const EvidenceSchema = z.looseObject({
   lastErrorCode: z.optional(z.string()),
   /** Set once an attempt ended without an answer that rules out its effect (§6); kept for good. */
   mayHaveApplied: z.optional(z.boolean()),
+  /**
+   * When the row's current request first left (its first claim): how old its key is, against
+   * the server's retention (§15). A new request (a conflict successor, a re-issue) starts anew.
+   */
+  firstAttemptAt: z.optional(z.number()),
 });
 
 /** Which bundle last wrote the row, and when: marks a v1 writer (§4). */
