@@ -29,8 +29,6 @@ export async function runFlush(
   force: boolean,
 ): Promise<FlushReport> {
   const flush = new Flush(deps, owner, force);
-  // What the servers published of their retention, before any key's age is judged (§15).
-  await deps.retention.load();
   try {
     // A pass that claimed something may have unblocked successors: go again until quiet.
     while ((await runPass(flush)) > 0 && flush.stop === undefined) {

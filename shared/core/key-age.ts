@@ -21,6 +21,8 @@ export interface SendPath {
   inSlot(row: OutboxRow, go: () => Promise<ReceiptLookup>): Promise<ReceiptLookup | Unsent>;
   /** The outcome of an answer by the row's handler, which may wrap the classifier (§11). */
   classify(row: OutboxRow, result: TransportResult): Outcome;
+  /** Sends a claimed row alone and settles its answer, as the send path does. */
+  sendAlone(one: ClaimedRow): Promise<void>;
 }
 
 /** Why a claimed request did not go after all (SPEC §4): it goes back to the queue. */
@@ -29,8 +31,10 @@ export type Unsent = 'flush_stopped' | 'lease_lapsed';
 /**
  * SPEC §15 "A key is only safe while the server remembers it", on the send path: of the rows just
  * claimed, those whose request may have been applied and whose key is older than the server's
- * retention allows are not sent. Decided at once (the flush loaded the retention book first), so
- * rows that go are not held back behind a look-up. Returns the rows to send, and the asking of
+ * retention allows are not sent. Decided at once from what this holder knows, so rows that go
+ * are not held back behind a read: a key younger than the least any server keeps (§15: 7 days,
+ * less the margin) goes unless a server said it keeps less; only a key old enough to be judged
+ * waits for what `meta` kept (a longer retention may let it go after all). Returns the rows to send, and the asking of
  * the others, which settles each by the receipt lookup: found → applied with its receipt; not
  * found → blocked `retention_exceeded`, its evidence kept (G1); the lookup failed → back in the
  * queue on backoff, its key unchanged.
@@ -52,8 +56,24 @@ export function screenKeyAge(
   const asked =
     aged.length === 0
       ? Promise.resolve()
-      : Promise.all(aged.map((one) => askFirst(flush, one, send))).then(() => undefined);
+      : Promise.all(aged.map((one) => judgeAged(flush, one, send))).then(() => undefined);
   return { due, asked };
+}
+
+/**
+ * An aged key judged again once the retention `meta` kept is read (a restarted holder learns it
+ * there): sent after all under a longer retention, else the receipt lookup is asked.
+ */
+async function judgeAged(flush: Flush, one: ClaimedRow, send: SendPath): Promise<void> {
+  const { retention, clock } = flush.deps;
+  const loading = retention.load();
+  if (loading !== undefined) {
+    await loading;
+    const retentionMs = retention.get(requestOrigin(one.row.request!.url));
+    if (planKeyAge(one.observed, { now: clock.now(), retentionMs }) === 'send')
+      return send.sendAlone(one);
+  }
+  return askFirst(flush, one, send);
 }
 
 /** Asks the receipt lookup about an aged key and settles the row by its answer. */

@@ -13,8 +13,11 @@ const RETENTION_META_KEY = 'retention';
  * `requestOrigin` names them (`''` for the sender's own).
  */
 export interface RetentionBook {
-  /** Reads what `meta` kept, once (again after a failed read); a flush awaits it first. */
-  load(): Promise<void>;
+  /**
+   * Reads what `meta` kept, once (again after a failed read); a flush awaits it first. Undefined
+   * once loaded: a flush then starts without yielding, exactly as it would without the book.
+   */
+  load(): Promise<void> | undefined;
   /** The retention last published by `origin`, in ms; undefined when none is known. */
   get(origin: string): number | undefined;
   /** Notes what an answer from `origin` published (its headers, lower-case names). */
@@ -26,21 +29,26 @@ export interface RetentionBook {
 /** A {@link RetentionBook} over a store's `meta`. A failed write is only a warning. */
 export function createRetentionBook(store: OutboxStore, logger?: Logger): RetentionBook {
   const known = new Map<string, number>();
-  let loaded: Promise<void> | undefined;
+  let loading: Promise<void> | undefined;
+  let loaded = false;
 
-  const load = () =>
-    (loaded ??= store.getMeta(RETENTION_META_KEY).then(
+  const load = () => {
+    if (loaded) return undefined;
+    loading ??= store.getMeta(RETENTION_META_KEY).then(
       (stored) => {
+        loaded = true;
         if (!isRecord(stored)) return;
         for (const [origin, value] of Object.entries(stored))
           if (typeof value === 'number' && !known.has(origin)) known.set(origin, value);
       },
       (error: unknown) => {
         // Unknown is safe: the planner then assumes the least a server keeps (SPEC §15).
-        loaded = undefined;
+        loading = undefined;
         logger?.warn('retention read failed', { error: String(error) });
       },
-    ));
+    );
+    return loading;
+  };
 
   const note = (origin: string, retentionMs: number | undefined) => {
     if (retentionMs === undefined || known.get(origin) === retentionMs) return;

@@ -27,6 +27,7 @@ export async function send(
   const { due: claimed, asked } = screenKeyAge(flush, await claim(flush, rows), {
     inSlot: (row, go) => whileLeased(flush, [row], go),
     classify: (row, result) => classify(flush, row, result),
+    sendAlone: (one) => sendAlone(flush, one),
   });
   const [only, ...more] = claimed;
   if (only === undefined) return asked;

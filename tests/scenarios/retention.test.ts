@@ -82,7 +82,9 @@ async function setUp(kind: (typeof STORE_KINDS)[number], retentionMs = 7 * DAY):
       return token === undefined ? null : { authorization: `Bearer ${token}` };
     },
     login,
-    holder: (owner) => world.holder(`h-${owner}`, { owner, transport, handlers }),
+    // A new holder id each time: a restarted worker is a new holder (§4).
+    holder: (owner) =>
+      world.holder(`h-${owner}-${world.holders.length}`, { owner, transport, handlers }),
   };
   return rig;
 }
@@ -205,6 +207,28 @@ describe.each(STORE_KINDS)(
       expect(receipt).toMatchObject({ rowId: id, status: 201, revision: 1 });
       expect(wire.slice(before).map((w) => w.method)).toEqual(['GET']);
       expect(await notesOf(api)).toHaveLength(1);
+    });
+
+    it('a restarted worker reads the retention kept in meta: a key eight days old goes again where the server keeps 30 days, and is replayed', async () => {
+      const { world, server, wire, login, holder } = await setUp(kind, 30 * DAY);
+      await login(A);
+      const before = await holder(A);
+      await before.api.enqueue(createNote({ title: 'teaches the retention' }));
+      await before.api.flush();
+      const { id } = await before.api.enqueue(createNote({ title: 'lost answer' }));
+      await loseNextAnswer(server, 'POST /api/notes', A);
+      await before.api.flush();
+
+      world.clock.advance(8 * DAY);
+      await server.sweeper.sweep();
+      const api = await login(A);
+      // A new core on the same database: it knows nothing but what `meta` kept.
+      const restarted = await holder(A);
+      const sent = wire.length;
+      await restarted.api.flush({ force: true });
+      expect(await world.row(id)).toBeUndefined();
+      expect(wire.slice(sent).map((w) => `${w.method} ${w.path}`)).toEqual(['POST /api/notes']);
+      expect(await notesOf(api)).toHaveLength(2);
     });
 
     it('learns the retention from the answers it gets and keeps it in meta for a restarted worker', async () => {
