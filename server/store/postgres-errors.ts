@@ -6,8 +6,13 @@
 /** Errors worth retrying: serialization failure, deadlock. */
 export const RETRYABLE: ReadonlySet<string> = new Set(['40001', '40P01']);
 
-/** Errors meaning "the database is not available right now": class 08, 53, 57P0x. */
-const UNAVAILABLE = /^(08|53|57P0)/;
+/**
+ * Errors meaning "the database is not available right now": class 08, 53, 57P0x, and the
+ * database's own time limits — a statement cancelled by `statement_timeout` (57014) or a lock
+ * not granted within `lock_timeout` (55P03). A write that ran out of time applied nothing (its
+ * transaction rolled back): 503 with `Retry-After`, never 500 (SPEC §15).
+ */
+const UNAVAILABLE = /^(08|53|57P0|57014$|55P03$)/;
 
 /** The SQLSTATE (or Node's error code) of an error, if it has one. */
 export function errorCode(error: unknown): string | undefined {

@@ -1,13 +1,26 @@
 import type { OutboxStats, RowFilter, RowView } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
-import type { RowCursor } from '../model/store.ts';
+import type { ConflictLedgerEntry, RowCursor } from '../model/store.ts';
+import { withHistoryExpiry } from '../plan/conflict-ledger.ts';
+import { requestOrigin } from '../plan/origin-recovery.ts';
 import { rowStatus } from '../plan/row-status.ts';
 import type { PredecessorState } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { OwnerApi } from './outbox-api.ts';
 import type { OwnerContext } from './owner-context.ts';
 import { lookupPredecessors } from './predecessors.ts';
+
+/** The retention published by the server that keeps an entry's history (§15), if known. */
+function historyRetention({ deps }: OwnerContext, entry: ConflictLedgerEntry): number | undefined {
+  const handler = deps.handlers[entry.collection];
+  if (!entry.historyRef || handler?.historyUrl === undefined) return undefined;
+  try {
+    return deps.retention.get(requestOrigin(handler.historyUrl(entry.historyRef)));
+  } catch {
+    return undefined;
+  }
+}
 
 const STATUSES: RowStatus[] = [
   'queued',
@@ -77,7 +90,22 @@ export function createOwnerReads(ctx: OwnerContext): Pick<
     },
 
     async conflicts(options = {}) {
-      return store.listConflicts(owner, options.limit ?? 50);
+      const { deps } = ctx;
+      const entries = await store.listConflicts(owner, options.limit ?? 50);
+      const judge = () => {
+        const now = deps.clock.now();
+        return entries.map((entry) =>
+          withHistoryExpiry(entry, { now, retentionMs: historyRetention(ctx, entry) }),
+        );
+      };
+      const judged = judge();
+      // An entry that looks expired by what this holder knows may not be under a longer
+      // retention kept in `meta` (a restarted worker): read it before saying so.
+      if (!judged.some((entry) => entry.historyExpired)) return judged;
+      const loading = deps.retention.load();
+      if (loading === undefined) return judged;
+      await loading;
+      return judge();
     },
 
     async receipts(options = {}) {

@@ -247,6 +247,35 @@ describe.each(STORE_KINDS)(
 );
 
 describe.each(STORE_KINDS)(
+  'the conflict ledger and the server’s history, on the %s store (SPEC §10.1, §15)',
+  (kind) => {
+    it('an entry says when the server forgets what it overwrote; past that restore answers history_unavailable', async () => {
+      const { world, server, login, holder } = await setUp(kind);
+      const api = await login(A);
+      const note = (await api.create('mine')).json.id as string;
+      await api.patch(note, 1, { title: 'theirs' });
+      const alice = await holder(A);
+      await alice.api.enqueue(updateNote(note, { title: 'mine again' }, 1));
+      await alice.api.flush();
+      const [entry] = await alice.api.conflicts();
+      expect(entry).toMatchObject({
+        overwrittenRevision: 2,
+        historyExpiresAt: entry!.recordedAt + 7 * DAY,
+        historyExpired: false,
+      });
+
+      world.clock.advance(8 * DAY);
+      await server.sweeper.sweep();
+      await login(A);
+      expect((await alice.api.conflicts())[0]).toMatchObject({ historyExpired: true });
+      await expect(alice.api.restore(entry!.successorId)).rejects.toMatchObject({
+        code: 'history_unavailable',
+      });
+    });
+  },
+);
+
+describe.each(STORE_KINDS)(
   'sign-out holds, never downgrades, on the %s store (SPEC §13)',
   (kind) => {
     it('a signed-out owner’s row waits held while another signs in with a cookie session, then goes once under its own credentials', async () => {
