@@ -1,3 +1,4 @@
+import { inspectJson } from '../model/json-bounds.ts';
 import type { OutboxStats, RowFilter, RowView } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
@@ -135,6 +136,25 @@ async function readAllRows({ store, owner }: OwnerContext): Promise<Observed[]> 
   }
 }
 
+/** How deep a quarantined raw value may nest and still be handed to the page. */
+const MAX_VIEW_RAW_DEPTH = 256;
+
+/**
+ * A row as the page receives it (G7): a quarantined value nested too deep to cross to the page
+ * (a browser may fail to clone it, or hand nothing back) is left out of the view, which says so
+ * and how to read it; the store keeps it whole, and `discard` removes it.
+ */
+function forThePage(row: OutboxRow): OutboxRow {
+  const { raw } = row as { raw?: unknown };
+  if (raw === undefined || typeof raw !== 'object' || raw === null) return row;
+  if (inspectJson(raw, { maxDepth: MAX_VIEW_RAW_DEPTH })?.code !== 'value_too_deep') return row;
+  const { raw: _raw, ...rest } = row as OutboxRow & { raw?: unknown };
+  return {
+    ...rest,
+    rawOmitted: `The raw value nests deeper than ${MAX_VIEW_RAW_DEPTH} levels and is not handed to the page. It is kept as it was in the outbox's IndexedDB database (object store "rows", key ${JSON.stringify(row.id)}, field "raw"): read it there (a service worker script or the browser's IndexedDB inspector); discard(id) removes it.`,
+  } as OutboxRow;
+}
+
 /** Rows with their status now; the predecessors they wait on are read when not among them. */
 async function viewsOfRows(
   { deps, store, owner }: OwnerContext,
@@ -151,7 +171,7 @@ async function viewsOfRows(
   const now = deps.clock.now();
   return rows.map((row) => {
     const status = rowStatus(row, { now, leaseMs: deps.leaseMs }, predecessor);
-    const view: RowView = { row, id: row.id, status };
+    const view: RowView = { row: forThePage(row), id: row.id, status };
     if (status === 'sending' && row.claim !== undefined) view.holderId = row.claim.holderId;
     return view;
   });
