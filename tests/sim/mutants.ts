@@ -74,6 +74,17 @@ export const MUTANTS: Record<string, Mutant> = {
       },
     ],
   },
+  'resend-at-any-age': {
+    title:
+      'a resend at any age: a key the server may have forgotten is resent instead of asking the receipt lookup (SPEC §15)',
+    file: 'shared/plan/key-retention.ts',
+    edits: [
+      {
+        from: `  if (!mayHaveAppliedKey(row)) return 'send';`,
+        to: `  if (row !== undefined) return 'send';`,
+      },
+    ],
+  },
 };
 
 /**

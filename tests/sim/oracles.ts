@@ -98,7 +98,8 @@ const APP_FIELDS = ['title', 'body', 'tag'] as const;
 
 /** A row of a format version this bundle does not know (§17): a newer bundle's to send. */
 function isFuture(row: Raw | undefined): boolean {
-  return row !== undefined && row.v !== undefined && row.v !== 1;
+  // SPEC §17: only a whole `v` above 1 is a newer format; any other `v` is corrupt.
+  return row !== undefined && Number.isSafeInteger(row.v) && (row.v as number) > 1;
 }
 
 function recordKey(owner: string, collection: string, targetId: string): string {
@@ -743,10 +744,18 @@ export class Truth {
     }
   }
 
+  /**
+   * Keys a legacy v0 tab resent after the server's ledger forgot them: SPEC §17 "an older bundle
+   * that sends from the page ... knows nothing of claim, writer, evidence" — it predates §15's
+   * "a key is only safe while the server remembers it", so its second effect is not this
+   * bundle's (G2 holds for what v1 holders send).
+   */
+  readonly legacyPastRetention = new Set<string>();
+
   /** The server applied a write (G2, G4). */
   effect(effect: Effect): void {
     this.exercise('G2');
-    if (this.applied.has(effect.key))
+    if (this.applied.has(effect.key) && !this.legacyPastRetention.has(effect.key))
       this.fail('G2', 'key-applied-twice', `${effect.key} has two effects`);
     this.applied.set(effect.key, effect);
     const rowId = this.keyRow.get(effect.key);
