@@ -646,6 +646,15 @@ export class Truth {
         );
         return;
       }
+      // G6 (SPEC §13): a row goes only with its own owner's credentials, never with none or
+      // another owner's.
+      this.exercise('G6');
+      if (req.owner !== row.owner)
+        this.fail(
+          'G6',
+          'sent-with-other-credentials',
+          `${req.holder} sent ${req.key} of ${String(row.owner)} with ${req.owner === '' ? 'no credentials' : `${req.owner}'s credentials`}`,
+        );
       if (
         claim === undefined ||
         mine === undefined ||
