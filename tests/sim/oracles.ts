@@ -910,6 +910,12 @@ export class Truth {
       // the app discarded (after its handler failed on the answer) takes its evidence with it.
       if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
       if (rowId !== undefined && this.tombstones.get(rowId)?.reason === 'discarded') continue;
+      // SPEC §15: "when the server no longer knows the key the row is blocked with
+      // retention_exceeded and its evidence kept": the evidence stays in the row, since no
+      // answer ever said the resend was applied.
+      const kept = asRaw(rowId === undefined ? undefined : this.rows.get(rowId));
+      if (kept?.state === 'blocked' && kept.blockedCode === 'retention_exceeded' && kept.conflict)
+        continue;
       this.exercise('G5');
       if (!this.ledger.has(rowId!))
         this.fail(

@@ -75,8 +75,17 @@ export const ACTORS = [
   'legacy-v0',
   'corruptor',
   'cross-owner',
+  /**
+   * An owner signs out between attempts (SPEC §13) while another stays signed in, and signs in
+   * again later: its rows wait held meanwhile, never sent with no credentials or another's.
+   * Drawn after everything else, as the late faults are.
+   */
+  'sign-out',
 ] as const;
 export type Actor = (typeof ACTORS)[number];
+
+/** Actors drawn after every other draw. */
+const LATE_ACTORS: ReadonlySet<Actor> = new Set(['sign-out']);
 
 export type StoreKind = 'memory' | 'idb';
 
@@ -118,8 +127,9 @@ export interface Narrowing {
 export function swarmConfig(seed: number, store: StoreKind): SimConfig {
   const rng = new Prng(seed, 1);
   const faults = FAULTS.filter((fault) => !LATE_FAULTS.has(fault) && rng.chance(0.4));
-  const actors = ACTORS.filter((actor) =>
-    rng.chance(actor === 'creates' || actor === 'updates' ? 0.9 : 0.5),
+  const actors = ACTORS.filter(
+    (actor) =>
+      !LATE_ACTORS.has(actor) && rng.chance(actor === 'creates' || actor === 'updates' ? 0.9 : 0.5),
   );
   const config: SimConfig = {
     seed,
@@ -141,6 +151,7 @@ export function swarmConfig(seed: number, store: StoreKind): SimConfig {
   };
   // The late faults, drawn after every other draw.
   for (const fault of LATE_FAULTS) if (rng.chance(0.25)) faults.push(fault);
+  for (const actor of LATE_ACTORS) if (rng.chance(0.3)) actors.push(actor);
   return config;
 }
 
@@ -183,6 +194,7 @@ export type Op =
   | { op: 'v0-flush'; owner: number }
   | { op: 'tick'; ms: number }
   | { op: 'sleep'; days: number }
+  | { op: 'sign-out'; owner: number; on: boolean }
   | { op: 'clock-step'; holder: number; ms: number }
   | { op: 'window-401'; on: boolean }
   | { op: 'auth-none'; owner: number; on: boolean }
@@ -229,6 +241,8 @@ export function opOwner(op: Op): string | undefined {
       return op.ms >= 10_000 ? 'lease-expiry' : undefined;
     case 'sleep':
       return 'sleep';
+    case 'sign-out':
+      return 'sign-out';
     default:
       return undefined;
   }
@@ -382,6 +396,10 @@ export function generateScript(config: SimConfig): Op[] {
   ];
   // Last, and weighed 0 when off: the scripts of seeds without it stay as they were.
   menu.push([on.has('sleep') ? 0.7 : 0, () => ({ op: 'sleep', days: rng.pick([2, 8, 8, 30]) })]);
+  menu.push([
+    on.has('sign-out') ? 1.5 : 0,
+    () => ({ op: 'sign-out', owner: owner(), on: rng.chance(0.5) }),
+  ]);
   const weights = menu.map(([w]) => w);
   while (ops.length < config.ops) {
     const made = menu[rng.weighted(weights)]![1]();

@@ -168,6 +168,8 @@ export class World {
   steps = 0;
   unauthorized = false;
   readonly authNone = new Set<string>();
+  /** Owners signed out (SPEC §13): the app has no credentials for them until they sign in. */
+  readonly signedOut = new Set<string>();
   #callNo = 0;
   #editNo = 0;
   #incarnation = 0;
@@ -292,6 +294,10 @@ export class World {
           if (this.strikes('auth-fail', 0.12)) {
             reject(new Error('the token endpoint is down (simulated)'));
             return ' ✗ fails';
+          }
+          if (this.signedOut.has(owner)) {
+            resolve(null);
+            return ' → signed out';
           }
           if (this.live && this.authNone.has(owner)) {
             this.count('fault:auth-none');
@@ -625,6 +631,22 @@ export class World {
         this.count('actor:legacy-v0');
         void this.legacy.flush(ownerName);
         return 'v0 flush';
+      case 'sign-out': {
+        if (op.on) {
+          this.signedOut.add(ownerName);
+          this.count('actor:sign-out');
+          return `${ownerName} signs out; the other owners stay signed in`;
+        }
+        if (!this.signedOut.delete(ownerName)) return `${ownerName} is signed in`;
+        this.count('actor:sign-in');
+        // Signing in hands the credentials over, which lets go the rows held for want of them.
+        const holder = this.rng.pick(this.liveHolders());
+        if (holder)
+          this.call(holder, 'resumeHeld', () =>
+            holder.api(ownerName).resumeHeld({ code: 'auth_required' }),
+          );
+        return `${ownerName} signs in again`;
+      }
       case 'sleep': {
         // The device sleeps: every clock jumps ahead together, and the server's sweep runs
         // once the days have passed (SPEC §15).
