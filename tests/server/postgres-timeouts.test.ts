@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresStore, type RunningServer } from '../../server/index.ts';
-import { isUnavailable } from '../../server/store/postgres-errors.ts';
+import { isOutOfTime, isUnavailable } from '../../server/store/postgres-errors.ts';
 import {
   Api,
   dropSchema,
@@ -14,18 +14,41 @@ import {
 
 if (PG_SKIP_REASON) console.warn(`PostgreSQL timeout tests skipped: ${PG_SKIP_REASON}`);
 
-/** SPEC §15: the database's own time limits are "unavailable right now", never a 500. */
+/**
+ * SPEC §15: the database's own time limits are "busy right now" (503), never a 500; the
+ * connection stays good, unlike the errors that mean the database is unreachable.
+ */
 describe('PostgreSQL errors that mean "not now"', () => {
   it.each([
-    { code: '57014', what: 'a statement cancelled by statement_timeout', unavailable: true },
-    { code: '55P03', what: 'a lock not granted within lock_timeout', unavailable: true },
-    { code: '57P01', what: 'an administrator shutdown', unavailable: true },
-    { code: '08006', what: 'a connection failure', unavailable: true },
-    { code: '23505', what: 'a unique violation', unavailable: false },
-    { code: '57014X', what: 'a code that only starts like one', unavailable: false },
-  ])('$what ($code) is unavailable: $unavailable', ({ code, unavailable }) => {
-    expect(isUnavailable(Object.assign(new Error('x'), { code }))).toBe(unavailable);
-  });
+    {
+      code: '57014',
+      what: 'a statement cancelled by statement_timeout',
+      outOfTime: true,
+      unavailable: false,
+    },
+    {
+      code: '55P03',
+      what: 'a lock not granted within lock_timeout',
+      outOfTime: true,
+      unavailable: false,
+    },
+    { code: '57P01', what: 'an administrator shutdown', outOfTime: false, unavailable: true },
+    { code: '08006', what: 'a connection failure', outOfTime: false, unavailable: true },
+    { code: '23505', what: 'a unique violation', outOfTime: false, unavailable: false },
+    {
+      code: '57014X',
+      what: 'a code that only starts like one',
+      outOfTime: false,
+      unavailable: false,
+    },
+  ])(
+    '$what ($code): out of time $outOfTime, unavailable $unavailable',
+    ({ code, outOfTime, unavailable }) => {
+      const error = Object.assign(new Error('x'), { code });
+      expect(isOutOfTime(error)).toBe(outOfTime);
+      expect(isUnavailable(error)).toBe(unavailable);
+    },
+  );
 });
 
 describe.skipIf(PG_SKIP_REASON !== undefined)(
