@@ -1,4 +1,5 @@
 import { expect, test } from './support/fixtures.ts';
+import { ReferenceServer } from './support/server.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -49,4 +50,54 @@ test('a key older than the retention allows is not resent: the receipt lookup se
   expect(notes).toHaveLength(1);
   expect(receipt.serverId).toBe(notes[0]!.id);
   expect((await server.stats(user)).effects).toBe(1);
+});
+
+test('a key the server forgot is not resent: the row is blocked retention_exceeded, one note; discard lets it go', async ({
+  openApp,
+  user,
+  requests,
+}) => {
+  // A server of its own: forgetting every key must touch no other test's.
+  const own = await ReferenceServer.start();
+  try {
+    const app = await openApp({ baseURL: own.url, sw: { timeout: '1000', lease: '3000' } });
+    await own.fault({
+      kind: 'delay',
+      phase: 'after-commit',
+      ms: 30_000,
+      route: 'POST /api/notes',
+      user,
+      count: 1,
+    });
+    const id = await app.createNote('once');
+    await expect.poll(() => requests.writes().filter((entry) => entry.key === id).length).toBe(1);
+    expect((await app.call('setAuth', null)).ok).toBe(true);
+    await expect
+      .poll(async () => (await app.storedRow(id))?.state, { timeout: 10_000 })
+      .toBe('held');
+    await own.release(user);
+
+    // Eight days later: the worker's clock moved, the server's sweep forgot the key.
+    await app.evaluate(
+      (ms) => new BroadcastChannel('e2e-control').postMessage({ type: 'clock', aheadMs: ms }),
+      8 * DAY,
+    );
+    expect(await own.forgetKeys()).toBeGreaterThan(0);
+    const before = requests.writes().filter((entry) => entry.key === id).length;
+    expect((await app.login(user)).ok).toBe(true);
+    await app.call('flush', { force: true });
+    await expect
+      .poll(async () => (await app.storedRow(id))?.blockedCode, { timeout: 10_000 })
+      .toBe('retention_exceeded');
+    expect((await app.storedRow(id))?.evidence).toMatchObject({ mayHaveApplied: true });
+    expect(requests.writes().filter((entry) => entry.key === id)).toHaveLength(before);
+    expect(await own.notes(user)).toHaveLength(1);
+    expect((await own.stats(user)).effects).toBe(1);
+
+    expect((await app.call('discard', id)).ok).toBe(true);
+    await expect.poll(() => app.total()).toBe(0);
+    expect(await own.notes(user)).toHaveLength(1);
+  } finally {
+    await own.stop();
+  }
 });

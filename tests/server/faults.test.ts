@@ -21,6 +21,16 @@ describe('fault injection', () => {
       body === undefined ? undefined : JSON.stringify(body),
     );
 
+  it('forgets every key on request, as the expiry sweep does past the retention: the key is unknown again', async () => {
+    const api = await Api.login(server.url, newUser());
+    const key = newKey();
+    expect((await api.create('first', { key })).status).toBe(201);
+    expect((await api.get(`/idempotency/${key}`)).status).toBe(200);
+    const forgotten = await admin('POST', '/__faults/forget-keys');
+    expect(forgotten.json.forgotten).toBeGreaterThan(0);
+    expect((await api.get(`/idempotency/${key}`)).status).toBe(404);
+  });
+
   it('drops the response after commit; the retry with the same key is a replay of the one effect', async () => {
     const user = newUser();
     const api = await Api.login(server.url, user);
