@@ -1,6 +1,13 @@
 import { isUtf8 } from 'node:buffer';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { BATCH_PATH, type BatchLimits, formatBatchLink, PROBLEM } from 'sw-outbox/wire';
+import {
+  BATCH_PATH,
+  type BatchLimits,
+  formatBatchLink,
+  formatRetention,
+  HEADER,
+  PROBLEM,
+} from 'sw-outbox/wire';
 import { type Authenticate, DEMO_AUTH_SECRET, DemoAuth, secretWeakness } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { allowCors } from './cors.ts';
@@ -80,7 +87,11 @@ export interface AppOptions {
    * {@link DEFAULT_BATCH_LIMITS} at `/sync/batch`.
    */
   batch?: BatchConfig | false;
-  /** Published retention; the sweep itself is run by `startServer`. */
+  /**
+   * The ledger's retention, published on every answer (`Idempotency-Retention`, seconds) and at
+   * `GET /idempotency` (SPEC §15); the sweep itself is run by `startServer`. Default
+   * {@link DEFAULT_RETENTION_MS}.
+   */
   retentionMs?: number;
   /** Serve files from this directory for other GET requests (the demo). */
   staticDir?: string;
@@ -107,6 +118,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
           maxBytes: options.batch?.maxBytes ?? DEFAULT_BATCH_LIMITS.maxBytes,
         };
   const batchLink = batch && formatBatchLink(batch.path, batch);
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  const retention = formatRetention(retentionMs);
   const ctx: AppContext = {
     store: options.store,
     auth: new DemoAuth({
@@ -155,6 +168,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('bodyDigest', null);
   app.decorateRequest('comparedFingerprint', null);
   if (ctx.requests) logRequests(app, ctx, ctx.requests);
+  // Every answer says how long a key is remembered (SPEC §15), so a client learns it from the
+  // answers it already gets — a refusal included — and never resends a key the server forgot.
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.header(HEADER.retention, retention);
+    done();
+  });
 
   // The body is read as bytes so its digest is the fingerprint's digest (SPEC §15).
   // Only JSON is accepted (415 otherwise, SPEC §15 clear problems for every bad input).
@@ -190,7 +209,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (scope) => {
     scope.addHook('onRequest', gate(ctx));
     await scope.register(notesRoutes(ctx, writes));
-    await scope.register(receiptRoutes(ctx, options.retentionMs ?? DEFAULT_RETENTION_MS));
+    await scope.register(receiptRoutes(ctx, retentionMs));
     if (batch)
       await scope.register(batchRoutes(ctx, writes, { ...batch, itemBodyLimit: bodyLimit }));
   });

@@ -4,7 +4,7 @@ import { createOutboxEngine, type EngineEvent, restHandler } from '../../sw/inde
  * The e2e service worker: the `notes` collection of the reference server through `restHandler`.
  * Its script URL tunes it: `lease` (ms), `timeout` (per attempt, ms), `version` (a new value is a
  * worker update), `sync=none` (a browser without Background Sync, as Firefox and Safari are),
- * `heartbeat` (ms, see below), `batch` (`off` sends every row alone; a path is the configured
+ * `heartbeat` (ms, see below), a clock a test may move ahead (below), `batch` (`off` sends every row alone; a path is the configured
  * batch endpoint; unset, the one the server advertises), `stall` (the watchdog's bound, ms). Every engine event is kept in `self.__e2e.events` and broadcast on
  * `e2e-events`, tagged with this worker start's holder id, so tests can read an event log.
  */
@@ -17,6 +17,14 @@ const channel = new BroadcastChannel('e2e-events');
 if (params.get('sync') === 'none') withoutBackgroundSync();
 const events: Array<EngineEvent & { holder: string; version: string; at: number }> = [];
 
+// The worker's clock, which a test may move ahead (`e2e-control`, `{ type: 'clock', aheadMs }`):
+// a device that slept for days, as the retention rule of SPEC §15 reads it.
+let aheadMs = 0;
+new BroadcastChannel('e2e-control').onmessage = (event: MessageEvent) => {
+  const data = event.data as { type?: string; aheadMs?: number };
+  if (data.type === 'clock' && typeof data.aheadMs === 'number') aheadMs = data.aheadMs;
+};
+
 const batch = params.get('batch');
 const engine = createOutboxEngine({
   collections: {
@@ -25,6 +33,7 @@ const engine = createOutboxEngine({
       ...(batch === null ? {} : { batch: batch === 'off' ? false : { url: batch } }),
     }),
   },
+  clock: { now: () => Date.now() + aheadMs },
   leaseMs,
   requestTimeoutMs: Number(params.get('timeout') ?? leaseMs),
   backoff: { baseMs: 250, maxMs: 2000 },

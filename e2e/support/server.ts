@@ -53,6 +53,12 @@ export class ReferenceServer extends ServerProcess {
     return (await this.requests(user)).filter((request) => request.key === key);
   }
 
+  /** Forgets every idempotency key, as the ledger's expiry sweep would after the retention. */
+  async forgetKeys(): Promise<number> {
+    const response = await this.fetch('/__faults/forget-keys', { method: 'POST' });
+    return ((await response.json()) as { forgotten: number }).forgotten;
+  }
+
   /** Lets the requests a `delay` rule holds for `user` go now; resolves with how many. */
   async release(user: string): Promise<number> {
     const response = await this.fetch('/__faults/release', {

@@ -36,7 +36,7 @@ export const DEFAULT_KIT_BODY_LIMIT = 64 * 1024;
  * The header on every answer of the kit that advertises the ledger's retention in seconds
  * (SPEC §15: "every API answer advertises it"); `GET /idempotency` describes it in full.
  */
-export const RETENTION_HEADER = 'idempotency-retention';
+export const RETENTION_HEADER = HEADER.retention;
 /** Where the kit answers receipt lookups (SPEC §15). */
 export const RECEIPT_PATH = '/idempotency';
 

@@ -99,6 +99,13 @@ export function adminRoutes(ctx: AppContext) {
       return { user: parsed.data.user, expired: true };
     });
 
+    // The ledger's expiry sweep run now, as if every entry were past the retention (SPEC §15):
+    // what a server that forgot its keys answers. Tests run it on a server of their own.
+    app.post('/__faults/forget-keys', async () => {
+      const forgotten = await ctx.store.sweepExpired(ctx.now() + 1, 1_000_000);
+      return { forgotten };
+    });
+
     app.post('/__faults/edit', async (request, reply) => {
       const parsed = OtherDeviceEditSchema.safeParse(request.body);
       if (!parsed.success) {

@@ -11,7 +11,7 @@ import {
   type WriteCommand,
   type WriteOutcome,
 } from './port.ts';
-import { errorCode, isUnavailable, RETRYABLE } from './postgres-errors.ts';
+import { errorCode, isOutOfTime, isUnavailable, RETRYABLE } from './postgres-errors.ts';
 import { type PostgresSql, postgresSql } from './postgres-sql.ts';
 
 /** Options of {@link openPostgresStore}. */
@@ -82,6 +82,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         }
         if (isUnavailable(error))
           throw new StoreUnavailableError('PostgreSQL is unavailable', { cause: error });
+        if (isOutOfTime(error))
+          throw new StoreUnavailableError('PostgreSQL ran out of time for the write', {
+            cause: error,
+          });
         throw error;
       }
     }

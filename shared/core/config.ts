@@ -2,6 +2,7 @@ import type { CollectionHandler } from '../model/handler.ts';
 import type { OutboxEvent } from '../model/page-api.ts';
 import type { Clock, IdSource, Logger, Transport } from '../model/ports.ts';
 import type { OutboxStore } from '../model/store.ts';
+import type { RetentionBook } from './retention-book.ts';
 import type { OutboxTuning } from './tuning.ts';
 
 /** Everything a core needs: ports, handlers and identity. One core = one holder (§4). */
@@ -24,5 +25,8 @@ export interface OutboxCoreConfig extends Partial<OutboxTuning> {
   hasCredentials?: (owner: string) => Promise<boolean>;
 }
 
-/** What the core's functions run with: the config with every tunable filled in. */
-export type CoreDeps = OutboxCoreConfig & OutboxTuning;
+/**
+ * What the core's functions run with: the config with every tunable filled in, and what the
+ * holder learns of its servers as it goes (their retention, SPEC §15).
+ */
+export type CoreDeps = OutboxCoreConfig & OutboxTuning & { retention: RetentionBook };

@@ -3,6 +3,7 @@ import type { OutboxCoreConfig } from './config.ts';
 import { runFlush } from './dispatcher.ts';
 import type { OutboxCore, OwnerApi } from './outbox-api.ts';
 import { createOwnerApi } from './owner-api.ts';
+import { createRetentionBook } from './retention-book.ts';
 import { DEFAULT_TUNING } from './tuning.ts';
 
 /** Library version written to `writer.bundle` unless a config says otherwise. */
@@ -17,6 +18,7 @@ export function createOutboxCore(config: OutboxCoreConfig): OutboxCore {
   const deps = {
     ...DEFAULT_TUNING,
     ...config,
+    retention: createRetentionBook(config.store, config.logger),
     // Telemetry is the app's code: a listener that throws must not strand a claim or a commit.
     ...(onEvent && {
       onEvent: (event: OutboxEvent) => {

@@ -85,11 +85,17 @@ export function createOwnerActions(
         const observed = await ownRow(ctx, id);
         const newer = await newerEditOf(ctx, observed.row);
         const { inFlight, record } = await inFlightOf(ctx, observed.row);
+        const handler = deps.handlers[observed.row.collection];
+        const reissue =
+          observed.row.blockedCode === 'retention_exceeded' && handler !== undefined
+            ? { handler, requestId: newRequestId(deps.ids, observed.row.collection) }
+            : undefined;
         let planned: ManualPlan;
         try {
           planned = planRetry(observed, {
             owner,
             record,
+            ...(reissue === undefined ? {} : { reissue }),
             ...(newer === undefined ? {} : { newer }),
             ...(inFlight === undefined ? {} : { inFlight }),
           });

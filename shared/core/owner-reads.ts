@@ -1,14 +1,28 @@
+import { inspectJson } from '../model/json-bounds.ts';
 import type { OutboxStats, RowFilter, RowView } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
 import { decodeRow, type OutboxRow, type RowStatus } from '../model/row.ts';
-import type { RowCursor } from '../model/store.ts';
+import type { ConflictLedgerEntry, RowCursor } from '../model/store.ts';
+import { withHistoryExpiry } from '../plan/conflict-ledger.ts';
 import { ROW_STATUSES } from '../plan/health.ts';
+import { requestOrigin } from '../plan/origin-recovery.ts';
 import { rowStatus } from '../plan/row-status.ts';
 import type { PredecessorState } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { OwnerApi } from './outbox-api.ts';
 import type { OwnerContext } from './owner-context.ts';
 import { lookupPredecessors } from './predecessors.ts';
+
+/** The retention published by the server that keeps an entry's history (§15), if known. */
+function historyRetention({ deps }: OwnerContext, entry: ConflictLedgerEntry): number | undefined {
+  const handler = deps.handlers[entry.collection];
+  if (!entry.historyRef || handler?.historyUrl === undefined) return undefined;
+  try {
+    return deps.retention.get(requestOrigin(handler.historyUrl(entry.historyRef)));
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The read side of the owner API: rows with their derived status (SPEC §2), counts, receipts and
@@ -70,7 +84,22 @@ export function createOwnerReads(ctx: OwnerContext): Pick<
     },
 
     async conflicts(options = {}) {
-      return store.listConflicts(owner, options.limit ?? 50);
+      const { deps } = ctx;
+      const entries = await store.listConflicts(owner, options.limit ?? 50);
+      const judge = () => {
+        const now = deps.clock.now();
+        return entries.map((entry) =>
+          withHistoryExpiry(entry, { now, retentionMs: historyRetention(ctx, entry) }),
+        );
+      };
+      const judged = judge();
+      // An entry that looks expired by what this holder knows may not be under a longer
+      // retention kept in `meta` (a restarted worker): read it before saying so.
+      if (!judged.some((entry) => entry.historyExpired)) return judged;
+      const loading = deps.retention.load();
+      if (loading === undefined) return judged;
+      await loading;
+      return judge();
     },
 
     async receipts(options = {}) {
@@ -100,6 +129,25 @@ async function readAllRows({ store, owner }: OwnerContext): Promise<Observed[]> 
   }
 }
 
+/** How deep a quarantined raw value may nest and still be handed to the page. */
+const MAX_VIEW_RAW_DEPTH = 256;
+
+/**
+ * A row as the page receives it (G7): a quarantined value nested too deep to cross to the page
+ * (a browser may fail to clone it, or hand nothing back) is left out of the view, which says so
+ * and how to read it; the store keeps it whole, and `discard` removes it.
+ */
+function forThePage(row: OutboxRow): OutboxRow {
+  const { raw } = row as { raw?: unknown };
+  if (raw === undefined || typeof raw !== 'object' || raw === null) return row;
+  if (inspectJson(raw, { maxDepth: MAX_VIEW_RAW_DEPTH })?.code !== 'value_too_deep') return row;
+  const { raw: _raw, ...rest } = row as OutboxRow & { raw?: unknown };
+  return {
+    ...rest,
+    rawOmitted: `The raw value nests deeper than ${MAX_VIEW_RAW_DEPTH} levels and is not handed to the page. It is kept as it was in the outbox's IndexedDB database (object store "rows", key ${JSON.stringify(row.id)}, field "raw"): read it there (a service worker script or the browser's IndexedDB inspector); discard(id) removes it.`,
+  } as OutboxRow;
+}
+
 /** Rows with their status now; the predecessors they wait on are read when not among them. */
 async function viewsOfRows(
   { deps, store, owner }: OwnerContext,
@@ -116,7 +164,7 @@ async function viewsOfRows(
   const now = deps.clock.now();
   return rows.map((row) => {
     const status = rowStatus(row, { now, leaseMs: deps.leaseMs }, predecessor);
-    const view: RowView = { row, id: row.id, status };
+    const view: RowView = { row: forThePage(row), id: row.id, status };
     if (status === 'sending' && row.claim !== undefined) view.holderId = row.claim.holderId;
     return view;
   });

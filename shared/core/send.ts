@@ -4,17 +4,12 @@ import type { Observed, OutboxRow } from '../model/row.ts';
 import { planClaim } from '../plan/claim.ts';
 import { classifyResult } from '../plan/classify.ts';
 import { isLeaseLapsed, sendDeadline } from '../plan/lease.ts';
+import { requestOrigin } from '../plan/origin-recovery.ts';
 import type { Flush } from './flush.ts';
+import { type ClaimedRow, screenKeyAge, type Unsent } from './key-age.ts';
 import { type BatchAnswer, settleAnswer, settleMany, settleOutcome } from './settle-outcome.ts';
 
-/** A row this holder claimed, with the fence its claim wrote. */
-interface Claimed {
-  row: OutboxRow;
-  fence: number;
-}
-
-/** Why a claimed request did not go after all (SPEC §4): it goes back to the queue. */
-type Unsent = 'flush_stopped' | 'lease_lapsed';
+type Claimed = ClaimedRow;
 
 /**
  * Claim → deadline → send → classify → settle (SPEC §4, §5, §15.1) for a group of rows: one row,
@@ -28,11 +23,17 @@ export async function send(
   rows: readonly Observed[],
   route?: BatchRoute,
 ): Promise<void> {
-  const claimed = await claim(flush, rows);
+  // A key the server may have forgotten is not resent: the receipt lookup is asked first (§15).
+  const { due: claimed, asked } = screenKeyAge(flush, await claim(flush, rows), {
+    inSlot: (row, go) => whileLeased(flush, [row], go),
+    classify: (row, result) => classify(flush, row, result),
+    sendAlone: (one) => sendAlone(flush, one),
+  });
   const [only, ...more] = claimed;
-  if (only === undefined) return;
+  if (only === undefined) return asked;
   if (route === undefined || more.length === 0) await sendAlone(flush, only);
   else await sendTogether(flush, route, claimed);
+  await asked;
 }
 
 /** Claims the rows in one transaction, each compared on its own; returns those claimed. */
@@ -47,7 +48,7 @@ async function claim(flush: Flush, rows: readonly Observed[]): Promise<Claimed[]
   };
   const planned = rows.flatMap(({ row, raw }) => {
     const claim = planClaim(row, raw, ctx, flush.passedOver.get(row.id));
-    return claim.kind === 'claim' ? [claim] : [];
+    return claim.kind === 'claim' ? [{ ...claim, observed: row }] : [];
   });
   if (planned.length === 0) return [];
   // A row alone is submitted alone, to commit with whatever else waits; the claims of a batch
@@ -59,7 +60,7 @@ async function claim(flush: Flush, rows: readonly Observed[]): Promise<Claimed[]
   flush.noteLost(planned.filter((_, i) => results[i] !== 'committed').map((claim) => claim.row));
   const claimed = planned.filter((_, i) => results[i] === 'committed');
   for (const { row, fence } of claimed) flush.noteClaimed(row, fence);
-  return claimed;
+  return claimed.map(({ row, fence, observed }) => ({ row, fence, observed }));
 }
 
 /** Sends one claimed row alone and settles its answer. */
@@ -150,6 +151,9 @@ function unsentOutcome(code: Unsent): Outcome {
 /** The `sent` event, for a request that left. */
 function noteSent(flush: Flush, row: OutboxRow, fence: number, result: TransportResult): void {
   if (result.kind === 'not_sent') return;
+  // Every answer publishes how long the server remembers a key (§15): the next resend reads it.
+  if (result.kind === 'response')
+    flush.deps.retention.noteHeaders(requestOrigin(row.request!.url), result.headers);
   flush.deps.onEvent?.({ type: 'sent', id: row.id, requestId: row.request!.requestId, fence });
 }
 

@@ -38,6 +38,8 @@ export const ERROR_CODES = {
   flush_stopped:
     'The flush stopped (offline, storage) before this claimed row was sent; it goes next flush.',
   lease_lapsed: "The claim's lease ran too short to send the request; the row goes next flush.",
+  retention_exceeded:
+    'The server no longer remembers this request, which may have been applied; check, then retry (a new request) or discard.',
 } as const;
 
 /** A stable error code; see {@link ERROR_CODES} for what each means and how to recover. */
@@ -74,6 +76,9 @@ export const ERROR_CODE_TRAITS: { readonly [K in ErrorCode]?: ErrorCodeTraits } 
   network: { unanswered: true },
   flush_stopped: { appliedNothing: true, unanswered: true },
   lease_lapsed: { appliedNothing: true, unanswered: true },
+  // The attempt that found the key too old sent nothing; what earlier ones left unknown stays
+  // marked (`mayHaveApplied`), so the row is still never merged (§6, §15).
+  retention_exceeded: { appliedNothing: true },
 };
 
 /** Whether a string is a known error code. */

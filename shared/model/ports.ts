@@ -50,9 +50,14 @@ export interface SendDeadline {
 
 /** The outcome of a receipt lookup by request id (§8, §15 `GET /idempotency/<key>`). */
 export type ReceiptLookup =
-  | { kind: 'found'; status: number; body: Json }
-  | { kind: 'not_found' }
+  | ({ kind: 'found'; status: number; body: Json } & PublishedRetention)
+  | ({ kind: 'not_found' } & PublishedRetention)
   | { kind: 'error'; message: string };
+
+/** The retention the server's answer published (`Idempotency-Retention`, SPEC §15), in ms. */
+export interface PublishedRetention {
+  retentionMs?: number;
+}
 
 /**
  * The outcome of reading a record version from the server (§10.1). `error` says why the server

@@ -39,6 +39,11 @@ const EvidenceSchema = z.looseObject({
   lastErrorCode: z.optional(z.string()),
   /** Set once an attempt ended without an answer that rules out its effect (§6); kept for good. */
   mayHaveApplied: z.optional(z.boolean()),
+  /**
+   * When the row's current request first left (its first claim): how old its key is, against
+   * the server's retention (§15). A new request (a conflict successor, a re-issue) starts anew.
+   */
+  firstAttemptAt: z.optional(z.number()),
 });
 
 /** Which bundle last wrote the row, and when: marks a v1 writer (§4). */
@@ -124,6 +129,22 @@ export type DecodedRow =
       unknownVersion?: true;
     };
 
+/**
+ * Whether `v` names a format newer than this bundle's (§17): only a whole number above 1. Any
+ * other `v` — a string, a fraction, a negative, garbage — is a corrupt value, quarantined with
+ * its raw value so the app can see it and discard it.
+ */
+function isNewerFormat(v: unknown): boolean {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 1;
+}
+
+/** A `v` as a short phrase for the quarantine's reason (never the whole of a huge value). */
+function describeVersion(v: unknown): string {
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.slice(0, 40))}`;
+  if (typeof v === 'number' || typeof v === 'boolean') return `${typeof v} ${String(v)}`;
+  return v === null ? 'null' : `a value of type ${typeof v}`;
+}
+
 /** The fields the codec parses all the way down: checked for cycles and depth first. */
 const JSON_FIELDS = ['payload', 'meta'] as const;
 
@@ -145,7 +166,9 @@ export function decodeRow(raw: unknown): DecodedRow {
   });
   if (isUnreadable(raw))
     return bad('(root): unreadable: the browser could not read this stored value back');
-  if (record.v !== undefined && record.v !== 1) {
+  if (record.v !== undefined && record.v !== 1 && !isNewerFormat(record.v))
+    return bad(`v: ${describeVersion(record.v)} is not a format version`);
+  if (isNewerFormat(record.v)) {
     return {
       ...(bad(`v: format version ${String(record.v)} is not known to this bundle`) as Extract<
         DecodedRow,

@@ -78,6 +78,13 @@ export interface ConflictLedgerEntry {
   historyRef?: HistoryRef | null;
   /** Set by `restore`, in the transaction that enqueued the row writing that version back. */
   restoredBy?: { rowId: string; at: number };
+  /**
+   * Derived on read, never stored (§10.1, §15): when the server's copy of what was overwritten
+   * is forgotten — the overwrite's time plus the retention its server published (7 days when
+   * none was) — and whether that time has passed. Only for entries with a `historyRef`.
+   */
+  historyExpiresAt?: number;
+  historyExpired?: boolean;
 }
 
 /**

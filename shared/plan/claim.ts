@@ -2,6 +2,7 @@ import type { OutboxRow } from '../model/row.ts';
 import type { Expectation, ReplacePlan } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { isRowInFlight } from './in-flight.ts';
+import { firstAttemptOf } from './key-retention.ts';
 import { claimExpiry } from './lease.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
@@ -63,6 +64,8 @@ export function planClaim(
       ...observed.evidence,
       attemptCount: (observed.evidence?.attemptCount ?? 0) + 1,
       lastAttemptAt: ctx.now,
+      // The key's age is counted from its first attempt, against the server's retention (§15).
+      firstAttemptAt: firstAttemptOf(observed) ?? ctx.now,
       ...unsettled,
     },
     writer: { ...observed.writer, bundle: ctx.bundle, at: ctx.now },

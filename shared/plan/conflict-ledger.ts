@@ -1,6 +1,7 @@
 import type { ConflictEvidence } from '../model/conflict-evidence.ts';
 import type { OutboxRow } from '../model/row.ts';
 import type { ConflictLedgerEntry, Receipt } from '../model/store.ts';
+import { ASSUMED_RETENTION_MS } from './key-retention.ts';
 
 /** The ledger summary for a conflict successor's success, or undefined for other rows (§10). */
 export function ledgerEntryFor(row: OutboxRow, receipt: Receipt): ConflictLedgerEntry | undefined {
@@ -28,4 +29,20 @@ export function ledgerEntryFor(row: OutboxRow, receipt: Receipt): ConflictLedger
     // Evidence written before §10.1 has no reference: nothing is known to be kept.
     historyRef: evidence.historyRef ?? null,
   };
+}
+
+/**
+ * A ledger entry as the app reads it (§10.1, §15): the server keeps what a resend overwrote only
+ * as long as its ledger, so an entry says when that copy is forgotten and whether it is. Counted
+ * from `recordedAt` (the conflict answer, before the resend overwrote anything), so an entry
+ * says "expired" a little early rather than look restorable once the copy is gone; `restore`
+ * still asks the server, which has the last word (`history_unavailable`).
+ */
+export function withHistoryExpiry(
+  entry: ConflictLedgerEntry,
+  ctx: { now: number; retentionMs: number | undefined },
+): ConflictLedgerEntry {
+  if (!entry.historyRef) return entry;
+  const historyExpiresAt = entry.recordedAt + (ctx.retentionMs ?? ASSUMED_RETENTION_MS);
+  return { ...entry, historyExpiresAt, historyExpired: ctx.now >= historyExpiresAt };
 }

@@ -163,7 +163,12 @@ export function planConflictRule(
   } = observed;
   // The successor is a new request that never left: what the original's attempts left unknown
   // is not its own (the 412 said the original's key applied nothing).
-  const { mayHaveApplied: _unknown, ...evidenceKept } = observed.evidence ?? { attemptCount: 1 };
+  // Nor is the age of the original's key: the successor's own first attempt starts it (§15).
+  const {
+    mayHaveApplied: _unknown,
+    firstAttemptAt: _first,
+    ...evidenceKept
+  } = observed.evidence ?? { attemptCount: 1 };
   const successor: OutboxRow = {
     ...kept,
     v: 1,

@@ -5,6 +5,7 @@ import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { planConflictRule } from './conflict-successor.ts';
 import { supersedes } from './enqueue.ts';
+import { buildRowRequest } from './identity.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
 /**
@@ -74,6 +75,11 @@ export function planRetry(
     inFlight?: Observed;
     /** The other rows of the record, as read with `inFlight`. */
     record?: readonly Observed[];
+    /**
+     * For a row blocked `retention_exceeded` (§15): its handler and the request id its new
+     * request takes. Its old key is forgotten by the server, so it goes as a new request.
+     */
+    reissue?: { handler: CollectionHandler; requestId: string };
   },
 ): ManualPlan {
   if (row.state !== 'blocked')
@@ -86,6 +92,7 @@ export function planRetry(
       details: { id: row.id },
     };
   }
+  if (row.blockedCode === 'retention_exceeded') return planReissue({ row, raw }, ctx);
   const { newer } = ctx;
   if (newer !== undefined && attemptOutcome(row) === 'not_applied' && row.request !== undefined) {
     // An unknown revision leaves the row blocked as a revision conflict (§10): resent as it is,
@@ -129,6 +136,64 @@ export function planRetry(
         put: [{ ...rest, ...after, state: 'queued' }, ...(free ? [free] : [])],
         // A retry is the app's new decision: the row is ordered as made now (§6.1).
         seq: [row.id],
+        reason: 'retry',
+      },
+      ctx.record,
+    ),
+  };
+}
+
+/**
+ * `retry` of a row whose key the server forgot (§15 `retention_exceeded`): the same intent as a
+ * new request — a new key and fingerprint, its `If-Match` still the revision it was made from —
+ * so the server's revision check decides, and a 412 goes through the conflict rule (§10) with
+ * what the server really answered. Its evidence starts anew: nothing of the new key has left.
+ * Like any retry it queues behind an edit of its record on the wire (G4).
+ */
+function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1]): ManualPlan {
+  if (ctx.reissue === undefined || row.request === undefined)
+    return {
+      kind: 'refuse',
+      code: 'unknown_collection',
+      message: 'No handler can make a new request of this row; discard it.',
+      details: { id: row.id, collection: row.collection },
+    };
+  const baseRevision = row.baseRevision ?? null;
+  const request = buildRowRequest(
+    ctx.reissue.handler.toRequest({
+      collection: row.collection,
+      kind: row.kind,
+      targetId: row.targetId,
+      payload: row.payload,
+      baseRevision,
+    }),
+    ctx.reissue.requestId,
+    baseRevision,
+  );
+  const {
+    blockedAt: _a,
+    blockedCode: _c,
+    blockedDetail: _d,
+    nextAttemptAt: _n,
+    overtakenBy: _o,
+    ...rest
+  } = row;
+  const after = ctx.inFlight === undefined ? {} : { successorOf: ctx.inFlight.row.id };
+  return {
+    kind: 'apply',
+    plan: asRead(
+      {
+        owner: ctx.owner,
+        expected: [{ id: row.id, row: raw }],
+        put: [
+          {
+            ...rest,
+            ...after,
+            state: 'queued',
+            request,
+            evidence: { attemptCount: 0, lastErrorCode: 'retention_exceeded' },
+          },
+        ],
         reason: 'retry',
       },
       ctx.record,

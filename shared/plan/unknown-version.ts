@@ -6,10 +6,13 @@ import type { DecodedRow, Observed, OutboxRow } from '../model/row.ts';
  * them; it shows them as `unknown`, and a new edit of their record waits on them (§6).
  */
 
-/** Whether a row (as {@link unknownVersionRow} made it) is of an unknown format version. */
+/**
+ * Whether a row (as {@link unknownVersionRow} made it) is of a newer format version: a whole
+ * number above 1 (§17; the codec quarantines any other `v` as corrupt).
+ */
 export function isUnknownVersion(row: OutboxRow): boolean {
   const v = (row as { v?: unknown }).v;
-  return v !== undefined && v !== 1;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 1;
 }
 
 /**

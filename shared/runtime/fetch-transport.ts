@@ -10,7 +10,7 @@ import type {
 } from '../model/ports.ts';
 import type { RowRequest } from '../model/row.ts';
 import { BATCH_MIN_LIMITS } from '../wire/batch.ts';
-import { formatIdempotencyKey, HEADER } from '../wire/protocol.ts';
+import { formatIdempotencyKey, HEADER, parseRetention } from '../wire/protocol.ts';
 import { createBatchBook } from './batch-book.ts';
 import { fetchBatches } from './fetch-batches.ts';
 
@@ -241,12 +241,15 @@ async function prepareRequest(
 /** The server's answer to a receipt lookup (§15) as a {@link ReceiptLookup}. */
 function receiptLookup(fetched: Fetched): ReceiptLookup {
   if (fetched.kind !== 'ok') return { kind: 'error', message: fetched.kind };
-  if (fetched.response.status === 404) return { kind: 'not_found' };
+  // The lookup's answer publishes the retention too (§15): a "not found" is read against it.
+  const retentionMs = parseRetention(fetched.response.headers.get(HEADER.retention) ?? undefined);
+  const published = retentionMs === undefined ? {} : { retentionMs };
+  if (fetched.response.status === 404) return { kind: 'not_found', ...published };
   if (!fetched.response.ok) return { kind: 'error', message: `http_${fetched.response.status}` };
   try {
     const parsed = JSON.parse(fetched.body) as { status?: unknown; body?: Json };
     if (typeof parsed.status !== 'number') return { kind: 'error', message: 'malformed receipt' };
-    return { kind: 'found', status: parsed.status, body: parsed.body ?? null };
+    return { kind: 'found', status: parsed.status, body: parsed.body ?? null, ...published };
   } catch {
     return { kind: 'error', message: 'malformed receipt' };
   }

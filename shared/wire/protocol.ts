@@ -18,7 +18,13 @@ import { ID_PATTERN } from '../model/page-api.ts';
  */
 
 export { contentDigest, formatSha256Digest } from '../model/digest.ts';
-export { formatIdempotencyKey, formatRevisionTag, HEADER } from '../model/headers.ts';
+export {
+  formatIdempotencyKey,
+  formatRetention,
+  formatRevisionTag,
+  HEADER,
+  parseRetention,
+} from '../model/headers.ts';
 export { isSendableHeader } from '../model/http-header.ts';
 export { ID_PATTERN } from '../model/page-api.ts';
 export { PROBLEM, PROBLEM_CONTENT_TYPE, type ProblemType } from '../model/problem-types.ts';

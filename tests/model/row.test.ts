@@ -426,3 +426,25 @@ describe('a row of an unknown format version', () => {
     },
   ])('$rule', ({ check }) => check());
 });
+
+/** SPEC §17: only a whole `v` above the bundle's is a newer format; any other `v` is corrupt. */
+describe('what a row’s v says', () => {
+  it.each([
+    { v: 2, reads: 'a newer format' },
+    { v: 7, reads: 'a newer format' },
+    { v: 'one', reads: 'corrupt' },
+    { v: '2', reads: 'corrupt' },
+    { v: 1.5, reads: 'corrupt' },
+    { v: -1, reads: 'corrupt' },
+    { v: 0, reads: 'corrupt' },
+    { v: null, reads: 'corrupt' },
+    { v: { major: 2 }, reads: 'corrupt' },
+    { v: Number.POSITIVE_INFINITY, reads: 'corrupt' },
+  ])('v = $v reads as $reads', ({ v, reads }) => {
+    const decoded = decodeRow({ ...updateRow(), v, claim: { holderId: 1, fence: 'x' } });
+    expect(decoded.ok).toBe(false);
+    if (decoded.ok) return;
+    expect(decoded.unknownVersion === true ? 'a newer format' : 'corrupt').toBe(reads);
+    if (reads === 'corrupt') expect(decoded.issues).toMatch(/^v: .* is not a format version$/);
+  });
+});

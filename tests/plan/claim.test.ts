@@ -46,9 +46,15 @@ describe('planClaim writes the claim fields of SPEC §4', () => {
     { field: 'state is "sending"', actual: () => row.state, expected: 'sending' },
     { field: 'sentAt is now', actual: () => row.sentAt, expected: NOW },
     {
-      field: 'evidence counts one more attempt at now and keeps the last error code',
+      field:
+        'evidence counts one more attempt at now, keeps the last error code and dates the key (its savedAt when no first attempt was recorded, SPEC §15)',
       actual: () => row.evidence,
-      expected: { attemptCount: 3, lastAttemptAt: NOW, lastErrorCode: 'http_503' },
+      expected: {
+        attemptCount: 3,
+        lastAttemptAt: NOW,
+        lastErrorCode: 'http_503',
+        firstAttemptAt: observed.savedAt,
+      },
     },
     {
       field: 'writer names this bundle at now',

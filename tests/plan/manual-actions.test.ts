@@ -175,6 +175,74 @@ describe('retrying a blocked row after a later edit of its record was applied', 
 });
 
 /** SPEC §13 `discard` (G1: an explicit app call): blocked or held rows, tombstoned. */
+/** SPEC §15: `retry` of a row whose key the server forgot is a new request through the revision check. */
+describe('retrying a row blocked retention_exceeded', () => {
+  const aged: OutboxRow = {
+    ...blocked('retention_exceeded', updateRow({ baseRevision: 4 })),
+    evidence: {
+      attemptCount: 3,
+      lastErrorCode: 'retention_exceeded',
+      mayHaveApplied: true,
+      firstAttemptAt: NOW - 9 * 86_400_000,
+    },
+  };
+  const planned = planRetry(observe(aged), {
+    owner: OWNER,
+    reissue: { handler: notes, requestId: 'notes-0000000000000000000000aa' },
+  });
+  const put = (planned.kind === 'apply' ? planned.plan.put?.[0] : undefined) as
+    | OutboxRow
+    | undefined;
+
+  it.each([
+    { rule: 'it is queued again', actual: () => put?.state, expected: 'queued' },
+    {
+      rule: 'under a new key',
+      actual: () => put?.request?.requestId,
+      expected: 'notes-0000000000000000000000aa',
+    },
+    {
+      rule: 'whose header carries it',
+      actual: () => put?.request?.headers['idempotency-key'],
+      expected: '"notes-0000000000000000000000aa"',
+    },
+    {
+      rule: 'the same bytes (its fingerprint is of the bytes, not the key)',
+      actual: () => [put?.request?.body, put?.request?.fingerprint],
+      expected: [aged.request?.body, aged.request?.fingerprint],
+    },
+    {
+      rule: 'still checked against the revision it was made from',
+      actual: () => put?.request?.headers['if-match'],
+      expected: '"4"',
+    },
+    {
+      rule: 'its evidence starts anew: nothing of the new key left',
+      actual: () => put?.evidence,
+      expected: { attemptCount: 0, lastErrorCode: 'retention_exceeded' },
+    },
+    {
+      rule: 'the block is gone',
+      actual: () => [put?.blockedCode, put?.blockedAt],
+      expected: [undefined, undefined],
+    },
+    {
+      rule: 'it keeps its id and payload',
+      actual: () => [put?.id, put?.payload],
+      expected: [aged.id, aged.payload],
+    },
+  ])('$rule', ({ actual, expected }) => {
+    expect(actual()).toEqual(expected);
+  });
+
+  it('without a handler to make the new request it is refused, the row left as it is', () => {
+    expect(planRetry(observe(aged), { owner: OWNER })).toMatchObject({
+      kind: 'refuse',
+      code: 'unknown_collection',
+    });
+  });
+});
+
 describe('discarding a row', () => {
   const create = blocked('http_422', createRow());
   const intent = intentRow(create.id);

@@ -70,7 +70,18 @@ describe.each(STORE_KINDS)('hostile stored values on the %s store', (kind) => {
         blockedCode: 'row_corrupt',
         blockedDetail: expect.stringContaining(issue),
       });
-      const kept = (quarantined!.row as OutboxRow & { raw: typeof raw }).raw;
+      // The store keeps the raw value whole. The page's view carries it unless it nests too deep
+      // to hand over: then the view says it was left out, and where to read it.
+      const stored = (await world.row(raw.id)) as OutboxRow & { raw: typeof raw };
+      const view = quarantined!.row as OutboxRow & { raw?: typeof raw; rawOmitted?: string };
+      if (issue === 'value_too_deep') {
+        expect(view).not.toHaveProperty('raw');
+        expect(view.rawOmitted).toContain('not handed to the page');
+        expect(view.rawOmitted).toContain(`key "${raw.id}"`);
+      } else {
+        expect(view.raw).toEqual(stored.raw);
+      }
+      const kept = stored.raw;
       expect(kept.id).toBe(raw.id);
       expect(Object.keys(kept.payload as object)).toEqual(Object.keys(raw.payload as object));
       expect(await a.api.stats()).toMatchObject({ total: 1, counts: { blocked: 1 } });
@@ -123,6 +134,70 @@ describe.each(STORE_KINDS)('hostile stored values on the %s store', (kind) => {
       expect(await a.api.stats()).toMatchObject({ total: 1, counts: { blocked: 1 } });
     },
   );
+
+  it.each([
+    { v: 'one', shape: 'a string' },
+    { v: 1.5, shape: 'a fraction' },
+    { v: -2, shape: 'a negative' },
+    { v: null, shape: 'null' },
+  ])(
+    'a row whose v is $shape, with garbage claim fields, is quarantined as row_corrupt with its raw value, and discard removes it (SPEC §17)',
+    async ({ v }) => {
+      world = await World.create(kind);
+      const a = await world.holder('A');
+      const id = 'notes-0000000000000000000bad02';
+      const raw = {
+        v,
+        id,
+        owner: OWNER,
+        collection: 'notes',
+        kind: 'create',
+        targetId: `pending:${id}`,
+        savedAt: world.clock.now() - 10,
+        state: 'sending',
+        payload: { title: 'x' },
+        claim: { holderId: 42, fence: 'many', expiresAt: 'later' },
+      };
+      const planted = await a.store.replace({
+        owner: OWNER,
+        expected: [{ id, row: null }],
+        put: [raw],
+        reason: 'test',
+      });
+      expect(planted).toBe('committed');
+      const other = await a.api.enqueue(createNote({ title: 'other' }));
+      await a.api.flush({ force: true });
+
+      expect(world.server.effects.map((e) => e.key)).toEqual([other.requestId]);
+      const [view] = await a.api.rows();
+      expect(view).toMatchObject({
+        id,
+        status: 'blocked',
+        row: { blockedCode: 'row_corrupt', blockedDetail: expect.stringContaining('v:') },
+      });
+      expect((view!.row as OutboxRow & { raw: unknown }).raw).toEqual(raw);
+      await a.api.discard(id);
+      expect(await a.api.rows()).toEqual([]);
+    },
+  );
+
+  it('a row whose v is a whole number above the bundle’s is a newer format: left alone, shown unknown, not discarded (SPEC §17)', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const id = 'notes-0000000000000000000new03';
+    const raw = await plant(a, id, { title: 'x' });
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id, row: raw }],
+      put: [{ ...raw, v: 3 }],
+      reason: 'test',
+    });
+    await a.api.flush({ force: true });
+    expect(world.server.effects).toEqual([]);
+    expect(await a.api.rows()).toMatchObject([{ id, status: 'unknown', row: { v: 3 } }]);
+    await expect(a.api.discard(id)).rejects.toMatchObject({ code: 'not_blocked' });
+    expect(await world.holders[0]!.store.get(id)).toEqual({ ...raw, v: 3 });
+  });
 
   it.each([
     {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore, type RunningServer, StoreUnavailableError } from '../../server/index.ts';
-import { contentDigest } from '../../shared/wire/protocol.ts';
+import { contentDigest, HEADER } from '../../shared/wire/protocol.ts';
 import { Api, newKey, newUser, send, startTestServer, waitFor } from './helpers.ts';
 
 /** Fault injection (SPEC §15) through the admin routes, as the demo and e2e tests use it. */
@@ -20,6 +20,16 @@ describe('fault injection', () => {
       { 'content-type': 'application/json' },
       body === undefined ? undefined : JSON.stringify(body),
     );
+
+  it('forgets every key on request, as the expiry sweep does past the retention: the key is unknown again', async () => {
+    const api = await Api.login(server.url, newUser());
+    const key = newKey();
+    expect((await api.create('first', { key })).status).toBe(201);
+    expect((await api.get(`/idempotency/${key}`)).status).toBe(200);
+    const forgotten = await admin('POST', '/__faults/forget-keys');
+    expect(forgotten.json.forgotten).toBeGreaterThan(0);
+    expect((await api.get(`/idempotency/${key}`)).status).toBe(404);
+  });
 
   it('drops the response after commit; the retry with the same key is a replay of the one effect', async () => {
     const user = newUser();
@@ -298,6 +308,27 @@ describe('server options', () => {
       expect(stale.json).not.toHaveProperty('current');
       const retention = await api.get('/idempotency');
       expect(retention.json.retentionSeconds).toBeGreaterThanOrEqual(7 * 24 * 3600);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('publishes its retention on every answer — a write, a refusal, a lookup — and at GET /idempotency', async () => {
+    const server = await startTestServer({
+      store: openSqliteStore({ path: ':memory:' }),
+      retentionMs: 3 * 60 * 60 * 1000,
+    });
+    try {
+      const api = await Api.login(server.url, newUser());
+      const created = await api.create('x');
+      const refused = await send(server.url, 'GET', '/api/notes', {});
+      const missing = await api.get(`/idempotency/${newKey()}`);
+      const described = await api.get('/idempotency');
+      expect(refused.status).toBe(401);
+      expect(missing.status).toBe(404);
+      for (const answer of [created, refused, missing, described])
+        expect(answer.headers.get(HEADER.retention)).toBe(String(3 * 60 * 60));
+      expect(described.json.retentionSeconds).toBe(3 * 60 * 60);
     } finally {
       await server.close();
     }

@@ -74,6 +74,28 @@ export const MUTANTS: Record<string, Mutant> = {
       },
     ],
   },
+  'send-without-credentials': {
+    title:
+      'a signed-out owner downgrades: a row with no credentials for its owner goes without any instead of waiting held (SPEC §13)',
+    file: 'shared/runtime/fetch-transport.ts',
+    edits: [
+      {
+        from: `  if (auth === null) return { kind: 'auth_unavailable' };`,
+        to: `  if (auth === null) auth = {};`,
+      },
+    ],
+  },
+  'resend-at-any-age': {
+    title:
+      'a resend at any age: a key the server may have forgotten is resent instead of asking the receipt lookup (SPEC §15)',
+    file: 'shared/plan/key-retention.ts',
+    edits: [
+      {
+        from: `  if (!mayHaveAppliedKey(row)) return 'send';`,
+        to: `  if (row !== undefined) return 'send';`,
+      },
+    ],
+  },
 };
 
 /**

@@ -80,6 +80,36 @@ export class Network {
     private readonly options: NetworkOptions,
   ) {}
 
+  /** Ledger keys (`principal \0 key`) the server's sweep forgot. */
+  readonly #forgotten = new Set<string>();
+
+  /** When each ledger entry was stored, by the server's clock: a retention forgets by it. */
+  readonly #storedAt = new Map<string, number>();
+
+  /** Dates the ledger entries the server stored since the last look (SPEC §15 retention). */
+  #stamp(): void {
+    for (const key of this.server.ledger.keys())
+      if (!this.#storedAt.has(key)) this.#storedAt.set(key, this.sched.now);
+  }
+
+  /**
+   * The server's sweep (SPEC §15): ledger entries stored before `cutoff` are forgotten, so a
+   * resend of such a key is applied again (a second effect, G2) and its receipt lookup is 404.
+   * Returns how many were forgotten.
+   */
+  forgetOlderThan(cutoff: number): number {
+    this.#stamp();
+    let forgotten = 0;
+    for (const [key, at] of this.#storedAt) {
+      if (at >= cutoff) continue;
+      this.server.ledger.delete(key);
+      this.#storedAt.delete(key);
+      this.#forgotten.add(key);
+      forgotten++;
+    }
+    return forgotten;
+  }
+
   #on(fault: Fault, p: number): boolean {
     if (!this.options.live() || !this.options.faults.has(fault)) return false;
     if (!this.rng.chance(p)) return false;
@@ -238,7 +268,11 @@ export class Network {
 
   #write(travel: Travel, request: RowRequest, principal: string): string {
     const before = this.server.effects.length;
+    // A legacy v0 tab predates SPEC §15's rule: it resends a key at any age (§17).
+    if (travel.req.legacy && this.#forgotten.has(`${principal}\u0000${travel.req.key ?? ''}`))
+      this.truth.legacyPastRetention.add(travel.req.key ?? '');
     const result = this.server.handle(request, principal);
+    this.#stamp();
     for (const effect of this.server.effects.slice(before)) this.truth.effect(effect);
     if (result.kind !== 'response') {
       this.#answer(travel, 'lost', result.kind);
@@ -265,6 +299,7 @@ export class Network {
     }
     const before = this.server.effects.length;
     const result = this.server.handleBatch(request.body ?? '', principal);
+    this.#stamp();
     for (const effect of this.server.effects.slice(before)) this.truth.effect(effect);
     if (result.kind !== 'response') {
       this.#answer(travel, 'lost', result.kind);

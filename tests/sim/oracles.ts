@@ -99,7 +99,8 @@ const APP_FIELDS = ['title', 'body', 'tag'] as const;
 
 /** A row of a format version this bundle does not know (§17): a newer bundle's to send. */
 function isFuture(row: Raw | undefined): boolean {
-  return row !== undefined && row.v !== undefined && row.v !== 1;
+  // SPEC §17: only a whole `v` above 1 is a newer format; any other `v` is corrupt.
+  return row !== undefined && Number.isSafeInteger(row.v) && (row.v as number) > 1;
 }
 
 function recordKey(owner: string, collection: string, targetId: string): string {
@@ -650,6 +651,15 @@ export class Truth {
         );
         return;
       }
+      // G6 (SPEC §13): a row goes only with its own owner's credentials, never with none or
+      // another owner's.
+      this.exercise('G6');
+      if (req.owner !== row.owner)
+        this.fail(
+          'G6',
+          'sent-with-other-credentials',
+          `${req.holder} sent ${req.key} of ${String(row.owner)} with ${req.owner === '' ? 'no credentials' : `${req.owner}'s credentials`}`,
+        );
       if (
         claim === undefined ||
         mine === undefined ||
@@ -748,10 +758,18 @@ export class Truth {
     }
   }
 
+  /**
+   * Keys a legacy v0 tab resent after the server's ledger forgot them: SPEC §17 "an older bundle
+   * that sends from the page ... knows nothing of claim, writer, evidence" — it predates §15's
+   * "a key is only safe while the server remembers it", so its second effect is not this
+   * bundle's (G2 holds for what v1 holders send).
+   */
+  readonly legacyPastRetention = new Set<string>();
+
   /** The server applied a write (G2, G4). */
   effect(effect: Effect): void {
     this.exercise('G2');
-    if (this.applied.has(effect.key))
+    if (this.applied.has(effect.key) && !this.legacyPastRetention.has(effect.key))
       this.fail('G2', 'key-applied-twice', `${effect.key} has two effects`);
     this.applied.set(effect.key, effect);
     const rowId = this.keyRow.get(effect.key);
@@ -897,6 +915,12 @@ export class Truth {
       // the app discarded (after its handler failed on the answer) takes its evidence with it.
       if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
       if (rowId !== undefined && this.tombstones.get(rowId)?.reason === 'discarded') continue;
+      // SPEC §15: "when the server no longer knows the key the row is blocked with
+      // retention_exceeded and its evidence kept": the evidence stays in the row, since no
+      // answer ever said the resend was applied.
+      const kept = asRaw(rowId === undefined ? undefined : this.rows.get(rowId));
+      if (kept?.state === 'blocked' && kept.blockedCode === 'retention_exceeded' && kept.conflict)
+        continue;
       this.exercise('G5');
       if (!this.ledger.has(rowId!))
         this.fail(

@@ -113,6 +113,7 @@ async function drain(world: World): Promise<void> {
   world.live = false;
   world.unauthorized = false;
   world.authNone.clear();
+  world.signedOut.clear();
   world.sched.log('drain: faults off');
   for (let slot = 0; slot < world.config.holders; slot++)
     if (world.holders[slot] === undefined) await world.startHolder(slot);

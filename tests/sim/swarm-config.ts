@@ -47,8 +47,20 @@ export const FAULTS = [
   'lease-expiry',
   /** Holders are killed at any await and restarted. */
   'kill',
+  /**
+   * The device sleeps for days (SPEC §15): every clock jumps ahead, and the server's ledger
+   * forgets keys older than its retention. Drawn after everything else, so the seeds drawn
+   * before it keep their configuration.
+   */
+  'sleep',
 ] as const;
 export type Fault = (typeof FAULTS)[number];
+
+/** Faults drawn after the others (each seed's earlier draws stay as they were). */
+const LATE_FAULTS: ReadonlySet<Fault> = new Set(['sleep']);
+
+/** The ledger retention of the simulated server (SPEC §15: at least 7 days). */
+export const SIM_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Actors a seed may switch on (holders and owners are counts). */
 export const ACTORS = [
@@ -63,8 +75,17 @@ export const ACTORS = [
   'legacy-v0',
   'corruptor',
   'cross-owner',
+  /**
+   * An owner signs out between attempts (SPEC §13) while another stays signed in, and signs in
+   * again later: its rows wait held meanwhile, never sent with no credentials or another's.
+   * Drawn after everything else, as the late faults are.
+   */
+  'sign-out',
 ] as const;
 export type Actor = (typeof ACTORS)[number];
+
+/** Actors drawn after every other draw. */
+const LATE_ACTORS: ReadonlySet<Actor> = new Set(['sign-out']);
 
 export type StoreKind = 'memory' | 'idb';
 
@@ -105,11 +126,12 @@ export interface Narrowing {
 /** The configuration a seed switches on. */
 export function swarmConfig(seed: number, store: StoreKind): SimConfig {
   const rng = new Prng(seed, 1);
-  const faults = FAULTS.filter(() => rng.chance(0.4));
-  const actors = ACTORS.filter((actor) =>
-    rng.chance(actor === 'creates' || actor === 'updates' ? 0.9 : 0.5),
+  const faults = FAULTS.filter((fault) => !LATE_FAULTS.has(fault) && rng.chance(0.4));
+  const actors = ACTORS.filter(
+    (actor) =>
+      !LATE_ACTORS.has(actor) && rng.chance(actor === 'creates' || actor === 'updates' ? 0.9 : 0.5),
   );
-  return {
+  const config: SimConfig = {
     seed,
     store,
     holders: rng.int(1, 3),
@@ -127,6 +149,10 @@ export function swarmConfig(seed: number, store: StoreKind): SimConfig {
     // Drawn last: the draws before it, and so every replay's configuration, stay as they were.
     maxReceipts: rng.pick([500, 500, 2]),
   };
+  // The late faults, drawn after every other draw.
+  for (const fault of LATE_FAULTS) if (rng.chance(0.25)) faults.push(fault);
+  for (const actor of LATE_ACTORS) if (rng.chance(0.3)) actors.push(actor);
+  return config;
 }
 
 /** A configuration with a narrowing applied. */
@@ -167,6 +193,8 @@ export type Op =
   | { op: 'v0-enqueue'; owner: number; slot: number; fields: Fields; create: boolean }
   | { op: 'v0-flush'; owner: number }
   | { op: 'tick'; ms: number }
+  | { op: 'sleep'; days: number }
+  | { op: 'sign-out'; owner: number; on: boolean }
   | { op: 'clock-step'; holder: number; ms: number }
   | { op: 'window-401'; on: boolean }
   | { op: 'auth-none'; owner: number; on: boolean }
@@ -211,6 +239,10 @@ export function opOwner(op: Op): string | undefined {
       return 'auth-none';
     case 'tick':
       return op.ms >= 10_000 ? 'lease-expiry' : undefined;
+    case 'sleep':
+      return 'sleep';
+    case 'sign-out':
+      return 'sign-out';
     default:
       return undefined;
   }
@@ -362,6 +394,12 @@ export function generateScript(config: SimConfig): Op[] {
       }),
     ],
   ];
+  // Last, and weighed 0 when off: the scripts of seeds without it stay as they were.
+  menu.push([on.has('sleep') ? 0.7 : 0, () => ({ op: 'sleep', days: rng.pick([2, 8, 8, 30]) })]);
+  menu.push([
+    on.has('sign-out') ? 1.5 : 0,
+    () => ({ op: 'sign-out', owner: owner(), on: rng.chance(0.5) }),
+  ]);
   const weights = menu.map(([w]) => w);
   while (ops.length < config.ops) {
     const made = menu[rng.weighted(weights)]![1]();

@@ -91,6 +91,7 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     'legacy-v0': ['actor:legacy-v0'],
     corruptor: ['actor:corruptor'],
     'cross-owner': ['actor:cross-owner'],
+    'sign-out': ['actor:sign-out', 'actor:sign-in'],
   };
   for (const actor of ACTORS)
     for (const key of actorKeys[actor]) rows.push({ group: 'actor', key, label: key.slice(6) });

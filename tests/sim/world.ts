@@ -3,6 +3,9 @@ import { IDBFactory } from 'fake-indexeddb';
 import type { OutboxCore, OwnerApi } from '../../shared/core/outbox-api.ts';
 import { createOutboxCore } from '../../shared/core/outbox-core.ts';
 import { DEFAULT_TUNING } from '../../shared/core/tuning.ts';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 import { OutboxError } from '../../shared/model/errors.ts';
 import type { CollectionHandler, IntentInfo } from '../../shared/model/handler.ts';
 import type { Json } from '../../shared/model/json.ts';
@@ -20,7 +23,13 @@ import { type EditDraft, Truth } from './oracles.ts';
 import { SimStore, simIds } from './ports.ts';
 import { Prng } from './prng.ts';
 import { Scheduler } from './scheduler.ts';
-import type { Fault, Fields, Op, SimConfig } from './swarm-config.ts';
+import {
+  type Fault,
+  type Fields,
+  type Op,
+  SIM_RETENTION_MS,
+  type SimConfig,
+} from './swarm-config.ts';
 
 /**
  * The simulated world of one run (SPEC §20): the model server, 1–3 holders on one store (each
@@ -159,6 +168,8 @@ export class World {
   steps = 0;
   unauthorized = false;
   readonly authNone = new Set<string>();
+  /** Owners signed out (SPEC §13): the app has no credentials for them until they sign in. */
+  readonly signedOut = new Set<string>();
   #callNo = 0;
   #editNo = 0;
   #incarnation = 0;
@@ -283,6 +294,10 @@ export class World {
           if (this.strikes('auth-fail', 0.12)) {
             reject(new Error('the token endpoint is down (simulated)'));
             return ' ✗ fails';
+          }
+          if (this.signedOut.has(owner)) {
+            resolve(null);
+            return ' → signed out';
           }
           if (this.live && this.authNone.has(owner)) {
             this.count('fault:auth-none');
@@ -616,6 +631,36 @@ export class World {
         this.count('actor:legacy-v0');
         void this.legacy.flush(ownerName);
         return 'v0 flush';
+      case 'sign-out': {
+        if (op.on) {
+          this.signedOut.add(ownerName);
+          this.count('actor:sign-out');
+          return `${ownerName} signs out; the other owners stay signed in`;
+        }
+        if (!this.signedOut.delete(ownerName)) return `${ownerName} is signed in`;
+        this.count('actor:sign-in');
+        // Signing in hands the credentials over, which lets go the rows held for want of them.
+        const holder = this.rng.pick(this.liveHolders());
+        if (holder)
+          this.call(holder, 'resumeHeld', () =>
+            holder.api(ownerName).resumeHeld({ code: 'auth_required' }),
+          );
+        return `${ownerName} signs in again`;
+      }
+      case 'sleep': {
+        // The device sleeps: every clock jumps ahead together, and the server's sweep runs
+        // once the days have passed (SPEC §15).
+        const ms = op.days * DAY_MS;
+        this.count('fault:sleep');
+        this.waitUntil = Math.max(this.waitUntil, this.sched.now + ms);
+        this.sched.add(
+          'clock',
+          `${op.days} days have passed; the server forgets keys older than its retention`,
+          () => ` (${this.net.forgetOlderThan(this.sched.now - SIM_RETENTION_MS)} forgotten)`,
+          ms,
+        );
+        return `the device sleeps ${op.days} days`;
+      }
       case 'tick':
         if (op.ms >= this.config.leaseMs) this.count('fault:lease-expiry');
         this.wait(op.ms);
@@ -680,6 +725,8 @@ export class World {
         break;
       case 4:
         value.claim = { holderId: 5 };
+        // A `v` that is not a whole number is corrupt, never a newer format (SPEC §17).
+        if (n % 2 === 0) value.v = 'one';
         break;
       case 6:
         // Not corrupt: a row of a newer bundle's format, which this bundle must leave alone (§17).

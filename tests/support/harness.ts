@@ -75,6 +75,8 @@ export class World {
       random?: () => number;
       /** This holder's own clock (skew between holders); the world's by default. */
       clock?: Clock;
+      /** Whether the holder has credentials for an owner (SPEC §13); none by default. */
+      hasCredentials?: (owner: string) => Promise<boolean>;
     } = {},
   ): Promise<Holder> {
     const opened = await this.open();
@@ -95,6 +97,7 @@ export class World {
       concurrency: options.concurrency ?? 4,
       ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
       onEvent: (event) => this.record(name, event),
+      ...(options.hasCredentials ? { hasCredentials: options.hasCredentials } : {}),
     });
     const holder = { name, core, api: core.forOwner(options.owner ?? OWNER), transport, store };
     this.holders.push(holder);

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { OutboxRow } from '../../shared/model/row.ts';
+import { planClaim } from '../../shared/plan/claim.ts';
+import {
+  ASSUMED_RETENTION_MS,
+  firstAttemptOf,
+  keyLifetime,
+  planKeyAge,
+} from '../../shared/plan/key-retention.ts';
+import {
+  abandoned,
+  BUNDLE,
+  createRow,
+  deferred,
+  LEASE,
+  legacySending,
+  ME,
+  NOW,
+  OWNER,
+  unanswered,
+  updateRow,
+} from './fixtures.ts';
+
+const DAY = 24 * 60 * 60 * 1000;
+
+/** A row whose current key first left `daysAgo` days before `NOW`. */
+function aged(row: OutboxRow, daysAgo: number): OutboxRow {
+  return { ...row, evidence: { ...row.evidence!, firstAttemptAt: NOW - daysAgo * DAY } };
+}
+
+/** SPEC §15 "A key is only safe while the server remembers it", as a table. */
+describe('planKeyAge: a key is resent only while the server remembers it (SPEC §15)', () => {
+  it.each([
+    {
+      case: 'a row never attempted goes at any age',
+      row: createRow(),
+      retention: undefined,
+      plan: 'send',
+    },
+    {
+      case: 'a row answered with a definite "not applied" (503) goes at any age',
+      row: aged(deferred(updateRow()), 30),
+      retention: undefined,
+      plan: 'send',
+    },
+    {
+      case: 'an unknown outcome five days old is resent under its key (nothing published: 6 days)',
+      row: aged(unanswered(createRow()), 5),
+      retention: undefined,
+      plan: 'send',
+    },
+    {
+      case: 'an unknown outcome six days old asks the receipt lookup first (nothing published)',
+      row: aged(unanswered(createRow()), 6),
+      retention: undefined,
+      plan: 'ask',
+    },
+    {
+      case: 'an unknown outcome eight days old asks the lookup first (a 7-day retention)',
+      row: aged(unanswered(updateRow(), 'http_500'), 8),
+      retention: 7 * DAY,
+      plan: 'ask',
+    },
+    {
+      case: 'an unknown outcome eight days old is resent where the server keeps keys 30 days',
+      row: aged(unanswered(updateRow(), 'timeout'), 8),
+      retention: 30 * DAY,
+      plan: 'send',
+    },
+    {
+      case: 'a row whose holder died mid-send (still sending) is an unknown outcome too',
+      row: aged(abandoned(createRow()), 8),
+      retention: undefined,
+      plan: 'ask',
+    },
+    {
+      case: 'a row a legacy tab sent, with no first attempt recorded, is dated by its savedAt',
+      row: { ...legacySending(createRow(), NOW - 8 * DAY), savedAt: NOW - 8 * DAY },
+      retention: undefined,
+      plan: 'ask',
+    },
+    {
+      case: 'a short retention (one hour) keeps six sevenths of itself',
+      row: {
+        ...unanswered(createRow()),
+        evidence: { attemptCount: 1, mayHaveApplied: true, firstAttemptAt: NOW - 52 * 60_000 },
+      },
+      retention: 60 * 60_000,
+      plan: 'ask',
+    },
+  ] satisfies {
+    case: string;
+    row: OutboxRow;
+    retention: number | undefined;
+    plan: 'send' | 'ask';
+  }[])('$case', ({ row, retention, plan }) => {
+    expect(planKeyAge(row, { now: NOW, retentionMs: retention })).toBe(plan);
+  });
+
+  it('allows a key the retention less one day, six days when nothing was published', () => {
+    expect(keyLifetime(undefined)).toBe(6 * DAY);
+    expect(keyLifetime(ASSUMED_RETENTION_MS)).toBe(6 * DAY);
+    expect(keyLifetime(30 * DAY)).toBe(29 * DAY);
+    expect(keyLifetime(7 * 60 * 60_000)).toBe(6 * 60 * 60_000);
+  });
+
+  it('dates a key by its first claim, which later claims keep and a never-sent row has none of', () => {
+    const ctx = { owner: OWNER, holderId: ME, now: NOW, leaseMs: LEASE, bundle: BUNDLE };
+    const first = planClaim(createRow(), createRow(), ctx);
+    if (first.kind !== 'claim') throw new Error('expected a claim');
+    expect(first.row.evidence?.firstAttemptAt).toBe(NOW);
+    const again = planClaim(aged(unanswered(createRow()), 2), {}, { ...ctx, now: NOW + LEASE });
+    if (again.kind !== 'claim') throw new Error('expected a claim');
+    expect(again.row.evidence?.firstAttemptAt).toBe(NOW - 2 * DAY);
+    expect(firstAttemptOf(createRow())).toBeUndefined();
+  });
+});
