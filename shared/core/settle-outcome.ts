@@ -38,15 +38,15 @@ export async function settleOutcome(
   // that it is its record's only row: no reads, and the transaction still checks both (the row
   // unchanged, the record holding just it). When stale, re-read, look up the record's successors
   // and intents, and plan again (a takeover, a new intent, a waiting edit).
-  let observed: Observation | undefined = reread ? undefined : { raw: sent, row: sent };
+  let read: RowRead | undefined = reread ? undefined : { raw: sent, row: sent };
   for (let attempt = reread ? 1 : 0; attempt < MAX_SETTLE_PLANS; attempt++) {
-    if (observed === undefined) {
+    if (read === undefined) {
       const raw = await flush.store.get(sent.id, flush.owner);
       const decoded = decodeRow(raw);
-      observed = { raw, row: decoded.ok ? decoded.row : undefined };
+      read = { raw, row: decoded.ok ? decoded.row : undefined };
     }
-    const plan = await planOutcome(flush, sent, fence, outcome, observed, attempt === 0);
-    observed = undefined;
+    const plan = await planOutcome(flush, sent, fence, outcome, read, attempt === 0);
+    read = undefined;
     if (plan === undefined) return;
     if ((await flush.writes.submit(plan)) === 'committed') {
       noteSettled(flush, sent, outcome, plan);
@@ -129,7 +129,7 @@ export async function settleMany(flush: Flush, answers: readonly BatchAnswer[]):
   );
 }
 
-interface Observation {
+interface RowRead {
   raw: unknown;
   row: OutboxRow | undefined;
 }
@@ -144,14 +144,14 @@ async function planOutcome(
   sent: OutboxRow,
   fence: number,
   outcome: Exclude<Outcome, { kind: 'conflict' }>,
-  observed: Observation,
+  read: RowRead,
   alone: boolean,
   jitter = () => flush.deps.ids.random(),
 ): Promise<ReplacePlan | undefined> {
   const { deps } = flush;
   const holder = { owner: flush.owner, holderId: deps.holderId, fence };
   const now = deps.clock.now();
-  const { raw, row: current } = observed;
+  const { raw, row: current } = read;
   if (outcome.kind === 'success') {
     const handler = deps.handlers[sent.collection];
     const receipt = receiptFor(handler, sent, outcome.status, outcome.body, now);

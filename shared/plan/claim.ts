@@ -25,7 +25,7 @@ export type ClaimPlan =
  * claim with the next fence. If another holder got there first the replace is `stale`.
  */
 export function planClaim(
-  observed: OutboxRow,
+  current: OutboxRow,
   raw: unknown,
   ctx: ClaimContext,
   /**
@@ -35,40 +35,40 @@ export function planClaim(
    */
   passed: readonly Expectation[] = [],
 ): ClaimPlan {
-  if (observed.owner !== ctx.owner) return { kind: 'skip', reason: 'other_owner' };
-  if (isUnknownVersion(observed)) return { kind: 'skip', reason: 'not_queued' };
-  if (observed.request === undefined) return { kind: 'skip', reason: 'no_request' };
-  if (observed.state !== 'queued' && observed.state !== 'sending')
+  if (current.owner !== ctx.owner) return { kind: 'skip', reason: 'other_owner' };
+  if (isUnknownVersion(current)) return { kind: 'skip', reason: 'not_queued' };
+  if (current.request === undefined) return { kind: 'skip', reason: 'no_request' };
+  if (current.state !== 'queued' && current.state !== 'sending')
     return { kind: 'skip', reason: 'not_queued' };
-  if (isRowInFlight(observed, ctx.now, ctx.leaseMs)) return { kind: 'skip', reason: 'in_flight' };
+  if (isRowInFlight(current, ctx.now, ctx.leaseMs)) return { kind: 'skip', reason: 'in_flight' };
   // Fences only grow while a row lives (G3): the next claim is always previous + 1.
-  const fence = (observed.claim?.fence ?? 0) + 1;
+  const fence = (current.claim?.fence ?? 0) + 1;
   // What earlier attempts left unknown stays known for the row's life (§6), whatever this attempt
   // ends with — say it sends nothing because its deadline passed. The claim is where it is kept:
   // a row still `sending` whose holder died or could not store the answer, or one a legacy tab
   // sent and put back, carries no outcome of its own, and settling this attempt rewrites both.
-  const unsettled = attemptOutcome(observed) === 'unknown' ? { mayHaveApplied: true } : {};
-  const { nextAttemptAt: _next, ...rest } = observed;
+  const unsettled = attemptOutcome(current) === 'unknown' ? { mayHaveApplied: true } : {};
+  const { nextAttemptAt: _next, ...rest } = current;
   const row: OutboxRow = {
     ...rest,
     v: 1,
     state: 'sending',
     sentAt: ctx.now,
     claim: {
-      ...observed.claim,
+      ...current.claim,
       holderId: ctx.holderId,
       expiresAt: claimExpiry(ctx.now, ctx.leaseMs),
       fence,
     },
     evidence: {
-      ...observed.evidence,
-      attemptCount: (observed.evidence?.attemptCount ?? 0) + 1,
+      ...current.evidence,
+      attemptCount: (current.evidence?.attemptCount ?? 0) + 1,
       lastAttemptAt: ctx.now,
       // The key's age is counted from its first attempt, against the server's retention (§15).
-      firstAttemptAt: firstAttemptOf(observed) ?? ctx.now,
+      firstAttemptAt: firstAttemptOf(current) ?? ctx.now,
       ...unsettled,
     },
-    writer: { ...observed.writer, bundle: ctx.bundle, at: ctx.now },
+    writer: { ...current.writer, bundle: ctx.bundle, at: ctx.now },
   };
   return {
     kind: 'claim',
@@ -76,7 +76,7 @@ export function planClaim(
     fence,
     plan: {
       owner: ctx.owner,
-      expected: [{ id: observed.id, row: raw }, ...passed],
+      expected: [{ id: current.id, row: raw }, ...passed],
       put: [row],
       reason: 'claim',
     },

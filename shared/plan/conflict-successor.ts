@@ -90,14 +90,14 @@ export type ConflictSuccessorPlan =
  * current revision, or under the `block` policy, the row is quarantined with its evidence.
  */
 export function planConflictSuccessor(
-  observed: OutboxRow | undefined,
+  current: OutboxRow | undefined,
   raw: unknown,
   conflict: ConflictFacts,
   status: number,
   ctx: ConflictSuccessorContext,
 ): ConflictSuccessorPlan {
-  if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'stale' };
-  return planConflictRule(observed, raw, conflict, status, ctx);
+  if (!isClaimMine(current, ctx.holderId, ctx.fence)) return { kind: 'stale' };
+  return planConflictRule(current, raw, conflict, status, ctx);
 }
 
 /**
@@ -107,26 +107,26 @@ export function planConflictSuccessor(
  * the app retries, §13).
  */
 export function planConflictRule(
-  observed: OutboxRow,
+  current: OutboxRow,
   raw: unknown,
   conflict: ConflictFacts,
   status: number,
   ctx: Omit<ConflictSuccessorContext, 'holderId' | 'fence'>,
 ): Exclude<ConflictSuccessorPlan, { kind: 'stale' }> {
-  const evidence = buildConflictEvidence(observed, conflict, status, ctx.now);
-  const expected = [{ id: observed.id, row: raw }];
+  const evidence = buildConflictEvidence(current, conflict, status, ctx.now);
+  const expected = [{ id: current.id, row: raw }];
   const policy = ctx.handler.conflict ?? 'rebase';
   if (policy === 'block' || conflict.currentRevision === null) {
     const blocked: OutboxRow = {
-      ...observed,
+      ...current,
       state: 'blocked',
       blockedAt: ctx.now,
       blockedCode: 'revision_conflict',
       blockedDetail: `The server is at revision ${conflict.currentRevision ?? 'unknown'}.`,
-      ...(observed.claim === undefined ? {} : { claim: { ...observed.claim, expiresAt: ctx.now } }),
+      ...(current.claim === undefined ? {} : { claim: { ...current.claim, expiresAt: ctx.now } }),
       evidence: {
-        ...observed.evidence,
-        attemptCount: observed.evidence?.attemptCount ?? 1,
+        ...current.evidence,
+        attemptCount: current.evidence?.attemptCount ?? 1,
         lastErrorCode: 'revision_conflict',
       },
       conflict: evidence,
@@ -135,11 +135,11 @@ export function planConflictRule(
     return { kind: 'block', plan: { owner: ctx.owner, expected, put: [row], reason: 'conflict' } };
   }
   const payload =
-    typeof policy === 'function' ? policy({ row: observed, conflict }) : observed.payload;
+    typeof policy === 'function' ? policy({ row: current, conflict }) : current.payload;
   const intent: IntentInfo = {
-    collection: observed.collection,
-    kind: observed.kind,
-    targetId: observed.targetId,
+    collection: current.collection,
+    kind: current.kind,
+    targetId: current.targetId,
     payload,
     baseRevision: conflict.currentRevision,
   };
@@ -160,7 +160,7 @@ export function planConflictRule(
     writer: _w,
     overtakenBy: _o,
     ...kept
-  } = observed;
+  } = current;
   // The successor is a new request that never left: what the original's attempts left unknown
   // is not its own (the 412 said the original's key applied nothing).
   // Nor is the age of the original's key: the successor's own first attempt starts it (§15).
@@ -168,7 +168,7 @@ export function planConflictRule(
     mayHaveApplied: _unknown,
     firstAttemptAt: _first,
     ...evidenceKept
-  } = observed.evidence ?? { attemptCount: 1 };
+  } = current.evidence ?? { attemptCount: 1 };
   const successor: OutboxRow = {
     ...kept,
     v: 1,
@@ -177,10 +177,10 @@ export function planConflictRule(
     ...(payload === undefined ? {} : { payload }),
     baseRevision: conflict.currentRevision,
     request,
-    successorOf: observed.id,
+    successorOf: current.id,
     evidence: {
       ...evidenceKept,
-      attemptCount: observed.evidence?.attemptCount ?? 1,
+      attemptCount: current.evidence?.attemptCount ?? 1,
       lastAttemptAt: ctx.now,
       lastErrorCode: 'revision_conflict',
     },
@@ -193,10 +193,10 @@ export function planConflictRule(
       owner: ctx.owner,
       expected: [...expected, { id: successor.id, row: null }],
       put: [successor],
-      delete: [observed.id],
+      delete: [current.id],
       tombstones: [
         {
-          id: observed.id,
+          id: current.id,
           owner: ctx.owner,
           reason: 'superseded',
           into: successor.id,

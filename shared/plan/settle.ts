@@ -32,20 +32,20 @@ function expireClaim(row: OutboxRow, now: number): OutboxRow['claim'] {
  * inside the transaction through `expected` (SPEC §5 table).
  */
 export function planSettleFailure(
-  observed: OutboxRow | undefined,
+  current: OutboxRow | undefined,
   raw: unknown,
   outcome: NonSuccess,
   ctx: SettleContext,
 ): SettlePlan {
-  if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
+  if (!isClaimMine(current, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
   // A legacy tab's copy of the request went out after this claim: the row is the tab's now, and
   // requeueing it would drop the one mark that its outcome is unknown (§6, §17).
-  if (sentByLegacySinceClaim(observed)) return { kind: 'not_mine' };
-  const { sentAt: _sent, ...rest } = observed;
-  const claim = expireClaim(observed, ctx.now);
+  if (sentByLegacySinceClaim(current)) return { kind: 'not_mine' };
+  const { sentAt: _sent, ...rest } = current;
+  const claim = expireClaim(current, ctx.now);
   const evidence = {
-    ...observed.evidence,
-    attemptCount: observed.evidence?.attemptCount ?? 1,
+    ...current.evidence,
+    attemptCount: current.evidence?.attemptCount ?? 1,
     lastErrorCode: outcome.code,
     // An answer that may follow an effect marks the row for good: it is never merged (§6).
     ...(appliedNothing(outcome.code) ? {} : { mayHaveApplied: true }),
@@ -81,7 +81,7 @@ export function planSettleFailure(
     kind: 'apply',
     plan: {
       owner: ctx.owner,
-      expected: [{ id: observed.id, row: raw }],
+      expected: [{ id: current.id, row: raw }],
       put: [row],
       reason: 'settle',
     },
@@ -93,7 +93,7 @@ export function planSettleFailure(
  * the claim is mine. `extra` carries the intent conversions that must commit with it (§8).
  */
 export function planSettleSuccess(
-  observed: OutboxRow | undefined,
+  current: OutboxRow | undefined,
   raw: unknown,
   receipt: Receipt,
   ctx: Omit<SettleContext, 'nextAttemptAt'>,
@@ -110,22 +110,22 @@ export function planSettleSuccess(
     recordIds?: string[];
   } = { expected: [] },
 ): SettlePlan {
-  if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
+  if (!isClaimMine(current, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
   const converting = (extra.put?.length ?? 0) > 0;
-  const record = { collection: observed.collection, targetId: observed.targetId };
+  const record = { collection: current.collection, targetId: current.targetId };
   return {
     kind: 'apply',
     plan: {
       owner: ctx.owner,
-      expected: [{ id: observed.id, row: raw }, ...extra.expected],
+      expected: [{ id: current.id, row: raw }, ...extra.expected],
       put: extra.put ?? [],
-      delete: [observed.id, ...(extra.delete ?? [])],
+      delete: [current.id, ...(extra.delete ?? [])],
       receipts: [receipt],
       tombstones: extra.tombstones ?? [],
       ledger: extra.ledger ?? [],
-      ...namesOf(observed, receipt),
+      ...namesOf(current, receipt),
       ...(extra.alone
-        ? { records: [{ ...record, ids: [observed.id] }] }
+        ? { records: [{ ...record, ids: [current.id] }] }
         : extra.recordIds !== undefined
           ? { records: [{ ...record, ids: extra.recordIds }] }
           : {}),

@@ -13,11 +13,11 @@ import { encodeKey, type Key } from './keys.ts';
  * is still detected. `null` (or `undefined`, what `get` returns for a missing row) means the row
  * must be absent.
  */
-export function matchesObservation(current: unknown, observed: unknown): boolean {
-  if (observed === null || observed === undefined) return current === undefined;
+export function matchesObservation(current: unknown, expected: unknown): boolean {
+  if (expected === null || expected === undefined) return current === undefined;
   // IndexedDB reads an unreadable value as null, inside the transaction as outside.
-  if (isUnreadable(observed)) return current === null || isUnreadable(current);
-  return current !== undefined && deepEqual(current, observed);
+  if (isUnreadable(expected)) return current === null || isUnreadable(current);
+  return current !== undefined && deepEqual(current, expected);
 }
 
 /**
