@@ -30,10 +30,18 @@ export async function send(
     sendAlone: (one) => sendAlone(flush, one),
   });
   const [only, ...more] = claimed;
-  if (only === undefined) return asked;
-  if (route === undefined || more.length === 0) await sendAlone(flush, only);
-  else await sendTogether(flush, route, claimed);
-  await asked;
+  const sending =
+    only === undefined
+      ? Promise.resolve()
+      : route === undefined || more.length === 0
+        ? sendAlone(flush, only)
+        : sendTogether(flush, route, claimed);
+  // Both run at once and both are waited for before the group's records are free again; a
+  // failure of either (a storage fault stops the flush) is raised once both have settled, so
+  // neither is left rejected with nobody listening.
+  const [sent, judged] = await Promise.allSettled([sending, asked]);
+  if (sent.status === 'rejected') throw sent.reason;
+  if (judged.status === 'rejected') throw judged.reason;
 }
 
 /** Claims the rows in one transaction, each compared on its own; returns those claimed. */
