@@ -47,6 +47,26 @@ async function apiDown(context: BrowserContext, down: boolean) {
 const titleOf = (row: { payload: { body: string } }) =>
   (JSON.parse(row.payload.body) as { title: string }).title;
 
+/**
+ * The API down and `count` writes made through BackgroundSyncPlugin (worker v1), alternating
+ * between two URLs, titled `a-01`, `b-02`, …: each fails for the page and waits in Workbox's
+ * queue, bearer token and all.
+ */
+async function queueInWorkbox(page: Page, context: BrowserContext, token: string, count: number) {
+  await apiDown(context, true);
+  const paths = ['/api/notes?list=a', '/api/notes?list=b'];
+  for (let i = 1; i <= count; i++) {
+    const path = paths[i % 2]!;
+    const title = `${path.endsWith('a') ? 'a' : 'b'}-${String(i).padStart(2, '0')}`;
+    expect(await page.evaluate(([p, t, k]) => wb.write(p!, t!, k!), [path, title, token])).toBe(
+      'TypeError',
+    );
+  }
+  await expect
+    .poll(async () => (await page.evaluate(() => wb.workboxEntries())).length)
+    .toBe(count);
+}
+
 test('a BackgroundSyncPlugin queue moves into the outbox on the update: 20 writes, each applied once, in order per URL, across a kill mid-import', async ({
   context,
   page,
@@ -58,16 +78,7 @@ test('a BackgroundSyncPlugin queue moves into the outbox on the update: 20 write
   const token = await page.evaluate((u) => wb.login(u), user);
 
   // The API is down: Workbox's plugin queues every write (the page sees the network error).
-  await apiDown(context, true);
-  const paths = ['/api/notes?list=a', '/api/notes?list=b'];
-  for (let i = 1; i <= 20; i++) {
-    const path = paths[i % 2]!;
-    const title = `${path.endsWith('a') ? 'a' : 'b'}-${String(i).padStart(2, '0')}`;
-    expect(await page.evaluate(([p, t, k]) => wb.write(p!, t!, k!), [path, title, token])).toBe(
-      'TypeError',
-    );
-  }
-  await expect.poll(async () => (await page.evaluate(() => wb.workboxEntries())).length).toBe(20);
+  await queueInWorkbox(page, context, token, 20);
 
   // The update, the API still down: the activation pass stalls after the 7th entry's row is durable,
   // before that entry leaves Workbox's queue, and the worker is stopped right there.
@@ -240,14 +251,7 @@ test('the switch as the guide writes it, against an API that needs a bearer toke
   const token = await page.evaluate((u) => wb.login(u), user);
 
   // The API is down: BackgroundSyncPlugin queues every write, bearer token and all.
-  await apiDown(context, true);
-  const paths = ['/api/notes?list=a', '/api/notes?list=b'];
-  for (let i = 1; i <= 10; i++) {
-    const path = paths[i % 2]!;
-    const title = `${path.endsWith('a') ? 'a' : 'b'}-${String(i).padStart(2, '0')}`;
-    await page.evaluate(([p, t, k]) => wb.write(p!, t!, k!), [path, title, token]);
-  }
-  await expect.poll(async () => (await page.evaluate(() => wb.workboxEntries())).length).toBe(10);
+  await queueInWorkbox(page, context, token, 10);
 
   // The switch; the API is back. The imported rows carry no token, so none goes: they wait held.
   await page.evaluate((o) => wb.register(`/workbox/sw-v3.js?owner=${encodeURIComponent(o)}`), user);
