@@ -43,12 +43,14 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * 37,918 B. A key resent only while the server remembers it (SPEC §15: the published retention
  * learned per origin and kept, a row's first attempt, the receipt lookup before an old key goes,
  * `retention_exceeded` and its re-issue) with corrupt versions quarantined (§17) +1,483 B, to
- * 39,401 B — over the budget by 2,537 B. Until the budget is restated or the engine cut to it,
+ * 39,401 B; a group's key-age lookup and its send both waited for before either's failure is
+ * raised +43 B, to 39,444 B — over the budget by 2,580 B. Until the budget is restated or the
+ * engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 39_424;
+const WORKER_CEILING = 39_500;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

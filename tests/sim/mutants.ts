@@ -51,7 +51,7 @@ export const MUTANTS: Record<string, Mutant> = {
     file: 'shared/plan/claim.ts',
     edits: [
       {
-        from: `      expected: [{ id: observed.id, row: raw }, ...passed],
+        from: `      expected: [{ id: current.id, row: raw }, ...passed],
       put: [row],
       reason: 'claim',`,
         to: `      expected: [],
@@ -66,10 +66,10 @@ export const MUTANTS: Record<string, Mutant> = {
     edits: [
       {
         from: `): SettlePlan {
-  if (!isClaimMine(observed, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
+  if (!isClaimMine(current, ctx.holderId, ctx.fence)) return { kind: 'not_mine' };
   const converting`,
         to: `): SettlePlan {
-  if (observed === undefined) return { kind: 'not_mine' };
+  if (current === undefined) return { kind: 'not_mine' };
   const converting`,
       },
     ],
