@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Answer } from '../problem.ts';
+import { postgresLedgerSchema } from '../store/ledger-schema.ts';
 import { type StoredResponse, StoreUnavailableError } from '../store/port.ts';
 import { errorCode, isUnavailable, RETRYABLE } from '../store/postgres-errors.ts';
 import {
@@ -79,16 +80,7 @@ export async function postgresLedger(
   };
   await createSchema(pool, [
     `CREATE SCHEMA IF NOT EXISTS "${schema}"`,
-    `CREATE TABLE IF NOT EXISTS ${ledger} (
-      principal text NOT NULL,
-      key text NOT NULL,
-      fingerprint text NOT NULL,
-      status smallint NOT NULL,
-      etag text,
-      body text NOT NULL,
-      created_at bigint NOT NULL,
-      PRIMARY KEY (principal, key))`,
-    `CREATE INDEX IF NOT EXISTS idempotency_ledger_created_at ON ${ledger} (created_at)`,
+    ...postgresLedgerSchema(ledger),
   ]);
 
   async function read<R extends pg.QueryResultRow>(text: string, values: unknown[]) {

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import type { Answer } from '../problem.ts';
+import { SQLITE_LEDGER_SCHEMA } from '../store/ledger-schema.ts';
 import { type StoredResponse, StoreUnavailableError } from '../store/port.ts';
 import type { SqliteDurability } from '../store/sqlite.ts';
 import {
@@ -9,24 +10,6 @@ import {
   storedResponseOf,
   type TransactOutcome,
 } from './ledger.ts';
-
-/**
- * The ledger of the reference server's SQLite store, column for column: a rowid table that grows
- * at its end with a unique `(principal, key)` index, because keys are random.
- */
-const LEDGER_SCHEMA = `
-CREATE TABLE IF NOT EXISTS idempotency_ledger (
-  principal TEXT NOT NULL,
-  key TEXT NOT NULL,
-  fingerprint TEXT NOT NULL,
-  status INTEGER NOT NULL,
-  etag TEXT,
-  body TEXT NOT NULL,
-  created_at INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS idempotency_ledger_key ON idempotency_ledger (principal, key);
-CREATE INDEX IF NOT EXISTS idempotency_ledger_created_at ON idempotency_ledger (created_at);
-`;
 
 /** Writes in one transaction at most, as the reference server's group commit. */
 const MAX_GROUP = 256;
@@ -72,7 +55,7 @@ export function openSqliteDatabase(
  * meanwhile sees its uncommitted writes.
  */
 export function sqliteLedger(db: Database.Database): LedgerStore<Database.Database> {
-  db.exec(LEDGER_SCHEMA);
+  db.exec(SQLITE_LEDGER_SCHEMA);
   const select = db.prepare<[string, string], StoredResponse>(
     'SELECT fingerprint, status, etag, body FROM idempotency_ledger WHERE principal = ? AND key = ? AND status > 0',
   );

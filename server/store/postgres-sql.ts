@@ -1,3 +1,4 @@
+import { postgresLedgerSchema } from './ledger-schema.ts';
 /**
  * SQL text of the PostgreSQL adapter, qualified with the adapter's schema so that several
  * ledgers (tests, instances) can share one database.
@@ -55,16 +56,7 @@ export function postgresSql(schema: string): PostgresSql {
         created_at bigint NOT NULL,
         updated_at bigint NOT NULL,
         PRIMARY KEY (principal, id))`,
-      `CREATE TABLE IF NOT EXISTS ${ledger} (
-        principal text NOT NULL,
-        key text NOT NULL,
-        fingerprint text NOT NULL,
-        status smallint NOT NULL,
-        etag text,
-        body text NOT NULL,
-        created_at bigint NOT NULL,
-        PRIMARY KEY (principal, key))`,
-      `CREATE INDEX IF NOT EXISTS idempotency_ledger_created_at ON ${ledger} (created_at)`,
+      ...postgresLedgerSchema(ledger),
       `CREATE TABLE IF NOT EXISTS ${history} (
         principal text NOT NULL,
         id text NOT NULL,

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { formatRevisionTag } from 'sw-outbox/wire';
 import { GroupCommit } from './group-commit.ts';
+import { SQLITE_LEDGER_SCHEMA } from './ledger-schema.ts';
 import {
   deletedJson,
   type NotePatch,
@@ -29,9 +30,10 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * Keys are random (clients make them), so the ledger is a rowid table that grows at its end with
- * a small unique index on `(principal, key)`: a random insert then touches one index page instead
- * of a page of whole rows. Note ids are time-ordered for the same reason (see notes route).
+ * The notes and their history; the ledger's table is `ledger-schema.ts`'s. Keys are random
+ * (clients make them), so the ledger is a rowid table that grows at its end with a small unique
+ * index on `(principal, key)`: a random insert then touches one index page instead of a page of
+ * whole rows. Note ids are time-ordered for the same reason (see notes route).
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS notes (
@@ -45,17 +47,6 @@ CREATE TABLE IF NOT EXISTS notes (
   updated_at INTEGER NOT NULL,
   PRIMARY KEY (principal, id)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS idempotency_ledger (
-  principal TEXT NOT NULL,
-  key TEXT NOT NULL,
-  fingerprint TEXT NOT NULL,
-  status INTEGER NOT NULL,
-  etag TEXT,
-  body TEXT NOT NULL,
-  created_at INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS idempotency_ledger_key ON idempotency_ledger (principal, key);
-CREATE INDEX IF NOT EXISTS idempotency_ledger_created_at ON idempotency_ledger (created_at);
 CREATE TABLE IF NOT EXISTS note_history (
   principal TEXT NOT NULL,
   id TEXT NOT NULL,
@@ -105,6 +96,7 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
     db.pragma('cache_size = -65536');
     db.pragma('wal_autocheckpoint = 4000');
     db.exec(SCHEMA);
+    db.exec(SQLITE_LEDGER_SCHEMA);
   } catch (error) {
     throw new StoreUnavailableError(`cannot open SQLite database ${options.path}`, {
       cause: error,
