@@ -2,14 +2,20 @@ import type { FlushReport } from '../model/page-api.ts';
 import type { BatchRoute } from '../model/ports.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow } from '../model/row.ts';
-import { type Expectation, NAME_RETENTION_MS, type RowCursor } from '../model/store.ts';
+import {
+  type Expectation,
+  NAME_RETENTION_MS,
+  type RowCursor,
+  type RowKey,
+} from '../model/store.ts';
 import { type BatchGroup, gather, planBatchRoute, scanLimit } from '../plan/batch-groups.ts';
+import type { RecordSeen } from '../plan/claim.ts';
 import { NO_CREDENTIALS } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
 import { leaseEnd } from '../plan/lease.ts';
 import { planResumeHeld } from '../plan/manual-actions.ts';
 import { planQuarantine } from '../plan/quarantine.ts';
-import { selectBatch, targetKey } from '../plan/select.ts';
+import { selectTurns, targetKey } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { CoreDeps } from './config.ts';
 import { Flush } from './flush.ts';
@@ -66,8 +72,11 @@ async function runPass(flush: Flush): Promise<number> {
   let converted = 0;
   const active = new Set<Promise<void>>();
   let after: RowCursor | undefined;
-  // Records a row of this pass already holds: later batches send none of their rows (§7, G4).
-  let closed = new Set<string>();
+  // Every row of the pass so far, by record: a record's turn is decided over all of its rows seen
+  // (§6.1), whichever batch of the scan each came in.
+  const known = new Map<string, Map<string, Observed>>();
+  // Records a conversion or a release rewrote in this pass: what was seen of them is stale.
+  const closed = new Set<string>();
   // A scan reads at least a full batch's worth of rows (§15.1).
   const limit = scanLimit(deps.batchSize, deps.batch);
   for (;;) {
@@ -76,11 +85,13 @@ async function runPass(flush: Flush): Promise<number> {
     const last = raws[raws.length - 1] as { savedAt: number; id: string };
     after = { savedAt: last.savedAt, id: last.id };
     const rows = await decodeBatch(flush, raws);
+    const touched = await learn(flush, known, rows);
+    const inScope = [...touched].flatMap((key) => [...known.get(key)!.values()]);
     const blockedPredecessors = new Map<string, Expectation>();
     const predecessor = await lookupPredecessorsOf(
       flush.store,
       flush.owner,
-      rows.map(({ row }) => row),
+      inScope.map(({ row }) => row),
       blockedPredecessors,
     );
     // Converted rows keep their queue place, which this scan may have passed: their records wait.
@@ -94,19 +105,18 @@ async function runPass(flush: Flush): Promise<number> {
       closed.add(targetKey(row));
     }
     const now = deps.clock.now();
-    // A row this flush already attempted still holds the later rows of its record.
-    const batch = selectBatch(
-      rows.map(({ row }) => row),
+    const records = [...touched]
+      .filter((key) => !closed.has(key))
+      .map((key) => [...known.get(key)!.values()].map(({ row }) => row));
+    const candidates = selectTurns(
+      records,
       { now, leaseMs: deps.leaseMs, force: flush.force, recovered: flush.recovered },
       predecessor,
-      new Set([...closed, ...flush.busyTargets]),
-    );
-    closed = batch.closed;
-    const candidates = batch.sendable.filter((row) => !flush.attempted.has(row.id));
+      flush.busyTargets,
+    ).filter((row) => !flush.attempted.has(row.id) && !flush.isHeldByOrphan(row));
     for (const row of candidates)
-      flush.passedOver.set(row.id, passedOver(row, rows, blockedPredecessors));
+      flush.seen.set(row.id, recordSeen(row, known.get(targetKey(row))!, blockedPredecessors));
     noteWaiting(flush, rows, now);
-    const rawById = new Map(rows.map(({ row, raw }) => [row.id, raw]));
     const groups = new Map<string, BatchGroup>();
     for (const row of candidates) {
       if (flush.stop !== undefined) break;
@@ -119,7 +129,7 @@ async function runPass(flush: Flush): Promise<number> {
       if (flush.busyTargets.has(key)) continue;
       flush.busyTargets.add(key);
       flush.attempted.add(row.id);
-      const observed = { row, raw: rawById.get(row.id) };
+      const observed = known.get(key)!.get(row.id)!;
       const route = batchRouteOf(flush, row);
       if (route !== undefined)
         for (const group of gather(groups, route, observed)) start(group.rows, group.route);
@@ -150,6 +160,36 @@ async function runPass(flush: Flush): Promise<number> {
       });
     active.add(task);
   }
+}
+
+/**
+ * Adds a batch of the scan to the rows the pass knows, by record, and returns the records it
+ * touched. A record one of whose rows lost its claim is read whole, under both its names (§6.1):
+ * the claim may have lost to a row of it no batch of the scan has reached yet.
+ */
+async function learn(
+  flush: Flush,
+  known: Map<string, Map<string, Observed>>,
+  rows: readonly Observed[],
+): Promise<Set<string>> {
+  const touched = new Set<string>();
+  const readWhole = new Set<string>();
+  for (const observed of rows) {
+    const key = targetKey(observed.row);
+    touched.add(key);
+    if (!known.has(key)) known.set(key, new Map());
+    known.get(key)!.set(observed.row.id, observed);
+    if (flush.lost.has(observed.row.id)) readWhole.add(key);
+  }
+  for (const key of readWhole) {
+    const { row } = [...known.get(key)!.values()][0]!;
+    const raws = await flush.store.byTarget(flush.owner, row.collection, row.targetId);
+    for (const raw of raws) {
+      const observed = observeStored(decodeRow(raw));
+      if (observed !== undefined) known.get(key)!.set(observed.row.id, observed);
+    }
+  }
+  return touched;
 }
 
 /**
@@ -198,25 +238,25 @@ async function releaseUncredentialed(flush: Flush, rows: Observed[]): Promise<Ou
 }
 
 /**
- * The blocked rows a selected row was let past (§7): the earlier blocked rows of its record in
- * this scan, and its predecessor when blocked. A blocked row does not hold its record; one the
- * app retries meanwhile does again, so the claim expects each as it was seen.
+ * A record as the selection saw it when it chose `row` (§6.1, §7): its other rows — the blocked
+ * ones it was let past among them — and its predecessor when blocked, each as read, and the keys
+ * of all its rows. The claim holds only while all of them still are as seen.
  */
-function passedOver(
+function recordSeen(
   row: OutboxRow,
-  rows: Observed[],
-  blockedPredecessors: Map<string, Expectation>,
-): Expectation[] {
-  const key = targetKey(row);
-  const passed = new Map<string, Expectation>();
-  for (const { row: other, raw } of rows) {
-    if (other.id === row.id) break;
-    if (other.state === 'blocked' && targetKey(other) === key)
-      passed.set(other.id, { id: other.id, row: raw });
-  }
+  record: ReadonlyMap<string, Observed>,
+  blockedPredecessors: ReadonlyMap<string, Expectation>,
+): RecordSeen {
+  const expected = new Map<string, Expectation>();
+  for (const { row: other, raw } of record.values())
+    if (other.id !== row.id) expected.set(other.id, { id: other.id, row: raw });
   const predecessor = row.successorOf && blockedPredecessors.get(row.successorOf);
-  if (predecessor) passed.set(String(predecessor.id), predecessor);
-  return [...passed.values()];
+  if (predecessor && !expected.has(String(predecessor.id)))
+    expected.set(String(predecessor.id), predecessor);
+  return {
+    expected: [...expected.values()],
+    ids: [...record.values()].map(({ raw, row: r }) => (raw as { id?: RowKey })?.id ?? r.id),
+  };
 }
 
 /** Rows that still wait — on backoff or on another holder's lease — and when (§12 timer). */

@@ -2,7 +2,8 @@ import type { Outcome } from '../model/outcome.ts';
 import { emptyFlushReport, type FlushReport } from '../model/page-api.ts';
 import type { TransportResult } from '../model/ports.ts';
 import type { OutboxRow } from '../model/row.ts';
-import type { Expectation, OutboxStore } from '../model/store.ts';
+import type { OutboxStore } from '../model/store.ts';
+import type { RecordSeen } from '../plan/claim.ts';
 import { isNetworkDown } from '../plan/classify.ts';
 import type { CoreDeps } from './config.ts';
 import { createGroupCommit, type GroupCommit } from './group-commit.ts';
@@ -44,11 +45,15 @@ export class Flush {
   credentialed?: Promise<boolean>;
   /** Rows the latest pass saw waiting on backoff or on another holder's lease, and until when. */
   readonly waiting = new Map<string, number>();
+  /** For each row selected, its record as seen: its claim holds only while it still is (§6.1). */
+  readonly seen = new Map<string, RecordSeen>();
+  /** Orphan intents (§8) whose create this flush looked up: once per flush. */
+  readonly orphansLooked = new Set<string>();
   /**
-   * For each row selected, the blocked rows of its record it was let past, as they were seen:
-   * its claim holds only while they still are (§7).
+   * Per collection, the earliest `seq` of an intent whose record is unknown yet (§6.1): no later
+   * row of that collection goes until it is resolved — any of them could be its record.
    */
-  readonly passedOver = new Map<string, Expectation[]>();
+  readonly orphanSeq = new Map<string, number>();
   /** At most `concurrency` requests on the network at once; claims and ACKs run beside them. */
   readonly sends: Semaphore;
   /** Claims and ACKs of this flush, committed together when they arrive together. */
@@ -71,6 +76,19 @@ export class Flush {
    */
   stopIfNetworkDown(answers: readonly (TransportResult | Outcome)[]): void {
     if (answers.some(isNetworkDown)) this.stop ??= 'offline';
+  }
+
+  /** Holds the rows of `intent`'s collection made after it, while its record is unknown (§6.1). */
+  holdAfter(intent: OutboxRow): void {
+    const seq = intent.seq ?? Number.NEGATIVE_INFINITY;
+    const held = this.orphanSeq.get(intent.collection);
+    if (held === undefined || seq < held) this.orphanSeq.set(intent.collection, seq);
+  }
+
+  /** Whether `row` waits on an unresolved intent of its collection made before it (§6.1). */
+  isHeldByOrphan(row: OutboxRow): boolean {
+    const held = this.orphanSeq.get(row.collection);
+    return held !== undefined && (row.seq === undefined || row.seq > held);
   }
 
   /** Counts a committed claim and reports it (`claimed`). */

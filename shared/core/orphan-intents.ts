@@ -14,8 +14,9 @@ import { intentRowsOf, resolvePendingCreate } from './pending-create.ts';
 
 /**
  * Intent rows whose create vanished without this holder's receipt (SPEC §8): a legacy tab or
- * another holder settled it. Returns the rows the intents were converted into: they keep their
- * queue place, which a scan may already have passed.
+ * another holder settled it. Returns the rows the intents were converted into — they keep their
+ * queue place, which a scan may already have passed — and notes on the flush the intents left
+ * unresolved: until they are, no later row of their collection goes (§6.1).
  */
 export async function recoverOrphanIntents(
   flush: Flush,
@@ -38,7 +39,8 @@ export async function recoverOrphanIntents(
     const recovered = await recoverOrphanIntent(flush, orphan).catch((error: unknown) => {
       throw error instanceof FlushStop ? error : new FlushStop('storage');
     });
-    converted.push(...recovered);
+    if (recovered === 'unresolved') flush.holdAfter(orphan.row);
+    else converted.push(...recovered);
   }
   return converted;
 }
@@ -46,15 +48,22 @@ export async function recoverOrphanIntents(
 /**
  * An intent whose create vanished without this holder's receipt (a legacy tab or another holder
  * settled it, §8): find the exact receipt — local first, then the server's lookup — and convert.
- * Not found → mark `predecessor_receipt_unknown` and look again next flush; a failed lookup is
- * not "not found": the intent is left untouched.
+ * Not found → mark `predecessor_receipt_unknown` and look again next flush; not found again →
+ * blocked with that code, its original kept, for the app (G1: it ends within two flushes). A
+ * failed lookup is not "not found": the intent is left untouched. `unresolved` when the intent
+ * stays an orphan; it is looked up once per flush.
  */
-async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<OutboxRow[]> {
+async function recoverOrphanIntent(
+  flush: Flush,
+  orphan: Observed,
+): Promise<OutboxRow[] | 'unresolved'> {
   const { deps, store, owner } = flush;
   const createId = pendingCreateId(orphan.row.targetId);
   if (createId === undefined) return [];
   const facts = await resolvePendingCreate(store, owner, createId);
   if (facts.row !== undefined) return [];
+  if (flush.orphansLooked.has(orphan.row.id)) return 'unresolved';
+  flush.orphansLooked.add(orphan.row.id);
   // A record's name without its receipt is left to the server's lookup, which has the body a
   // handler's conversion may read. Rare: the name is written in the transaction that converts
   // the create's intents, and an edit made through `pending:<C>` after it goes to the server id.
@@ -66,9 +75,9 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
       collection: orphan.row.collection,
       url: '',
     });
-    if (lookup.kind === 'error') return [];
+    if (lookup.kind === 'error') return 'unresolved';
     if (lookup.kind === 'not_found') {
-      if (orphan.row.evidence?.lastErrorCode === 'predecessor_receipt_unknown') return [];
+      const again = orphan.row.evidence?.lastErrorCode === 'predecessor_receipt_unknown';
       const marked: OutboxRow = {
         ...orphan.row,
         evidence: {
@@ -76,14 +85,22 @@ async function recoverOrphanIntent(flush: Flush, orphan: Observed): Promise<Outb
           attemptCount: orphan.row.evidence?.attemptCount ?? 0,
           lastErrorCode: 'predecessor_receipt_unknown',
         },
+        ...(again
+          ? {
+              state: 'blocked',
+              blockedAt: deps.clock.now(),
+              blockedCode: 'predecessor_receipt_unknown',
+              blockedDetail: `The server knows no request ${facts.id}: the create this edit was made on may never have been applied.`,
+            }
+          : {}),
       };
-      await store.replace({
+      const written = await store.replace({
         owner,
         expected: [{ id: orphan.row.id, row: orphan.raw }],
         put: [marked],
         reason: 'intent',
       });
-      return [];
+      return again && written === 'committed' ? [] : 'unresolved';
     }
     receipt = receiptFor(
       deps.handlers[orphan.row.collection],

@@ -55,7 +55,7 @@ async function claim(flush: Flush, rows: readonly Observed[]): Promise<Claimed[]
     bundle: deps.bundle,
   };
   const planned = rows.flatMap(({ row, raw }) => {
-    const claim = planClaim(row, raw, ctx, flush.passedOver.get(row.id));
+    const claim = planClaim(row, raw, ctx, flush.seen.get(row.id));
     return claim.kind === 'claim' ? [{ ...claim, observed: row }] : [];
   });
   if (planned.length === 0) return [];

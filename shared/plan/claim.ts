@@ -1,5 +1,5 @@
 import type { OutboxRow } from '../model/row.ts';
-import type { Expectation, ReplacePlan } from '../model/store.ts';
+import type { Expectation, ReplacePlan, RowKey } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { isRowInFlight } from './in-flight.ts';
 import { firstAttemptOf } from './key-retention.ts';
@@ -13,6 +13,12 @@ export interface ClaimContext {
   now: number;
   leaseMs: number;
   bundle: string;
+}
+
+/** A record as the selection saw it: its other rows, and the keys of all its rows. */
+export interface RecordSeen {
+  expected: Expectation[];
+  ids: RowKey[];
 }
 
 /** A claim to commit, or why the row is not this holder's to take now. */
@@ -29,11 +35,11 @@ export function planClaim(
   raw: unknown,
   ctx: ClaimContext,
   /**
-   * The blocked rows of its record the selection let it go past (§7): a blocked row does not hold
-   * its record, but one queued again meanwhile (a retry) does, so the claim holds only while they
-   * are as they were seen — the selection's test made again inside the claim's transaction.
+   * The other rows of its record as the selection saw them (§6.1, §7): the claim holds only while
+   * the record is exactly as seen — no row of it claimed meanwhile by another holder, none added,
+   * none retried — the selection's test made again inside the claim's transaction.
    */
-  passed: readonly Expectation[] = [],
+  record?: RecordSeen,
 ): ClaimPlan {
   if (current.owner !== ctx.owner) return { kind: 'skip', reason: 'other_owner' };
   if (isUnknownVersion(current)) return { kind: 'skip', reason: 'not_queued' };
@@ -53,7 +59,7 @@ export function planClaim(
     ...rest,
     v: 1,
     state: 'sending',
-    sentAt: ctx.now,
+    sentAt: claimedAt(ctx.now),
     claim: {
       ...current.claim,
       holderId: ctx.holderId,
@@ -68,7 +74,7 @@ export function planClaim(
       firstAttemptAt: firstAttemptOf(current) ?? ctx.now,
       ...unsettled,
     },
-    writer: { ...current.writer, bundle: ctx.bundle, at: ctx.now },
+    writer: { ...current.writer, bundle: ctx.bundle, at: claimedAt(ctx.now) },
   };
   return {
     kind: 'claim',
@@ -76,7 +82,14 @@ export function planClaim(
     fence,
     plan: {
       owner: ctx.owner,
-      expected: [{ id: current.id, row: raw }, ...passed],
+      expected: [{ id: current.id, row: raw }, ...(record?.expected ?? [])],
+      ...(record === undefined
+        ? {}
+        : {
+            records: [
+              { collection: current.collection, targetId: current.targetId, ids: record.ids },
+            ],
+          }),
       put: [row],
       reason: 'claim',
     },
@@ -93,10 +106,21 @@ export function isClaimMine(
 }
 
 /**
+ * The `sentAt` and `writer.at` a claim writes (§4, §17): the clock reading's millisecond plus
+ * half of one. A legacy tab writes `sentAt` from `Date.now()`, a whole millisecond, so its send is
+ * told apart from the claim even in the same millisecond (its rewrite would otherwise leave the
+ * row exactly as the claim left it).
+ */
+export function claimedAt(now: number): number {
+  return Math.floor(now) + 0.5;
+}
+
+/**
  * Whether a legacy v0 tab sent the row after this bundle's last claim of it (SPEC §17): a claim
- * writes `sentAt` and `writer.at` from one clock reading; a v0 tab, which keeps the fields it
- * does not know, rewrites only `sentAt`. That tab's copy may be applied whatever this holder's
- * own attempt was told, so the row is no longer this holder's to settle as failed (G2).
+ * writes `sentAt` and `writer.at` from one clock reading ({@link claimedAt}); a v0 tab, which
+ * keeps the fields it does not know, rewrites only `sentAt`, with a whole millisecond. That tab's
+ * copy may be applied whatever this holder's own attempt was told, so the row is no longer this
+ * holder's to settle as failed (G2).
  */
 export function sentByLegacySinceClaim(row: OutboxRow): boolean {
   return row.sentAt !== undefined && row.writer !== undefined && row.sentAt !== row.writer.at;

@@ -294,14 +294,17 @@ export function planIntentRow(
 
 /**
  * The row's place in its owner's commit order (§6.1): a new row takes a fresh `seq` from the
- * store; a merged row keeps the smallest `seq` of the rows it replaces, or none when none of them
- * had one (rows of a legacy writer keep their legacy place).
+ * store; a merged row keeps the smallest `seq` of the rows it replaces. One that replaces only
+ * rows without `seq` (a legacy writer's) takes a fresh one: those rows were committed after every
+ * row of the record with a `seq` they were not linked to — an edit that saw one would have linked
+ * to it or merged it — so now is their place too, and the merged row goes in `seq` order after
+ * them instead of waiting on clocks.
  */
 function placeOf(row: OutboxRow, replaced: Observed[]): Pick<ReplacePlan, 'put' | 'seq'> {
   const { seq: _carried, ...rest } = row;
-  if (replaced.length === 0) return { put: [rest], seq: [row.id] };
   const seqs = replaced.flatMap(({ row: r }) => (r.seq === undefined ? [] : [r.seq]));
-  return { put: [seqs.length === 0 ? rest : { ...rest, seq: Math.min(...seqs) }] };
+  if (seqs.length === 0) return { put: [rest], seq: [row.id] };
+  return { put: [{ ...rest, seq: Math.min(...seqs) }] };
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { ConflictEvidence } from '../model/conflict-evidence.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { PENDING_PREFIX, pendingCreateId } from '../model/row.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
@@ -11,26 +10,9 @@ import type {
 } from './enqueue-types.ts';
 import { isRowInFlight, wasAttempted } from './in-flight.ts';
 import { intentShapeIssues } from './intent-issues.ts';
-import { inMadeOrder } from './made-order.ts';
+import { inMadeOrder, supersedes } from './made-order.ts';
 import { isQuarantined } from './quarantine.ts';
 import { isUnknownVersion } from './unknown-version.ts';
-
-/**
- * The rows a conflict successor replaced (§10): the original and the intermediate resends of its
- * lineage, kept in its evidence. It stands for them: an edit made while the original was in
- * flight names the original as `successorOf` and goes after the resend — which keeps the
- * original's queue place under a new id, so queue order alone may put that edit first.
- */
-export function supersedes(row: OutboxRow): string[] {
-  // The codec checks only `conflict.version`: read the rest as what it may be.
-  const evidence = row.conflict as Partial<ConflictEvidence> | undefined;
-  if (evidence?.version !== 1) return [];
-  const steps = [
-    evidence.predecessor,
-    ...(Array.isArray(evidence.lineage) ? evidence.lineage : []),
-  ];
-  return steps.flatMap((step) => (typeof step?.requestId === 'string' ? [step.requestId] : []));
-}
 
 /**
  * A record's rows in the order they were made (`seq`, §6.1), except that a row always comes

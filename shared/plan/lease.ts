@@ -29,7 +29,9 @@ export function claimExpiry(now: number, leaseMs: number): number {
 export function leaseEnd(row: OutboxRow, leaseMs: number): number {
   const claimEnd =
     row.writer !== undefined && row.claim !== undefined ? row.claim.expiresAt : -Infinity;
-  const legacyEnd = row.sentAt !== undefined ? row.sentAt + leaseMs : -Infinity;
+  // A claim's `sentAt` is its millisecond plus half of one (§17, `claimedAt`): the lease runs
+  // from the millisecond.
+  const legacyEnd = row.sentAt !== undefined ? Math.floor(row.sentAt) + leaseMs : -Infinity;
   return Math.max(claimEnd, legacyEnd);
 }
 

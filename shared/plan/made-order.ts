@@ -1,3 +1,4 @@
+import type { ConflictEvidence } from '../model/conflict-evidence.ts';
 import type { OutboxRow } from '../model/row.ts';
 
 /**
@@ -13,4 +14,21 @@ export function inMadeOrder<T extends { row: Pick<OutboxRow, 'seq' | 'savedAt' |
   return [...rows].sort(({ row: a }, { row: b }) =>
     bySeq ? a.seq! - b.seq! : a.savedAt - b.savedAt || (a.id < b.id ? -1 : 1),
   );
+}
+
+/**
+ * The rows a conflict successor replaced (§10): the original and the intermediate resends of its
+ * lineage, kept in its evidence. It stands for them: an edit made while the original was in
+ * flight names the original as `successorOf` and goes after the resend — which keeps the
+ * original's queue place under a new id, so queue order alone may put that edit first.
+ */
+export function supersedes(row: OutboxRow): string[] {
+  // The codec checks only `conflict.version`: read the rest as what it may be.
+  const evidence = row.conflict as Partial<ConflictEvidence> | undefined;
+  if (evidence?.version !== 1) return [];
+  const steps = [
+    evidence.predecessor,
+    ...(Array.isArray(evidence.lineage) ? evidence.lineage : []),
+  ];
+  return steps.flatMap((step) => (typeof step?.requestId === 'string' ? [step.requestId] : []));
 }

@@ -1,11 +1,11 @@
 import type { ErrorCode } from '../model/errors.ts';
 import type { CollectionHandler } from '../model/handler.ts';
-import type { Observed } from '../model/row.ts';
+import { isIntentRow, type Observed, type OutboxRow } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { planConflictRule } from './conflict-successor.ts';
-import { supersedes } from './enqueue.ts';
 import { buildRowRequest } from './identity.ts';
+import { inMadeOrder, supersedes } from './made-order.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
 /**
@@ -106,9 +106,18 @@ export function planRetry(
     });
     // The successor carries the app's new decision: it is ordered as made now (§6.1). A row
     // blocked in place puts no row under that id, and the store assigns nothing.
+    const freed = releaseLinks(new Set([row.id, ...supersedes(row)]), ctx.record);
     return {
       kind: 'apply',
-      plan: asRead({ ...planned.plan, seq: [newer.successorId], reason: 'retry' }, ctx.record),
+      plan: asRead(
+        {
+          ...planned.plan,
+          put: [...(planned.plan.put ?? []), ...freed],
+          seq: [newer.successorId],
+          reason: 'retry',
+        },
+        ctx.record,
+      ),
     };
   }
   const {
@@ -119,21 +128,16 @@ export function planRetry(
     overtakenBy: _o,
     ...rest
   } = row;
-  const { inFlight } = ctx;
-  const after = inFlight === undefined ? {} : { successorOf: inFlight.row.id };
-  // What left first no longer waits on the row it went past, nor does anything it waits on:
-  // once it came back (a 401, a 503) they would all wait on each other.
+  const after = placeAfter(ctx);
   // A link to the rows a conflict successor stands for is a link to it (§10).
-  const ids = new Set([row.id, ...supersedes(row)]);
-  const released = inFlight && linkBackTo(ids, inFlight, ctx.record ?? []);
-  const free = released && (({ successorOf: _s, ...rest }) => rest)(released.row);
+  const freed = releaseLinks(new Set([row.id, ...supersedes(row)]), ctx.record);
   return {
     kind: 'apply',
     plan: asRead(
       {
         owner: ctx.owner,
         expected: [{ id: row.id, row: raw }],
-        put: [{ ...rest, ...after, state: 'queued' }, ...(free ? [free] : [])],
+        put: [{ ...rest, ...after, state: 'queued' }, ...freed],
         // A retry is the app's new decision: the row is ordered as made now (§6.1).
         seq: [row.id],
         reason: 'retry',
@@ -178,7 +182,8 @@ function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1
     overtakenBy: _o,
     ...rest
   } = row;
-  const after = ctx.inFlight === undefined ? {} : { successorOf: ctx.inFlight.row.id };
+  const after = placeAfter(ctx);
+  const freed = releaseLinks(new Set([row.id, ...supersedes(row)]), ctx.record);
   return {
     kind: 'apply',
     plan: asRead(
@@ -193,7 +198,10 @@ function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1
             request,
             evidence: { attemptCount: 0, lastErrorCode: 'retention_exceeded' },
           },
+          ...freed,
         ],
+        // Like every retry, the app's new decision: ordered as made now (§6.1).
+        seq: [row.id],
         reason: 'retry',
       },
       ctx.record,
@@ -218,24 +226,34 @@ function asRead(plan: ReplacePlan, record: readonly Observed[] | undefined): Rep
 }
 
 /**
- * The row whose `successorOf` is one of `ids`, found walking `successorOf` links back from
- * `start` through `record`; undefined when the walk never reaches them.
+ * What a retried row follows (§6.1): the row of its record on the wire now, if any; else the
+ * last made of its open rows without `seq` (a legacy writer's), which its new `seq` alone would
+ * not put it after — a retry is made now, after them, as an edit made now would link to them.
  */
-function linkBackTo(
-  ids: ReadonlySet<string>,
-  start: Observed,
-  record: readonly Observed[],
-): Observed | undefined {
-  const byId = new Map(record.map((observed) => [observed.row.id, observed]));
-  const seen = new Set<string>();
-  let current: Observed | undefined = start;
-  while (current !== undefined && !seen.has(current.row.id)) {
-    seen.add(current.row.id);
-    const link: string | undefined = current.row.successorOf;
-    if (link !== undefined && ids.has(link)) return current;
-    current = link === undefined ? undefined : byId.get(link);
-  }
-  return undefined;
+function placeAfter(ctx: {
+  inFlight?: Observed;
+  record?: readonly Observed[];
+}): Pick<OutboxRow, 'successorOf'> {
+  if (ctx.inFlight !== undefined) return { successorOf: ctx.inFlight.row.id };
+  const legacy = (ctx.record ?? []).filter(
+    ({ row }) => row.seq === undefined && row.state !== 'blocked' && !isIntentRow(row),
+  );
+  const last = inMadeOrder(legacy).at(-1);
+  return last === undefined ? {} : { successorOf: last.row.id };
+}
+
+/**
+ * The rows of the record that wait on the retried row (`ids`: it and the rows it stands for),
+ * with that link taken off. A retry is ordered as made at the retry (§6.1): the edits made before
+ * it go first — it no longer goes before them — and one of them on the wire now is what the
+ * retried row itself follows. Intents keep theirs: their link names the create they wait on (§8).
+ */
+function releaseLinks(ids: ReadonlySet<string>, record: readonly Observed[] = []): OutboxRow[] {
+  return record.flatMap(({ row }) => {
+    if (row.successorOf === undefined || !ids.has(row.successorOf) || isIntentRow(row)) return [];
+    const { successorOf: _link, ...rest } = row;
+    return [rest];
+  });
 }
 
 /**

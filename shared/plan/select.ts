@@ -1,5 +1,6 @@
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
 import { isRowInFlight } from './in-flight.ts';
+import { supersedes } from './made-order.ts';
 import { isPulledForward } from './origin-recovery.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
@@ -55,9 +56,107 @@ export function sendability(
   return 'sendable';
 }
 
+/** Which row of one record goes next, or why none of them does (SPEC §6.1, §7). */
+export type RecordTurn = { kind: 'go'; row: OutboxRow } | { kind: 'wait'; why: Sendability };
+
 /**
- * The sendable rows among `rows` (already in `[savedAt, id]` order), at most one per record so
- * that a record's rows never travel together (G4).
+ * The row of one record whose turn it is (SPEC §6.1): the earliest made of its unsettled rows,
+ * and only while no row of the record is in flight by any holder, the legacy fallback included.
+ * `rows` are all the record's rows known (under both its names); settled rows — blocked, or of a
+ * newer format and not in flight — hold nothing (§6, §7).
+ *
+ * Order is `seq`, the store's commit order; rows without one (a legacy v0 tab's, an older
+ * bundle's) come after the rows that have one unless a `successorOf` link says otherwise, and
+ * among themselves by their writer's `savedAt`. A link always wins: a row waits on the row it
+ * names. Nothing is read from a clock to order rows of the two kinds.
+ */
+export function recordTurn(
+  rows: readonly OutboxRow[],
+  ctx: SelectContext,
+  predecessor: PredecessorLookup,
+): RecordTurn {
+  if (rows.some((row) => isRowInFlight(row, ctx.now, ctx.leaseMs)))
+    return { kind: 'wait', why: 'in_flight' };
+  const open = rows.filter((row) => !isSettled(row));
+  // A row without `seq` that no row with one links to was committed after them all: an edit's
+  // transaction that saw it would have linked to it or merged it (§6), and one that did not see
+  // it committed first. So the rows with `seq` go first, and a link is the only way across.
+  const head =
+    firstOf(open.filter((row) => row.seq !== undefined)) ??
+    firstOf(open.filter((row) => row.seq === undefined));
+  if (head === undefined) return { kind: 'wait', why: 'blocked' };
+  const byId = new Map(open.map((row) => [row.id, row]));
+  // A conflict successor stands for the rows it replaced: a link to one of them is a link to it.
+  for (const row of open) for (const id of supersedes(row)) if (!byId.has(id)) byId.set(id, row);
+  let first = linkedFirst(head, byId);
+  // A link into the rows without `seq` reaches their first: they go in their writers' order.
+  if (first.seq === undefined) first = firstOf(open.filter((row) => row.seq === undefined))!;
+  const verdict = sendability(first, ctx, predecessor);
+  return verdict === 'sendable' ? { kind: 'go', row: first } : { kind: 'wait', why: verdict };
+}
+
+/**
+ * The row `row` waits on, through its `successorOf` links among the record's open rows: a
+ * predecessor goes first whatever the order says (a legacy row saved in the same millisecond as
+ * its successor, or under a clock that stepped back, may sort after it).
+ */
+function linkedFirst(row: OutboxRow, open: ReadonlyMap<string, OutboxRow>): OutboxRow {
+  const seen = new Set<string>();
+  let first = row;
+  for (;;) {
+    seen.add(first.id);
+    const before = first.successorOf === undefined ? undefined : open.get(first.successorOf);
+    if (before === undefined || seen.has(before.id)) return first;
+    first = before;
+  }
+}
+
+/**
+ * A row that holds no later row of its record (§6, §7): blocked for the app, or of a newer format
+ * (its bundle sends it). A row held for credentials still holds them: every later row of its
+ * record needs the same credentials, and one let past would be overwritten by it once they come.
+ */
+function isSettled(row: OutboxRow): boolean {
+  return row.state === 'blocked' || isUnknownVersion(row);
+}
+
+/** The first made of `rows`: by `seq` when they have one, else by `savedAt`, then id. */
+function firstOf(rows: readonly OutboxRow[]): OutboxRow | undefined {
+  return rows.reduce<OutboxRow | undefined>(
+    (first, row) => (first === undefined || madeBefore(row, first) ? row : first),
+    undefined,
+  );
+}
+
+function madeBefore(a: OutboxRow, b: OutboxRow): boolean {
+  if (a.seq !== undefined && b.seq !== undefined) return a.seq < b.seq;
+  return a.savedAt < b.savedAt || (a.savedAt === b.savedAt && a.id < b.id);
+}
+
+/**
+ * The rows whose turn it is (SPEC §7), one per record of `records` — each record's rows as known
+ * — leaving out records in `busy`. In the order the store committed them: rows without `seq`
+ * (written before any row that has one) first, then by `seq`; the clock orders nothing here.
+ */
+export function selectTurns(
+  records: Iterable<readonly OutboxRow[]>,
+  ctx: SelectContext,
+  predecessor: PredecessorLookup,
+  busy: ReadonlySet<string> = new Set(),
+): OutboxRow[] {
+  const chosen: OutboxRow[] = [];
+  for (const rows of records) {
+    const first = rows[0];
+    if (first === undefined || busy.has(targetKey(first))) continue;
+    const turn = recordTurn(rows, ctx, predecessor);
+    if (turn.kind === 'go') chosen.push(turn.row);
+  }
+  return chosen.sort((a, b) => (a.seq ?? -1) - (b.seq ?? -1));
+}
+
+/**
+ * The sendable rows among `rows` (SPEC §7): each record's turn, a record being the rows of one
+ * `collection` and `targetId`.
  */
 export function selectSendableRows(
   rows: OutboxRow[],
@@ -65,40 +164,12 @@ export function selectSendableRows(
   predecessor: PredecessorLookup,
   busyTargets: ReadonlySet<string> = new Set(),
 ): OutboxRow[] {
-  return selectBatch(rows, ctx, predecessor, busyTargets).sendable;
-}
-
-/**
- * One selection batch of a pass over the queue (SPEC §7): the sendable rows, and the records
- * closed for the rest of the pass — those `closed` already, those whose row was chosen, and those
- * whose earlier row holds its later ones. A later batch given them never sends a row of such a
- * record, so rows of one record go in queue order and one at a time even when they fall in
- * different batches and no `successorOf` link ties them (G4).
- */
-export function selectBatch(
-  rows: OutboxRow[],
-  ctx: SelectContext,
-  predecessor: PredecessorLookup,
-  closed: ReadonlySet<string>,
-): { sendable: OutboxRow[]; closed: Set<string> } {
-  const chosen: OutboxRow[] = [];
-  const targets = new Set(closed);
+  const records = new Map<string, OutboxRow[]>();
   for (const row of rows) {
     const key = targetKey(row);
-    if (targets.has(key)) continue;
-    const verdict = sendability(row, ctx, predecessor);
-    if (verdict !== 'sendable') {
-      // A record whose earlier row waits keeps its later rows waiting too. Not a row waiting on
-      // its predecessor: that predecessor may sort after it (saved in the same millisecond, or
-      // under a clock that stepped back) and must still go; later rows of the chain wait on
-      // their own `successorOf` link.
-      if (verdict !== 'blocked' && verdict !== 'waiting') targets.add(key);
-      continue;
-    }
-    targets.add(key);
-    chosen.push(row);
+    records.set(key, [...(records.get(key) ?? []), row]);
   }
-  return { sendable: chosen, closed: targets };
+  return selectTurns(records.values(), ctx, predecessor, busyTargets);
 }
 
 /** The record a row is about: `collection` + `targetId`. */

@@ -44,7 +44,11 @@ describe('planClaim writes the claim fields of SPEC §4', () => {
       expected: 3,
     },
     { field: 'state is "sending"', actual: () => row.state, expected: 'sending' },
-    { field: 'sentAt is now', actual: () => row.sentAt, expected: NOW },
+    {
+      field: 'sentAt is now, half a millisecond in: no legacy tab writes that (§17)',
+      actual: () => row.sentAt,
+      expected: NOW + 0.5,
+    },
     {
       field:
         'evidence counts one more attempt at now, keeps the last error code and dates the key (its savedAt when no first attempt was recorded, SPEC §15)',
@@ -59,7 +63,7 @@ describe('planClaim writes the claim fields of SPEC §4', () => {
     {
       field: 'writer names this bundle at now',
       actual: () => row.writer,
-      expected: { bundle: BUNDLE, at: NOW },
+      expected: { bundle: BUNDLE, at: NOW + 0.5 },
     },
   ])('$field', ({ actual, expected }) => {
     expect(actual()).toEqual(expected);

@@ -98,6 +98,35 @@ describe('retrying a blocked row', () => {
   });
 });
 
+/** SPEC §6.1: a retry is the app's new decision, ordered as made at the retry. */
+describe('the place of a retried row', () => {
+  const retried = { ...blocked('http_422'), seq: 3 };
+  const planOf = (record: OutboxRow[]) => {
+    const planned = planRetry(observe(retried), { owner: OWNER, record: record.map(observe) });
+    if (planned.kind !== 'apply') throw new Error('expected a retry');
+    return planned.plan;
+  };
+  const id = (n: number) => `notes-${n.toString(16).padStart(24, '0')}`;
+
+  it('takes a new seq, and the edits that waited on it no longer do: they were made before it', () => {
+    const waited = updateRow({ id: id(7), seq: 5, successorOf: retried.id });
+    const plan = planOf([waited]);
+    expect(plan.seq).toEqual([retried.id]);
+    expect(plan.put?.find((row) => (row as OutboxRow).id === waited.id)).not.toHaveProperty(
+      'successorOf',
+    );
+  });
+
+  it("follows the last open row without seq: its seq alone would not put it after a legacy tab's edit", () => {
+    const legacy = [
+      updateRow({ id: 'v0row-000000000000000000001', savedAt: NOW - 50 }),
+      updateRow({ id: 'v0row-000000000000000000002', savedAt: NOW - 20 }),
+    ];
+    const put = planOf(legacy).put?.[0] as OutboxRow;
+    expect(put.successorOf).toBe(legacy[1]!.id);
+  });
+});
+
 /** `retry` once a later edit of the record was applied (§13, G4): through the conflict rule. */
 describe('retrying a blocked row after a later edit of its record was applied', () => {
   const rejected: OutboxRow = {
@@ -230,6 +259,11 @@ describe('retrying a row blocked retention_exceeded', () => {
       rule: 'it keeps its id and payload',
       actual: () => [put?.id, put?.payload],
       expected: [aged.id, aged.payload],
+    },
+    {
+      rule: 'it is ordered as made at the retry: the store gives it a new seq (§6.1)',
+      actual: () => (planned.kind === 'apply' ? planned.plan.seq : undefined),
+      expected: [aged.id],
     },
   ])('$rule', ({ actual, expected }) => {
     expect(actual()).toEqual(expected);

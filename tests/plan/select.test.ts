@@ -3,8 +3,8 @@ import type { OutboxRow } from '../../shared/model/row.ts';
 import { rowStatus } from '../../shared/plan/row-status.ts';
 import {
   type PredecessorState,
+  recordTurn,
   type SelectContext,
-  selectBatch,
   selectSendableRows,
   sendability,
 } from '../../shared/plan/select.ts';
@@ -227,30 +227,72 @@ describe('at most one row per record is selected', () => {
   it.each([
     { name: 'a row of it on backoff', earlier: deferred(first) },
     { name: 'a row of it in flight', earlier: claimedBy(first, OTHER, 1) },
-    { name: 'a row of it chosen to send', earlier: first },
+    { name: 'a row of it sent by a legacy tab', earlier: legacySending(first, NOW - 10) },
     { name: 'an intent of it', earlier: { ...intentRow('c'), targetId: first.targetId } },
   ])(
-    'a record closed by an earlier batch ($name) holds its later rows, linked or not (§7, G4)',
+    'an earlier row of a record ($name) holds its later rows, linked or not, in any order (§6.1, G4)',
     ({ earlier }) => {
-      const one = selectBatch([earlier], ctx, predecessor, new Set());
-      expect(one.closed).toEqual(new Set([`notes\u0000n_1`]));
-      expect(selectBatch([second], ctx, predecessor, one.closed).sendable).toEqual([]);
+      const made = [
+        { ...earlier, seq: 1 },
+        { ...second, seq: 2 },
+      ];
+      expect(recordTurn(made, ctx, predecessor).kind).toBe('wait');
+      expect(recordTurn([...made].reverse(), ctx, predecessor).kind).toBe('wait');
     },
   );
 
-  it('a blocked row in an earlier batch does not close its record', () => {
-    const one = selectBatch(
-      [updateRow({ ...first, state: 'blocked' })],
-      ctx,
-      predecessor,
-      new Set(),
-    );
-    expect(selectBatch([second], ctx, predecessor, one.closed).sendable).toEqual([second]);
+  it('a blocked earlier row does not hold its record; a row held for credentials does', () => {
+    const blocked = [updateRow({ ...first, state: 'blocked', seq: 1 }), { ...second, seq: 2 }];
+    expect(recordTurn(blocked, ctx, predecessor)).toEqual({ kind: 'go', row: blocked[1] });
+    const held = [updateRow({ ...first, state: 'held', seq: 1 }), { ...second, seq: 2 }];
+    expect(recordTurn(held, ctx, predecessor)).toEqual({ kind: 'wait', why: 'held' });
   });
 
   it('a record already being sent by this holder is skipped', () => {
     const busy = new Set([`notes\u0000n_1`]);
     expect(selectSendableRows([first], ctx, predecessor, busy)).toEqual([]);
+  });
+});
+
+/** §6.1: which edit came first is the store's commit order (`seq`), never a clock reading. */
+describe("a record's turn", () => {
+  const made = (seq: number, savedAt: number, extra: Partial<OutboxRow> = {}) =>
+    updateRow({ id: `notes-${seq.toString(16).padStart(24, '0')}`, seq, savedAt, ...extra });
+
+  it('goes by seq whatever the clocks say: saved later, stepped back, or in the same millisecond', () => {
+    for (const [a, b] of [
+      [NOW - 100, NOW - 500],
+      [NOW - 100, NOW - 100],
+    ] as const) {
+      const earlier = made(1, a, { id: 'notes-00000000000000000000000f' });
+      const later = made(2, b, { id: 'notes-000000000000000000000001' });
+      expect(recordTurn([later, earlier], ctx, predecessor)).toEqual({ kind: 'go', row: earlier });
+    }
+  });
+
+  it('sends nothing while any row of the record is in flight, whoever holds it', () => {
+    const rows = [made(1, NOW - 300, { state: 'blocked' }), made(2, NOW - 200), made(3, NOW - 100)];
+    for (const inFlight of [claimedBy(rows[2]!, OTHER, 1), legacySending(rows[2]!, NOW - 10)]) {
+      const turn = recordTurn([rows[0]!, rows[1]!, inFlight], ctx, predecessor);
+      expect(turn).toEqual({ kind: 'wait', why: 'in_flight' });
+    }
+  });
+
+  it('a row without seq has no place among rows with one: the one that waits on the other by its link goes after it', () => {
+    const legacy = updateRow({ id: 'v0row-00000000000000000001', savedAt: NOW - 50 });
+    const follows = made(1, NOW - 900, { successorOf: legacy.id });
+    const lookup = (id: string): PredecessorState => (id === legacy.id ? 'present' : 'absent');
+    expect(recordTurn([follows, legacy], ctx, lookup)).toEqual({ kind: 'go', row: legacy });
+    // Unlinked, the clock does not put the legacy row first though it was saved earlier.
+    const unlinked = made(1, NOW - 10);
+    const older = { ...legacy, savedAt: NOW - 9_000 };
+    expect(recordTurn([older, unlinked], ctx, predecessor)).toEqual({ kind: 'go', row: unlinked });
+  });
+
+  it('a newer format row not in flight holds nothing: the next edit goes at once (§6)', () => {
+    const newer = { ...made(1, NOW - 300), v: 2 } as unknown as OutboxRow;
+    const next = made(2, NOW - 200);
+    expect(recordTurn([newer, next], ctx, predecessor)).toEqual({ kind: 'go', row: next });
   });
 });
 

@@ -72,6 +72,10 @@ describe('the place a planner gives each row it writes (SPEC §6.1)', () => {
       rows: [claimedBy(createRow({ seq: 2 }), OTHER, 1)],
       intent: { ...update, targetId: create.targetId },
     },
+    {
+      rule: 'a merged row of rows without seq (a legacy writer’s) takes a fresh seq: they were committed after every row they do not link to',
+      rows: [updateRow()],
+    },
   ])('$rule', ({ rows, intent }) => {
     const plan = enqueued(rows, intent);
     expect(placed(plan, NEW_ID)).toEqual({ seq: undefined, fresh: true });
@@ -84,12 +88,6 @@ describe('the place a planner gives each row it writes (SPEC §6.1)', () => {
       rows: [updateRow({ seq: 4 })],
       intent: update,
       seq: 4,
-    },
-    {
-      rule: 'a merged row of rows without seq (a legacy writer’s) stays without one',
-      rows: [updateRow()],
-      intent: update,
-      seq: undefined,
     },
     {
       rule: 'an intent merged into an earlier intent keeps that intent’s seq',

@@ -277,6 +277,33 @@ describe('settling while the claim is mine (SPEC §5)', () => {
 });
 
 /** SPEC §5, last column: the claim is not mine → change nothing. */
+/** SPEC §17: a legacy tab's send after this holder's claim makes the row the tab's (G2). */
+describe('a failure is not settled once a legacy tab sent the row since the claim', () => {
+  const claimed = planClaim(updateRow(), updateRow(), {
+    owner: OWNER,
+    holderId: ME,
+    now: NOW,
+    leaseMs: 10_000,
+    bundle: 'sw-outbox@test',
+  });
+  if (claimed.kind !== 'claim') throw new Error('expected a claim');
+  const failure = { kind: 'transient', code: 'http_503' } as const;
+  const settle = (row: OutboxRow) =>
+    planSettleFailure(row, row, failure, { ...ctx, fence: claimed.fence }).kind;
+
+  it("the claim as it was written is this holder's to settle", () => {
+    expect(settle(claimed.row)).toBe('apply');
+  });
+
+  it.each([
+    { when: 'in the same millisecond as the claim', at: NOW },
+    { when: 'a millisecond later', at: NOW + 1 },
+  ])('a legacy send $when leaves it to the tab', ({ at }) => {
+    // The v0 tab keeps every field it does not know and writes `sentAt` from `Date.now()`.
+    expect(settle({ ...claimed.row, state: 'sending', sentAt: at })).toBe('not_mine');
+  });
+});
+
 describe('settling when the claim is not mine changes nothing (SPEC §5)', () => {
   const NOT_MINE: { situation: string; observed: OutboxRow | undefined }[] = [
     { situation: 'the row is gone', observed: undefined },

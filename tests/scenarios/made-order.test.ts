@@ -28,6 +28,26 @@ describe.each(STORE_KINDS)('order from the store on the %s store', (kind) => {
     expect(new Set(seqs).size).toBe(3);
   });
 
+  it("G4: rows of one record go in the order they were made, whatever their writers' clocks said", async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue({ ...updateNote(record.id, { title: 'one' }), kind: 'archive' });
+    const u2 = await a.api.enqueue({ ...updateNote(record.id, { title: 'two' }), kind: 'archive' });
+    // u2's writer had a clock 5 s behind, and linked it to nothing: by `savedAt` it sorts first.
+    const { successorOf: _link, ...raw } = (await a.store.get(u2.id)) as OutboxRow;
+    expect(
+      await a.store.replace({
+        owner: OWNER,
+        expected: [{ id: u2.id, row: await a.store.get(u2.id) }],
+        put: [{ ...raw, savedAt: raw.savedAt - 5_000 }],
+        reason: 'test',
+      }),
+    ).toBe('committed');
+    await a.api.flush();
+    expect(world.server.seen.map((s) => s.key)).toEqual([u1.requestId, u2.requestId]);
+  });
+
   it('G4: a new edit follows the edit made last, never the one a clock says was sent last', async () => {
     world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a' });

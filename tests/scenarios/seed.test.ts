@@ -270,6 +270,33 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     expect((await a.api.row(u1.id))?.status).toBe('intent');
   });
 
+  it('10: an orphan intent holds the later edits of its collection, and ends blocked when the server still knows no create (§6.1, G1, G4)', async () => {
+    const a = await world.holder('A');
+    const other = world.server.seed(OWNER, note('o'));
+    const c1 = await a.api.enqueue(createNote(note('x')));
+    world.server.inject('network');
+    await a.api.flush();
+    const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
+    await legacyRewrite(a.store, await a.store.get(c1.id));
+    // Made after the intent: its record could be the intent's, which nobody knows yet.
+    const later = await a.api.enqueue(updateNote(other.id, note('p')));
+    await a.api.flush();
+    expect(await world.row(u1.id)).toMatchObject({
+      state: 'queued',
+      evidence: { lastErrorCode: 'predecessor_receipt_unknown' },
+    });
+    expect(world.server.seen.map((s) => s.key)).not.toContain(later.requestId);
+    // Still unknown at the next flush: the intent ends blocked, its edit kept, and the rest go.
+    await a.api.flush();
+    expect(await world.row(u1.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'predecessor_receipt_unknown',
+      payload: note('y'),
+    });
+    expect((await a.api.row(u1.id))?.status).toBe('blocked');
+    expect(world.server.effectsFor(later.requestId!)).toBe(1);
+  });
+
   it('11: a holder that dies mid-send is taken over after the lease; exactly one row and one effect', async () => {
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));

@@ -441,23 +441,25 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     gate.open = false;
     const flushed = b.api.flush();
     await world.until(() => gate.waiting.length === 1, 'B selected U2');
-    // The app fixed its handler and retries U1, which goes first again.
+    // The app fixed its handler and retries U1: its new decision, ordered as made now (§6.1).
     await a.api.retry(u1.id);
     gate.open = true;
     gate.waiting.shift()!();
-    await flushed;
+    const report = await flushed;
+    // B's claim of U2 rested on the record as B saw it, U1 blocked: stale.
+    expect(report.stale).toBeGreaterThan(0);
+    await a.api.flush();
     await a.api.flush();
     expect(await world.rows()).toEqual([]);
-    // B's claim of U2 rested on U1 being blocked: stale. U2 left only once U1 was settled.
+    // One at a time: U2, made before the retry, went first; U1 left once U2 was settled.
     const log = world.log.map((line, at) => ({ line, at }));
-    const u1Settled = log.filter(
-      ({ line }) => /^settle:\w+:/.test(line) && line.includes(`:${u1.id}:success`),
-    );
-    const u2Sent = log.find(
-      ({ line }) => line.startsWith('send:') && line.endsWith(`:${u2.requestId}`),
-    );
-    expect(u1Settled.length).toBeGreaterThan(0);
-    expect(u2Sent!.at).toBeGreaterThan(u1Settled[u1Settled.length - 1]!.at);
+    const settled = (id: string) =>
+      log.filter(({ line }) => /^settle:\w+:/.test(line) && line.includes(`:${id}:success`));
+    const sent = (key: string) =>
+      log.filter(({ line }) => line.startsWith('send:') && line.endsWith(`:${key}`));
+    expect(settled(u2.id).length).toBeGreaterThan(0);
+    expect(sent(u1.requestId!).at(-1)!.at).toBeGreaterThan(settled(u2.id)[0]!.at);
+    expect(world.server.effectsFor(u1.requestId!)).toBe(1);
   });
 
   it('G4: a blocked row retried while a later edit of its record is in flight goes after that edit, never beside it', async () => {

@@ -51,12 +51,10 @@ export const MUTANTS: Record<string, Mutant> = {
     file: 'shared/plan/claim.ts',
     edits: [
       {
-        from: `      expected: [{ id: current.id, row: raw }, ...passed],
-      put: [row],
-      reason: 'claim',`,
+        from: `      expected: [{ id: current.id, row: raw }, ...(record?.expected ?? [])],
+      ...(record === undefined`,
         to: `      expected: [],
-      put: [row],
-      reason: 'claim',`,
+      ...(true`,
       },
     ],
   },
@@ -134,10 +132,14 @@ export const REVERTS: Record<string, Mutant> = {
     ],
   },
   'batches-forget-records': {
-    title:
-      'rows of one record without a successor link are ordered within one selection batch only',
+    title: "a record's turn is decided over the rows of one batch of the scan only",
     file: 'shared/core/dispatcher.ts',
-    edits: [{ from: `    closed = batch.closed;`, to: `    closed = new Set();` }],
+    edits: [
+      {
+        from: `  const touched = new Set<string>();\n  const readWhole`,
+        to: `  known.clear();\n  const touched = new Set<string>();\n  const readWhole`,
+      },
+    ],
   },
   'ack-marks-nothing-overtaken': {
     title: 'the success ACK leaves the blocked rows of its record unmarked, so one is merged later',

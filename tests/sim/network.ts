@@ -122,6 +122,16 @@ export class Network {
     return this.rng.int(0, Math.floor(this.options.leaseMs * 1.6));
   }
 
+  /**
+   * A 412 answer of `key`, by key and by the row it was sent for: a row re-issued under a new key
+   * (§15 `retention_exceeded`) is superseded by its row id (§10).
+   */
+  noteConflict(key: string): void {
+    this.truth.conflictAnswers.add(key);
+    const row = this.truth.keyRow.get(key);
+    if (row !== undefined) this.truth.conflictAnswers.add(row);
+  }
+
   /** The `fetch` of one holder (or the legacy writer). */
   fetchFor(holder: string, clock: () => number, legacy = false): typeof fetch {
     return ((input: string, init: RequestInit = {}) =>
@@ -200,11 +210,10 @@ export class Network {
           return;
         }
         if (outcome.status === 412 && travel.req.key !== undefined)
-          this.truth.conflictAnswers.add(travel.req.key);
+          this.noteConflict(travel.req.key);
         // The items of a batch answered 412 met a conflict each, as alone (§15.1).
         travel.items.forEach((item, i) => {
-          if (travel.statuses?.[i] === 412 && item.key !== undefined)
-            this.truth.conflictAnswers.add(item.key);
+          if (travel.statuses?.[i] === 412 && item.key !== undefined) this.noteConflict(item.key);
         });
         travel.resolve(outcome);
       },

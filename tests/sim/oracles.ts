@@ -167,6 +167,8 @@ export class Truth {
   readonly conflicted = new Set<string>();
   /** Keys with an effect, and the edits each applied. */
   readonly applied = new Map<string, Effect>();
+  /** Applied keys that carried a conflicted edit when they took effect. */
+  readonly resends = new Set<string>();
   readonly appliedBy = new Map<string, string>();
   readonly createdRecord = new Map<string, string>();
   readonly lastPosition = new Map<string, number>();
@@ -187,6 +189,15 @@ export class Truth {
   readonly legacyReordered = new Set<string>();
   /** Edits the app retried (a blocked row of theirs queued again). */
   readonly retried = new Set<string>();
+  /** Where each retried edit stood among the edits before the app retried it. */
+  readonly madeBeforeRetry = new Map<string, number>();
+  /**
+   * Edits the app re-issued under a new key after the server forgot the old one: SPEC §15 "when
+   * the server no longer knows the key the row is blocked with `retention_exceeded` ... for the
+   * app to `retry` (a new key, through the revision check and the conflict rule, §10)". Nothing
+   * can tell whether the old key was applied: the app's retry may apply the edit again.
+   */
+  readonly reissued = new Set<string>();
   /** Row ids of merged-away rows and what they were when absorbed (for diagnosis). */
   readonly absorbed = new Map<string, string>();
 
@@ -577,8 +588,31 @@ export class Truth {
     if (plan.reason === 'retry') {
       // A retried row goes when the app says: what it carries may land after newer edits of its
       // record, through the revision check (G4, checked where it lands).
-      for (const value of plan.put ?? [])
-        for (const id of this.carriedBy(asRaw(value)?.id as string)) this.retried.add(id);
+      // SPEC §6.1: "`retry` is the app's new decision: the retried row takes a new `seq` at the
+      // retry (it is ordered as made then)".
+      for (const value of plan.put ?? []) {
+        const row = asRaw(value);
+        if (plan.seq?.includes(row?.id as string) !== true) continue;
+        const reissue = asRaw(row?.evidence)?.lastErrorCode === 'retention_exceeded';
+        // The edits it carries move together, in the order they had among themselves.
+        const carried = [...this.carriedBy(row?.id as string)].sort(
+          (a, b) => (this.edits.get(a)?.made ?? 0) - (this.edits.get(b)?.made ?? 0),
+        );
+        for (const id of carried) {
+          this.retried.add(id);
+          if (reissue) this.reissued.add(id);
+          const edit = this.edits.get(id);
+          // An edit already applied (its 2xx answer's handling failed) is answered from the
+          // ledger: its effect stays where it happened.
+          // A create stays first of its record, with the edits merged into it: the edits made
+          // through `pending:<C>` follow it whenever it goes (§8).
+          // A re-issued edit is applied anew, as made at the retry, whatever its old key did.
+          const stays = this.appliedBy.has(id) && !reissue;
+          if (edit === undefined || stays || row?.kind === 'create') continue;
+          if (!this.madeBeforeRetry.has(id)) this.madeBeforeRetry.set(id, edit.made);
+          edit.made = ++this.#made;
+        }
+      }
     }
     if (plan.reason === 'quarantine') this.reach('quarantine');
     if (by.kind === 'v0' && plan.reason === 'v0-settle')
@@ -774,9 +808,12 @@ export class Truth {
     this.applied.set(effect.key, effect);
     const rowId = this.keyRow.get(effect.key);
     const edits = this.carriedBy(rowId);
+    // A resend of a conflicted edit: it overwrote what the conflict found (G5). An effect before
+    // the conflict (an edit applied, its answer lost, merged later into a conflicted row) is not.
+    if ([...edits].some((e) => this.conflicted.has(e))) this.resends.add(effect.key);
     for (const id of edits) {
       const first = this.appliedBy.get(id);
-      if (first !== undefined && first !== effect.key)
+      if (first !== undefined && first !== effect.key && !this.reissued.has(id))
         this.fail(
           'G2',
           'intent-applied-twice',
@@ -798,7 +835,9 @@ export class Truth {
     const lastRow = this.lastApplied.get(record);
     const carried = [...edits].flatMap((id) => this.edits.get(id) ?? []);
     // Retried edits a newer one overtook, alone or merged into an edit made after that one.
-    const overtaken = carried.filter((e) => this.retried.has(e.id) && e.made < last);
+    const overtaken = carried.filter(
+      (e) => this.retried.has(e.id) && (this.madeBeforeRetry.get(e.id) ?? e.made) < last,
+    );
     if (overtaken.length > 0 && (position < last || overtaken.length < carried.length)) {
       // The app retried an edit a newer one overtook: it lands over it, but only through the
       // revision check and the conflict rule, with evidence — never silently (G4). A request
@@ -820,7 +859,7 @@ export class Truth {
       // edit that was queued behind them, or merged into them.
       let step = 0;
       for (const edit of overtaken.sort((x, y) => x.made - y.made))
-        edit.made = last + ++step / 1000;
+        edit.made = Math.max(edit.made, last + ++step / 1000);
       position = Math.max(...carried.map((e) => e.made));
     }
     if (position < last)
@@ -909,8 +948,7 @@ export class Truth {
     // G5: every applied resend of a conflicted edit left exactly one ledger entry.
     for (const [key] of this.applied) {
       const rowId = this.keyRow.get(key);
-      const edits = this.carriedBy(rowId);
-      if (![...edits].some((e) => this.conflicted.has(e)) || this.superseded.has(key)) continue;
+      if (!this.resends.has(key) || this.superseded.has(key)) continue;
       // The legacy writer settles without a ledger: it knows nothing of conflicts (§17). A row
       // the app discarded (after its handler failed on the answer) takes its evidence with it.
       if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
