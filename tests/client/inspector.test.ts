@@ -117,25 +117,29 @@ describe('<outbox-inspector> (SPEC §23)', () => {
     const text = inspector.textContent ?? '';
     expect(inspector.querySelector('[part=health]')?.getAttribute('data-stalled')).toBe('blocked');
     expect(text).toContain('stalled: blocked');
-    expect(text).toContain('notes-aaaaaaaaaaaa');
+    // Ids are shortened on screen; the whole id is the title.
+    expect(inspector.querySelector('tr[data-row="notes-aaaaaaaaaaaa"]')).not.toBeNull();
+    expect(inspector.querySelector('[title="notes-aaaaaaaaaaaa"]')).not.toBeNull();
     expect(text).toContain('revision_conflict');
-    expect(text).toContain('sw-000000000000000000000001');
+    expect(inspector.querySelector('[title="sw-000000000000000000000001"]')).not.toBeNull();
     expect(text).toContain('n_7');
     expect(text).toContain('3 → 4');
-    const sending = [...inspector.querySelectorAll('tbody tr')][1]?.textContent ?? '';
+    const sending = inspector.querySelector('tr[data-row="notes-bbbbbbbbbbbb"]')?.textContent;
     expect(sending).toContain('3'); // fence
+    expect(sending).toContain('sending');
+    expect(sending).not.toContain('not current');
     // What users typed is text, never markup.
     expect(inspector.querySelector('img')).toBeNull();
-    expect(text).toContain('<img src=x onerror=alert(1)>');
+    expect(text).toContain('…lert(1)>');
   });
 
   it('retries and discards a blocked row, restores a conflict and exports the trace', async () => {
     const { inspector, outbox } = await mount();
     URL.createObjectURL = vi.fn(() => 'blob:trace');
-    button(inspector, 'retry').click();
-    button(inspector, 'discard').click();
-    button(inspector, 'restore').click();
-    button(inspector, 'export trace').click();
+    button(inspector, 'Retry').click();
+    button(inspector, 'Discard').click();
+    button(inspector, 'Restore overwritten version').click();
+    button(inspector, 'Export trace').click();
     await vi.waitFor(() => expect(outbox.exportTrace).toHaveBeenCalled());
     expect(outbox.retry).toHaveBeenCalledWith('notes-aaaaaaaaaaaa');
     expect(outbox.discard).toHaveBeenCalledWith('notes-aaaaaaaaaaaa');
