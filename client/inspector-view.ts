@@ -99,7 +99,9 @@ export function healthLine(health: OutboxHealth | undefined, actions: ViewAction
       ? []
       : [
           `${health.total} rows`,
-          `oldest ${Math.round((health.oldestPendingAgeMs ?? 0) / 1000)} s`,
+          health.oldestPendingAgeMs === null
+            ? ''
+            : `oldest ${Math.round(health.oldestPendingAgeMs / 1000)} s`,
           `last sent ${time(health.lastSuccessAt) || 'never'}`,
           `next try ${time(health.nextAttemptAt) || 'none'}`,
           `senders ${
@@ -117,7 +119,7 @@ export function healthLine(health: OutboxHealth | undefined, actions: ViewAction
       'data-stalled': health?.stalled ?? '',
     },
     el('strong', {}, verdict),
-    facts.length === 0 ? null : ` · ${facts.join(' · ')} `,
+    facts.length === 0 ? null : ` · ${facts.filter(Boolean).join(' · ')} `,
     act('Export trace', actions.exportTrace, { 'data-action': 'export-trace' }),
   );
 }
