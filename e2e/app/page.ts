@@ -2,6 +2,7 @@ import {
   connectOutbox,
   type OutboxClient,
   type OutboxHealth,
+  type OutboxHeld,
   observeHealth,
   type RowView,
   restHandler,
@@ -38,6 +39,9 @@ new BroadcastChannel('e2e-events').onmessage = (event) => {
   if (data.type === 'heartbeat') heartbeats[data.holder!] = data.at!;
   else events.push(event.data);
 };
+/** Every `outbox-held` the page heard (SPEC §23), with when it arrived (`Date.now()`). */
+const helds: Array<OutboxHeld & { at: number }> = [];
+window.addEventListener('outbox-held', (event) => helds.push({ ...event.detail, at: Date.now() }));
 const snapshots: RowView[][] = [];
 /** When each snapshot arrived (`Date.now()`, comparable with the worker's event times). */
 const snapshotTimes: number[] = [];
@@ -127,6 +131,7 @@ function withHostile(value: unknown): unknown {
 
 const e2e = {
   events,
+  helds,
   heartbeats,
   snapshots,
   snapshotTimes,
