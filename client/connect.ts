@@ -63,7 +63,8 @@ export interface OutboxClient extends OutboxApi, OutboxDiagnostics {
   close(): void;
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+/** Half a day: periodic sync's default minimum interval. */
+const HALF_DAY_MS = 43_200_000;
 
 /**
  * Connects a page to its outbox: registers the worker and returns the page API (SPEC §13). The
@@ -76,7 +77,8 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   checkText(options.owner, 'owner');
   checkText(options.swUrl, 'swUrl');
   installComlinkErrors();
-  const container = 'serviceWorker' in navigator ? navigator.serviceWorker : undefined;
+  // Undefined where the browser has no service workers, or not in this (insecure) context.
+  const container = navigator.serviceWorker as ServiceWorkerContainer | undefined;
   const registered = container ? registerWorker(options) : undefined;
   const subscriptions = new Subscriptions();
   const connection = await openOutboxConnection(options, container, registered, subscriptions);
@@ -85,7 +87,7 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
     void registered?.registration.then((registration) =>
       registerPeriodicSync(
         registration,
-        (options.periodicSync || { minIntervalMs: DAY_MS / 2 }).minIntervalMs,
+        (options.periodicSync || { minIntervalMs: HALF_DAY_MS }).minIntervalMs,
       ),
     );
   }

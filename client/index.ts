@@ -28,6 +28,7 @@ export type { ConflictLedgerEntry, Receipt } from '../shared/model/store.ts';
 export type { RecordStatus, RecordView, ServerRecord } from '../shared/plan/record-overlay.ts';
 export { type RestHandlerOptions, restHandler } from '../shared/wire/rest-handler.ts';
 export { type ConnectOptions, connectOutbox, type OutboxClient } from './connect.ts';
+export type { OutboxHeld } from './held-event.ts';
 export {
   type HealthOptions,
   type Observer,

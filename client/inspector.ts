@@ -1,15 +1,25 @@
-import type { OutboxHealth, RowView } from '../shared/model/page-api.ts';
-import type { OutboxRow } from '../shared/model/row.ts';
-import type { ConflictLedgerEntry, Receipt } from '../shared/model/store.ts';
+import type { RowView } from '../shared/model/page-api.ts';
+import type { ConflictLedgerEntry } from '../shared/model/store.ts';
 import type { OutboxClient } from './connect.ts';
+import {
+  conflictList,
+  el,
+  healthLine,
+  receiptsTable,
+  rowsTable,
+  type Snapshot,
+  styles,
+  type ViewActions,
+  versionKey,
+} from './inspector-view.ts';
 
 /**
  * `sw-outbox/inspector` (SPEC §23): the outbox inspector as a framework-free custom element an
  * app mounts in development. It shows the queue's health, the rows with their status, claim
- * holder, fence, attempts, next try and error, the receipts and the conflict ledger; it retries
- * and discards blocked rows, restores what a conflict overwrote and downloads the flight
- * recorder's trace. An entry of its own, loaded on demand, so the page's first load stays in its
- * budget:
+ * holder (and whether it is a live sender), fence, attempts, next try, error and links, the
+ * receipts and the conflict ledger; it retries and discards blocked rows, restores what a
+ * conflict overwrote and downloads the flight recorder's trace. An entry of its own, loaded on
+ * demand, so the page's first load stays in its budget:
  *
  * ```ts
  * if (import.meta.env.DEV) {
@@ -21,7 +31,9 @@ import type { OutboxClient } from './connect.ts';
  * }
  * ```
  *
- * Every value is written as text, never as markup: rows hold what users typed.
+ * Every value is written as text, never as markup: rows hold what users typed. The element
+ * draws into its own children (no shadow root), so the app's CSS reaches it; its default looks
+ * are scoped to its tag and yield to any rule of the app's.
  */
 
 /** What the inspector reads and does through the page API. */
@@ -37,43 +49,34 @@ export type InspectorOutbox = Pick<
   | 'exportTrace'
 >;
 
-/** One render's data: read together after each change of the rows. */
-interface Snapshot {
-  rows: RowView[];
-  health: OutboxHealth | undefined;
-  receipts: Receipt[];
-  conflicts: ConflictLedgerEntry[];
-}
+/**
+ * Reads one version of a record from the app's server, for the conflict ledger to show what a
+ * resend overwrote beside what it left (SPEC §10.1): the text to show, or null when the server
+ * no longer has it. The ledger keeps no bodies, so only the app's server can say.
+ */
+export type ReadVersion = (entry: ConflictLedgerEntry, revision: number) => Promise<string | null>;
 
-const time = (at: number | null | undefined) =>
-  at === null || at === undefined ? '' : new Date(at).toLocaleTimeString();
-
-/** Builds an element with text content and attributes; children are appended as given. */
-function el(
-  tag: string,
-  attributes: Record<string, string> = {},
-  ...children: Array<Node | string>
-): HTMLElement {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  node.append(...children);
-  return node;
-}
-
-function table(headers: string[], rows: Array<Array<Node | string>>): HTMLElement {
-  return el(
-    'table',
-    {},
-    el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h)))),
-    el('tbody', {}, ...rows.map((cells) => el('tr', {}, ...cells.map((c) => el('td', {}, c))))),
-  );
+/**
+ * The detail of `outbox-inspector-action`: which button a person pressed, for which row or
+ * conflict, and the call's answer (`restore` answers with the enqueued row) or its error.
+ */
+export interface InspectorAction {
+  action: 'retry' | 'discard' | 'restore';
+  /** The row id (`retry`, `discard`) or the conflict's `successorId` (`restore`). */
+  id: string;
+  result?: unknown;
+  error?: unknown;
 }
 
 /** The `<outbox-inspector>` element; set its `outbox` to a connected outbox. */
 export class OutboxInspector extends HTMLElement {
   #outbox: InspectorOutbox | undefined;
+  #readVersion: ReadVersion | undefined;
   #stop: (() => void) | undefined;
   #reads = 0;
+  #last: { rows: RowView[]; drawn: string } | undefined;
+  /** Versions read so far: a version at a revision never changes, so each is read once. */
+  readonly #versions: Record<string, string | null> = {};
 
   /** The outbox it shows; setting it (re)starts the live view while the element is connected. */
   get outbox(): InspectorOutbox | undefined {
@@ -84,6 +87,15 @@ export class OutboxInspector extends HTMLElement {
     this.#start();
   }
 
+  /** How to read a record's version for the conflict ledger; without it no versions show. */
+  get readVersion(): ReadVersion | undefined {
+    return this.#readVersion;
+  }
+  set readVersion(read: ReadVersion | undefined) {
+    this.#readVersion = read;
+    this.refresh();
+  }
+
   connectedCallback(): void {
     this.#start();
   }
@@ -91,6 +103,12 @@ export class OutboxInspector extends HTMLElement {
   disconnectedCallback(): void {
     this.#stop?.();
     this.#stop = undefined;
+  }
+
+  /** Reads health, receipts and conflicts again (the rows come by themselves). */
+  refresh(): void {
+    if (this.#outbox !== undefined && this.#last !== undefined)
+      void this.#refresh(this.#outbox, this.#last.rows);
   }
 
   #start(): void {
@@ -109,89 +127,89 @@ export class OutboxInspector extends HTMLElement {
       outbox.receipts({ limit: 20 }).catch(() => []),
       outbox.conflicts({ limit: 20 }).catch(() => []),
     ]);
-    if (n === this.#reads) this.#render(outbox, { rows, health, receipts, conflicts });
+    if (n !== this.#reads) return;
+    const data = { rows, health, receipts, conflicts, versions: this.#versions };
+    this.#render(outbox, data);
+    void this.#readVersions(conflicts);
+  }
+
+  /** Reads the versions the ledger shows that are not read yet, then draws again. */
+  async #readVersions(conflicts: ConflictLedgerEntry[]): Promise<void> {
+    const read = this.#readVersion;
+    if (read === undefined) return;
+    const wanted: Array<[ConflictLedgerEntry, number]> = [];
+    for (const entry of conflicts) {
+      if (!entry.historyRef) continue;
+      for (const revision of [entry.historyRef.supersededRevision, entry.finalRevision]) {
+        if (revision !== null && !(versionKey(entry.targetId, revision) in this.#versions))
+          wanted.push([entry, revision]);
+      }
+    }
+    if (wanted.length === 0) return;
+    const found = await Promise.all(
+      wanted.map(([entry, revision]) => read(entry, revision).catch(() => undefined)),
+    );
+    let changed = false;
+    wanted.forEach(([entry, revision], i) => {
+      // A failed read is tried again with the next change.
+      if (found[i] === undefined) return;
+      this.#versions[versionKey(entry.targetId, revision)] = found[i];
+      changed = true;
+    });
+    if (changed) this.refresh();
+  }
+
+  /**
+   * Tells the page what a person did here and how it ended: an `outbox-inspector-action` event
+   * (it bubbles) once the call settled, so an app can show it or count the edit a restore made.
+   */
+  async #announce<T>(action: InspectorAction['action'], id: string, call: Promise<T>): Promise<T> {
+    const detail = (rest: Partial<InspectorAction>) =>
+      new CustomEvent<InspectorAction>('outbox-inspector-action', {
+        bubbles: true,
+        detail: { action, id, ...rest },
+      });
+    try {
+      const result = await call;
+      this.dispatchEvent(detail({ result }));
+      return result;
+    } catch (error) {
+      this.dispatchEvent(detail({ error }));
+      throw error;
+    }
   }
 
   #render(outbox: InspectorOutbox, data: Snapshot): void {
-    const act = (label: string, run: () => Promise<unknown>) => {
-      const button = el('button', { type: 'button' }, label) as HTMLButtonElement;
-      button.addEventListener('click', () => {
-        button.disabled = true;
-        run().catch((error: unknown) => {
-          button.disabled = false;
-          button.title = String((error as Error).message ?? error);
+    // Drawn again only when what it shows changed, so a button is not replaced under the
+    // pointer by a read that found nothing new.
+    const drawn = JSON.stringify({ ...data, health: { ...data.health, at: 0 } });
+    if (this.#last?.drawn === drawn) {
+      this.#last.rows = data.rows;
+      return;
+    }
+    this.#last = { rows: data.rows, drawn };
+    const actions: ViewActions = {
+      retry: (id) => this.#announce('retry', id, outbox.retry(id)),
+      discard: (id) => this.#announce('discard', id, outbox.discard(id)),
+      restore: (id) => this.#announce('restore', id, outbox.restore(id)),
+      exportTrace: async () => {
+        const trace = await outbox.exportTrace();
+        const link = el('a', {
+          href: URL.createObjectURL(new Blob([trace], { type: 'application/x-ndjson' })),
+          download: 'sw-outbox-trace.jsonl',
         });
-      });
-      return button;
+        link.click();
+      },
+      versions: this.#readVersion !== undefined,
     };
-    const { health } = data;
-    const healthLine =
-      health === undefined
-        ? 'health: no answer'
-        : `${health.stalled === null ? 'healthy' : `stalled: ${health.causes.join(', ')}`} · ${
-            health.total
-          } rows · oldest ${Math.round((health.oldestPendingAgeMs ?? 0) / 1000)} s · last sent ${
-            time(health.lastSuccessAt) || 'never'
-          } · next try ${time(health.nextAttemptAt) || 'none'} · senders ${
-            Object.values(health.senders).join(', ') || 'none'
-          } · storage ${health.storage.persisted ? 'persisted' : 'best effort'}`;
-    const rowCells = data.rows.map((view) => {
-      const row = view.row as OutboxRow;
-      return [
-        row.id,
-        `${row.collection} ${row.kind} ${row.targetId}`,
-        view.status,
-        view.holderId ?? '',
-        String(row.claim?.fence ?? ''),
-        String(row.evidence?.attemptCount ?? 0),
-        time(row.nextAttemptAt),
-        row.blockedCode ?? row.evidence?.lastErrorCode ?? '',
-        view.status === 'blocked'
-          ? el(
-              'span',
-              {},
-              act('retry', () => outbox.retry(row.id)),
-              act('discard', () => outbox.discard(row.id)),
-            )
-          : '',
-      ];
-    });
-    const receiptCells = data.receipts.map((r) => [
-      r.requestId,
-      `${r.collection} ${r.kind} ${r.serverId ?? r.targetId}`,
-      String(r.status),
-      time(r.settledAt),
-    ]);
-    const conflictCells = data.conflicts.map((c) => [
-      c.successorId,
-      `${c.collection} ${c.targetId}`,
-      `${c.overwrittenRevision ?? '?'} → ${c.finalRevision ?? '?'}`,
-      c.restoredBy
-        ? `restored by ${c.restoredBy.rowId}`
-        : c.historyRef
-          ? act('restore', () => outbox.restore(c.successorId))
-          : 'nothing kept',
-    ]);
-    const download = act('export trace', async () => {
-      const trace = await outbox.exportTrace();
-      const link = el('a', {
-        href: URL.createObjectURL(new Blob([trace], { type: 'application/x-ndjson' })),
-        download: 'sw-outbox-trace.jsonl',
-      });
-      link.click();
-      download.disabled = false;
-    });
+    const section = (name: string, title: string, content: HTMLElement) =>
+      el('section', { 'data-section': name }, el('h3', {}, title), content);
     this.replaceChildren(
-      el('p', { part: 'health', 'data-stalled': health?.stalled ?? '' }, healthLine, ' ', download),
-      el('h3', {}, 'Rows'),
-      table(
-        ['id', 'record', 'status', 'holder', 'fence', 'attempts', 'next try', 'error', ''],
-        rowCells,
-      ),
-      el('h3', {}, 'Receipts'),
-      table(['request', 'record', 'status', 'settled'], receiptCells),
-      el('h3', {}, 'Conflicts'),
-      table(['successor', 'record', 'revisions', ''], conflictCells),
+      el('style', {}, styles(this.localName)),
+      healthLine(data.health, actions),
+      section('rows', 'Rows in the outbox', rowsTable(data, actions)),
+      section('receipts', 'Receipts', receiptsTable(data.receipts)),
+      section('conflicts', 'Conflict ledger', conflictList(data, actions)),
     );
   }
 }
@@ -199,6 +217,9 @@ export class OutboxInspector extends HTMLElement {
 declare global {
   interface HTMLElementTagNameMap {
     'outbox-inspector': OutboxInspector;
+  }
+  interface HTMLElementEventMap {
+    'outbox-inspector-action': CustomEvent<InspectorAction>;
   }
 }
 

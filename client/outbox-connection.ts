@@ -8,6 +8,7 @@ import {
 } from '../shared/model/connection.ts';
 import { OutboxError } from '../shared/model/errors.ts';
 import type { FlushOptions, FlushReport } from '../shared/model/page-api.ts';
+import type { ChangeNotice } from '../shared/model/store.ts';
 import { WorkerChannel } from './channel.ts';
 import { flushViaWorker } from './flush-message.ts';
 import type { PageSender, PageSenderOption } from './page-sender.ts';
@@ -79,9 +80,8 @@ export async function openOutboxConnection(
       // A new connection starts empty: restore credentials, then subscriptions.
       if (auth !== undefined) api.setAuth(auth.headers, auth.options).catch(() => undefined);
       subscriptions.attach(api, (listener) => proxy(channel.heard(listener)));
-      changes ??= hearChanges(link.hello.changes, (noticeOwner) => {
-        if (pageSender === undefined && subscriptions.size > 0 && noticeOwner === owner)
-          channel.noteChange();
+      changes ??= hearChanges(link.hello.changes, owner, () => {
+        if (pageSender === undefined && subscriptions.size > 0) channel.noteChange();
       });
     },
   });
@@ -98,7 +98,7 @@ export async function openOutboxConnection(
   const flush = async (flushOptions: FlushRequest = {}): Promise<FlushReport[]> => {
     if (closed) throw new OutboxError('closed');
     if (pageSender !== undefined) return pageSender.flush(flushOptions);
-    const worker = await channel.ensure().then((link) => link.worker);
+    const { worker } = await channel.ensure();
     return flushViaWorker(worker, owner, flushOptions, options.flushTimeoutMs ?? 60_000);
   };
   const flushSoon = (flushOptions: FlushRequest = {}) =>
@@ -192,29 +192,36 @@ function listenToPage(
   // Messages from the worker wait in a queue until the page opts in; before the document has
   // parsed it would otherwise hold back a start announcement.
   container?.startMessages();
-  globalThis.addEventListener('online', onOnline);
-  globalThis.document?.addEventListener('visibilitychange', onVisible);
+  // A page's window and document: the page API runs in windows only.
+  addEventListener('online', onOnline);
+  document.addEventListener('visibilitychange', onVisible);
   return () => {
     container?.removeEventListener('controllerchange', onControllerChange);
     container?.removeEventListener('message', onWorkerMessage);
-    globalThis.removeEventListener('online', onOnline);
-    globalThis.document?.removeEventListener('visibilitychange', onVisible);
+    removeEventListener('online', onOnline);
+    document.removeEventListener('visibilitychange', onVisible);
   };
 }
 
 /**
- * The store's commit notices (§3), heard so that live views notice a stopped worker (§13.1): each
- * notice's owner goes to `onNotice`. The channel's name comes from the worker, which knows its
- * database; undefined without a name or where there is no BroadcastChannel.
+ * The store's commit notices (§3) of the page's owner: each goes to `onNotice`, so that live
+ * views notice a stopped worker (§13.1), and one that held rows for credentials is announced on
+ * the page at once as `outbox-held` (§23, `held-event.ts`). The channel's name comes from the
+ * worker, which knows its database; undefined without a name or where there is no
+ * BroadcastChannel.
  */
 function hearChanges(
   name: string | undefined,
-  onNotice: (owner: unknown) => void,
+  owner: string,
+  onNotice: () => void,
 ): BroadcastChannel | undefined {
   if (!name || typeof BroadcastChannel !== 'function') return undefined;
   const changes = new BroadcastChannel(name);
-  changes.onmessage = (event: MessageEvent) =>
-    onNotice((event.data as { owner?: unknown } | null)?.owner);
+  changes.onmessage = ({ data }: MessageEvent<Partial<ChangeNotice> | null>) => {
+    if (data?.owner !== owner) return;
+    if (data.reason === 'held') dispatchEvent(new CustomEvent('outbox-held', { detail: data }));
+    onNotice();
+  };
   return changes;
 }
 
@@ -223,7 +230,6 @@ async function workerOf(
   container: ServiceWorkerContainer | undefined,
   registered: Registered | undefined,
 ): Promise<ServiceWorker | null> {
-  if (container?.controller) return container.controller;
   const registration = await registered?.registration;
   return (
     container?.controller ?? registration?.active ?? (await registered?.workbox.active) ?? null
@@ -237,15 +243,15 @@ async function workerOf(
  */
 function startedHolder(event: MessageEvent): string | undefined {
   if (!isOutboxMessage<StartedMessage>(event.data, STARTED_MESSAGE)) return undefined;
-  const source = event.source as ServiceWorker | null;
-  if (source?.state !== undefined && source.state !== 'activated' && source.state !== 'activating')
-    return undefined;
-  return event.data.holderId;
+  // `activating` or `activated`; a source without a state is no worker of an update.
+  const state = (event.source as ServiceWorker | null)?.state;
+  return state === undefined || state.startsWith('activat') ? event.data.holderId : undefined;
 }
 
 /** What the checks cannot see (a proxy around a plain object) still cannot be posted. */
 function postable(error: unknown): unknown {
-  return error instanceof Error && error.name === 'DataCloneError'
-    ? new OutboxError('invalid_value', `an argument cannot be sent to the worker: ${error.message}`)
+  const e = error as Error | null;
+  return e?.name === 'DataCloneError'
+    ? new OutboxError('invalid_value', `an argument cannot be sent to the worker: ${e.message}`)
     : error;
 }

@@ -3,6 +3,7 @@ import type { FlushOptions, FlushReport } from '../shared/model/page-api.ts';
 import type { Endpoint } from '../shared/runtime/endpoint.ts';
 import { openEndpoint } from '../shared/runtime/open-endpoint.ts';
 import { createSender, type SenderConfig } from '../shared/runtime/sender.ts';
+import { announceHeld } from './held-event.ts';
 
 /**
  * The page sender (SPEC §12, §1): when no service worker controls the page, the same core runs
@@ -35,7 +36,17 @@ export interface PageSender {
 
 /** Starts the page sender for one owner; nothing opens until its API or a flush is used. */
 export function startPageSender(config: PageSenderConfig, owner: string): PageSender {
-  const sender = createSender(config, { kind: 'tab', owners: async () => [owner] });
+  const sender = createSender(
+    {
+      ...config,
+      // A row this tab held for credentials: the page hears of it at once (§23).
+      onEvent(event) {
+        if (event.type === 'held') announceHeld({ owner, ids: [event.id], reason: 'held' });
+        config.onEvent?.(event);
+      },
+    },
+    { kind: 'tab', owners: async () => [owner] },
+  );
   let endpoint: Promise<Endpoint> | undefined;
   let stopped = false;
 

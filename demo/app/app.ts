@@ -6,13 +6,13 @@ import {
 } from '../../client/index.ts';
 import type { Card } from './cards.ts';
 import { short, tickRelativeTimes } from './dom.ts';
-import { keepEvidence, loadEvidence } from './evidence.ts';
 import { FaultControls } from './fault-controls.ts';
+import { mountInspector } from './inspector.ts';
 import { attempt, notify } from './messages.ts';
 import { NotesCache } from './notes-cache.ts';
 import * as server from './server-api.ts';
 import { authHeaders, type Session, signIn, signOut } from './session.ts';
-import { type Actions, type AppState, versionKey } from './state.ts';
+import type { Actions, AppState } from './state.ts';
 import { countEdit, loadTally } from './tally.ts';
 import { currentHolder, onWorkerEvent, stopHolder, workerEvents } from './worker-link.ts';
 
@@ -51,8 +51,6 @@ export class DemoApp implements Actions {
       rows: [],
       receipts: [],
       conflicts: [],
-      evidence: loadEvidence(session.user),
-      versions: {},
       notes: this.#cache.all(),
       notesFrom: 'device',
       admin: true,
@@ -101,6 +99,14 @@ export class DemoApp implements Actions {
       outbox.setAuth(authHeaders(this.state.session), { persist: true }),
     );
     this.#stopRows = outbox.subscribe((rows) => this.#onRows(rows));
+    mountInspector(
+      outbox,
+      () => this.state.session.token,
+      (result) => {
+        this.state.tally = countEdit(this.state.session.user, result.outcome);
+        this.render();
+      },
+    );
     await this.#refreshHolder();
     // Opening the app is a good moment to sync: it ignores backoff, like the `online` event.
     void outbox.flush({ force: true }).catch(() => undefined);
@@ -123,7 +129,6 @@ export class DemoApp implements Actions {
     this.state.progress =
       left === 0 ? { done: 0, left: 0 } : { done: progress.done + settled, left };
     this.state.rows = rows;
-    this.state.evidence = keepEvidence(this.state.session.user, this.state.evidence, rows);
     this.#watchForeignClaims(rows);
     clearTimeout(this.#ledgerTimer);
     this.#ledgerTimer = setTimeout(
@@ -161,40 +166,12 @@ export class DemoApp implements Actions {
     ]);
     this.state.receipts = receipts;
     this.state.conflicts = conflicts;
-    void this.#readVersions(conflicts);
     if (this.#cache.applyReceipts(receipts)) this.state.notes = this.#cache.all();
     // Once nothing is pending, the server's list is the truth again (edits from elsewhere).
     if (drained) await this.refreshNotes();
     this.state.settling = [];
     // Settled rows change the server's counters: show them with the receipts, not 2 s later.
     await this.#refreshServerSide();
-  }
-
-  /**
-   * Reads from the server's history the versions the conflict ledger shows side by side: what
-   * each resend overwrote and what it left (SPEC §10.1). Unread ones are tried again on the next
-   * ledger refresh (the server may be "offline").
-   */
-  async #readVersions(conflicts: AppState['conflicts']): Promise<void> {
-    const wanted = new Map<string, [string, number]>();
-    for (const entry of conflicts) {
-      if (!entry.historyRef) continue;
-      for (const revision of [entry.historyRef.supersededRevision, entry.finalRevision]) {
-        const key = revision === null ? undefined : versionKey(entry.targetId, revision);
-        if (key !== undefined && !(key in this.state.versions))
-          wanted.set(key, [entry.targetId, revision!]);
-      }
-    }
-    if (wanted.size === 0) return;
-    const { token } = this.state.session;
-    const read = await Promise.all(
-      [...wanted].map(async ([key, [id, revision]]) => {
-        const version = await server.noteVersion(token, id, revision).catch(() => null);
-        return version === null ? [] : [[key, version?.value ?? 'missing'] as const];
-      }),
-    );
-    this.state.versions = { ...this.state.versions, ...Object.fromEntries(read.flat()) };
-    this.render();
   }
 
   async #refreshServerSide(): Promise<void> {
@@ -307,29 +284,6 @@ export class DemoApp implements Actions {
       this.#outbox?.close();
       await this.#connect();
     });
-  }
-
-  retry(id: string): void {
-    void attempt('retry the row', () => this.#outbox!.retry(id));
-  }
-
-  restore(conflictId: string): void {
-    void attempt('restore the other device’s version', async () => {
-      const outbox = this.#outbox;
-      if (outbox === undefined) throw new Error('The outbox is not connected yet.');
-      const result = await outbox.restore(conflictId);
-      this.state.tally = countEdit(this.state.session.user, result.outcome);
-      notify('ok', {
-        title: 'The other device’s version goes back through the outbox.',
-        hint: 'It is an ordinary update at the current revision with its own idempotency key: durable first, then sent once; the ledger entry notes it was restored.',
-      });
-      this.state.conflicts = await outbox.conflicts({ limit: 50 });
-      this.render();
-    });
-  }
-
-  discard(id: string): void {
-    void attempt('discard the row', () => this.#outbox!.discard(id));
   }
 
   signOut(): void {

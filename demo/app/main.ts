@@ -4,9 +4,8 @@ import { byId, h, mount } from './dom.ts';
 import { renderEditor, wireEditor } from './editor-view.ts';
 import { renderEffects } from './effects-view.ts';
 import { renderEvents } from './events-view.ts';
-import { renderLedger } from './ledger-view.ts';
+import { renderHolder } from './holder-view.ts';
 import { attempt } from './messages.ts';
-import { renderRows } from './rows-view.ts';
 import { type Session, savedSession, signIn, USER_PATTERN } from './session.ts';
 
 /**
@@ -100,10 +99,7 @@ function draw(app: DemoApp): void {
   section('effects', [s.stats, s.tally, s.receipts, s.rows.length, s.admin], () =>
     renderEffects(s),
   );
-  section('rows', [s.rows, s.holder, s.connection], () => renderRows(s, app));
-  section('ledger', [s.receipts, s.conflicts, s.stats?.effectsByKey, s.evidence, s.versions], () =>
-    renderLedger(s, app),
-  );
+  section('holder', [s.holder, s.connection], () => renderHolder(s));
   section('events', [s.events.at(-1)?.seq, s.events.length, s.holder], () => renderEvents(s));
 }
 

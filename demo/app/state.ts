@@ -1,13 +1,7 @@
 import type { ConflictLedgerEntry, FlushReport, Receipt, RowView } from '../../client/index.ts';
 import type { HolderInfo, LoggedEvent } from '../protocol.ts';
 import type { Card } from './cards.ts';
-import {
-  type EffectStats,
-  type FaultRule,
-  isOfflineRule,
-  type NoteVersion,
-  type ServerNote,
-} from './server-api.ts';
+import { type EffectStats, type FaultRule, isOfflineRule, type ServerNote } from './server-api.ts';
 import type { Session } from './session.ts';
 import type { Tally } from './tally.ts';
 
@@ -18,14 +12,6 @@ export interface AppState {
   rows: RowView[];
   receipts: Receipt[];
   conflicts: ConflictLedgerEntry[];
-  /** Conflict evidence seen on successor rows before they settled, by successor id (§10). */
-  evidence: Record<string, unknown>;
-  /**
-   * Versions of notes read from the server's history for the conflict ledger (§10.1), by
-   * {@link versionKey}; `missing` when the server has none (expired, or a delete). A version at a
-   * revision never changes, so each is read once.
-   */
-  versions: Record<string, NoteVersion['value'] | 'missing'>;
   notes: ServerNote[];
   /** Whether the notes shown came from the server just now or from this device's copy. */
   notesFrom: 'server' | 'device';
@@ -56,10 +42,6 @@ export interface Actions {
   signInAgain(): void;
   flushNow(): void;
   stopHolder(): void;
-  retry(id: string): void;
-  /** Writes back what a conflict overwrote (`outbox.restore`, §10.1). */
-  restore(conflictId: string): void;
-  discard(id: string): void;
   refreshNotes(): void;
   signOut(): void;
 }
@@ -73,11 +55,6 @@ export interface FaultActions {
   slowServer(): void;
   burst503(): void;
   expireToken(): void;
-}
-
-/** The key of a note version in {@link AppState.versions}. */
-export function versionKey(id: string, revision: number): string {
-  return `${id}@${revision}`;
 }
 
 /** "Offline" here means the server refuses this user's requests: an open-ended 503 rule. */

@@ -2,11 +2,13 @@ import {
   connectOutbox,
   type OutboxClient,
   type OutboxHealth,
+  type OutboxHeld,
   observeHealth,
   type RowView,
   restHandler,
   type WatchUpdate,
 } from '../../client/index.ts';
+import { defineOutboxInspector } from '../../client/inspector.ts';
 
 /**
  * The e2e test page. Tests drive it through `window.e2e` with `page.evaluate`: connect, call any
@@ -37,12 +39,17 @@ new BroadcastChannel('e2e-events').onmessage = (event) => {
   if (data.type === 'heartbeat') heartbeats[data.holder!] = data.at!;
   else events.push(event.data);
 };
+/** Every `outbox-held` the page heard (SPEC §23), with when it arrived (`Date.now()`). */
+const helds: Array<OutboxHeld & { at: number }> = [];
+window.addEventListener('outbox-held', (event) => helds.push({ ...event.detail, at: Date.now() }));
 const snapshots: RowView[][] = [];
 /** When each snapshot arrived (`Date.now()`, comparable with the worker's event times). */
 const snapshotTimes: number[] = [];
 const watched: WatchUpdate[] = [];
 const healths: OutboxHealth[] = [];
 let outbox: OutboxClient | undefined;
+/** The token of the last login, for the inspector's reads of the server's history. */
+let token: string | undefined;
 
 const notes = () => ({ notes: restHandler({ baseUrl: '/api/notes' }) });
 
@@ -124,6 +131,7 @@ function withHostile(value: unknown): unknown {
 
 const e2e = {
   events,
+  helds,
   heartbeats,
   snapshots,
   snapshotTimes,
@@ -207,6 +215,24 @@ const e2e = {
     if (outbox) observeHealth(outbox, { intervalMs }).subscribe((h) => h && healths.push(h));
   },
   healths: () => healths.map((h) => ({ total: h.total, stalled: h.stalled })),
+  /**
+   * Mounts `<outbox-inspector>` (`sw-outbox/inspector`) on the page as an app does in
+   * development, reading older versions of notes from the server's history for its ledger.
+   */
+  inspect() {
+    defineOutboxInspector();
+    const inspector = document.createElement('outbox-inspector');
+    inspector.readVersion = async (entry, revision) => {
+      const path = `/api/notes/${encodeURIComponent(entry.targetId)}/history/${revision}`;
+      const response = await fetch(path, { headers: { authorization: `Bearer ${token}` } });
+      if (response.status === 404) return null;
+      if (!response.ok) throw new Error(`history: ${response.status}`);
+      const { value } = (await response.json()) as { value: { title?: string; body?: string } };
+      return [value.title, value.body].filter((part) => part !== undefined).join('\n');
+    };
+    inspector.outbox = outbox;
+    document.body.append(inspector);
+  },
   /** Logs in on the reference server and hands the token to the outbox. */
   async login(user: string, persist = false): Promise<CallResult> {
     return settle(async () => {
@@ -215,7 +241,7 @@ const e2e = {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ user }),
       });
-      const { token } = (await response.json()) as { token: string };
+      ({ token } = (await response.json()) as { token: string });
       await outbox?.setAuth({ authorization: `Bearer ${token}` }, { persist });
       return token;
     });

@@ -18,11 +18,14 @@ if (params.get('sync') === 'none') withoutBackgroundSync();
 const events: Array<EngineEvent & { holder: string; version: string; at: number }> = [];
 
 // The worker's clock, which a test may move ahead (`e2e-control`, `{ type: 'clock', aheadMs }`):
-// a device that slept for days, as the retention rule of SPEC §15 reads it.
+// a device that slept for days, as the retention rule of SPEC §15 reads it. And `{ type:
+// 'release-wake' }`: the worker's wake-up timer goes the way an update found releases it (a lost
+// timer, SPEC §23), in browsers where a test cannot run code inside the worker.
 let aheadMs = 0;
 new BroadcastChannel('e2e-control').onmessage = (event: MessageEvent) => {
   const data = event.data as { type?: string; aheadMs?: number };
   if (data.type === 'clock' && typeof data.aheadMs === 'number') aheadMs = data.aheadMs;
+  if (data.type === 'release-wake') scope.registration.dispatchEvent(new Event('updatefound'));
 };
 
 const batch = params.get('batch');

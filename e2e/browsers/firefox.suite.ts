@@ -6,6 +6,7 @@ import { note, serverTest } from './fixtures.ts';
 import { arrived, effects, GUARANTEES, type View } from './guarantees.ts';
 import { emptiedAfter, stoppedInstance } from './live-views.ts';
 import type { Profile } from './profile.ts';
+import { STALL } from './stall.ts';
 
 /**
  * The guarantees in Firefox ESR (SPEC §21): a real browser without Background Sync, so the
@@ -24,7 +25,7 @@ const test = serverTest.extend<{ profile: Profile }, { firefox: Browser }>({
   },
 });
 
-for (const scenario of GUARANTEES) {
+for (const scenario of [...GUARANTEES, STALL]) {
   test(scenario.name, ({ profile, server, user }) => {
     const reason = scenario.skip?.firefox;
     test.skip(reason !== undefined, reason);

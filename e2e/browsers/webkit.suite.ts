@@ -4,6 +4,7 @@ import { note, serverTest } from './fixtures.ts';
 import { arrived, effects, GUARANTEES, statuses, type View } from './guarantees.ts';
 import { running } from './live-views.ts';
 import type { Profile } from './profile.ts';
+import { STALL } from './stall.ts';
 import { Display, WebKitProfile } from './webkit.ts';
 
 /**
@@ -23,7 +24,7 @@ const test = serverTest.extend<{ profile: Profile }, { display: Display }>({
   },
 });
 
-for (const scenario of GUARANTEES) {
+for (const scenario of [...GUARANTEES, STALL]) {
   test(scenario.name, ({ profile, server, user }) => {
     const reason = scenario.skip?.webkit;
     test.skip(reason !== undefined, reason);

@@ -13,7 +13,7 @@ test('an edit that meets another device’s edit is resent once and found in the
 }) => {
   await demo.openAs(user);
   await demo.editOverAnotherDevice();
-  const entry = demo.page.locator('#conflicts li.conflict');
+  const entry = demo.inspector('conflicts').locator('li.conflict');
   await expect(entry).toHaveCount(1);
   await expect(entry).toContainText('the server was at revision 2');
   await expect(entry).toContainText('applied as revision 3');

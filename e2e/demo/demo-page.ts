@@ -95,6 +95,11 @@ export class DemoPage {
     await this.control('online');
   }
 
+  /** A part of the outbox inspector (`<outbox-inspector>`): `rows`, `receipts` or `conflicts`. */
+  inspector(part: 'rows' | 'receipts' | 'conflicts'): Locator {
+    return this.page.locator(`#outbox [data-section="${part}"]`);
+  }
+
   /** A number in the "Exactly once" panel (`effects`, `receipts`, `edits-made`, …). */
   figure(name: string): Locator {
     return this.page.locator(`[data-figure="${name}"] .value`);

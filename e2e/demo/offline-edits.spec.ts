@@ -39,7 +39,7 @@ test('edits made offline reach the server exactly once after the tab is closed a
   await expect(demo.card('Call the plumber before 10').locator('.chip')).toHaveText([
     'create · deferred',
   ]);
-  await expect(demo.page.locator('#rows tbody tr[data-row]')).toHaveCount(3);
+  await expect(demo.inspector('rows').locator('tr[data-row]')).toHaveCount(3);
   await expect(demo.figure('edits-made')).toHaveText('6');
   await demo.screenshot('editor', 'offline-editor');
   await demo.screenshot('inspector', 'offline-inspector');
@@ -53,14 +53,17 @@ test('edits made offline reach the server exactly once after the tab is closed a
     .toBe(5);
 
   await demo.open();
-  await expect(demo.page.locator('#rows .empty')).toHaveText(/outbox is empty/);
+  await expect(demo.inspector('rows').locator('.empty')).toHaveText(/outbox is empty/);
   // Six edits made, five requests: the plumber's create carries its edit.
   await expect(demo.figure('effects')).toHaveText('5');
   await expect(demo.figure('receipts')).toHaveText('5');
   await expect(demo.figure('applied-twice')).toHaveText('0');
   await expect(demo.page.locator('.verdict')).toHaveAttribute('data-verdict', 'ok');
-  await expect(demo.page.locator('#receipts tbody tr')).toHaveCount(5);
-  await expect(demo.page.locator('#receipts td.ok')).toHaveCount(5);
+  // The inspector lists a receipt for each of the five requests, each key applied once.
+  const receipts = demo.inspector('receipts').locator('tbody tr');
+  await expect(receipts).toHaveCount(5);
+  await expect(receipts.locator('td:nth-child(4)')).toHaveText(Array(5).fill(/^20[01]\b/));
+  const receiptKeys = await receipts.evaluateAll((rows) => rows.map((r) => r.dataset.request));
   await expect(demo.page.locator('#events [data-event="settled"]').first()).toBeVisible();
 
   await expect(demo.card('Shopping').locator('.card-body')).toHaveText('milk, eggs, bread');
@@ -71,6 +74,7 @@ test('edits made offline reach the server exactly once after the tab is closed a
 
   const stats = await demoServer.stats(user);
   expect(Object.values(stats.effectsByKey)).toEqual([1, 1, 1, 1, 1]);
+  expect(new Set(receiptKeys)).toEqual(new Set(Object.keys(stats.effectsByKey)));
   // The two dropped answers came back as replays of the stored response, not second writes.
   expect(stats.replays).toBeGreaterThanOrEqual(2);
   const notes = await demoServer.notes(user);

@@ -14,7 +14,7 @@ test('the conflict ledger shows what was overwritten and restores the other devi
   await demo.openAs(user);
   await demo.editOverAnotherDevice();
 
-  const entry = demo.page.locator('#conflicts li.conflict');
+  const entry = demo.inspector('conflicts').locator('li.conflict');
   await expect(entry).toHaveCount(1);
   await expect(entry).toContainText('applied as revision 3');
   const overwritten = entry.locator('[data-version="overwritten"]');
@@ -26,7 +26,7 @@ test('the conflict ledger shows what was overwritten and restores the other devi
   await expect(final).toContainText('Lisbon in June');
   expect((await demoServer.stats(user)).effects).toBe(2);
 
-  await entry.getByRole('button', { name: 'Restore the other device’s version' }).click();
+  await entry.getByRole('button', { name: 'Restore overwritten version' }).click();
   await expect(entry.locator('.restored')).toContainText('Restored');
   await expect(entry.getByRole('button', { name: /Restore/ })).toHaveCount(0);
   const restored = demo.card('Trip plan · edited elsewhere');

@@ -23,7 +23,7 @@ test('a holder stopped mid-send is taken over after the lease and the note is ap
   const secondHolder = await demo.page.locator('#holder code').getAttribute('title');
   expect(secondHolder).not.toBe(firstHolder);
   // The stopped holder's claim is still live: the row waits for its lease to end.
-  await expect(demo.page.locator('#rows tr[data-row]')).toContainText('not current');
+  await expect(demo.inspector('rows').locator('tr[data-row]')).toContainText('not current');
   await demo.screenshot('inspector', 'takeover-inspector');
 
   await expect(demo.card('Slow note').locator('.badge')).toHaveText('synced', { timeout: 20_000 });

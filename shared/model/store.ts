@@ -175,6 +175,7 @@ export type ReplaceResult = 'committed' | 'stale';
 /** The notice published once per committed `replace` (BroadcastChannel `sw-outbox:<db>`). */
 export interface ChangeNotice {
   ids: string[];
+  /** The plan's reason, or `held` when the commit left a row held for credentials (§23). */
   reason: string;
   owner: string;
 }

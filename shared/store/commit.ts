@@ -65,22 +65,31 @@ export function counterValue(value: unknown): number {
   return Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : 0;
 }
 
-/** The notice for a committed plan: the ids of rows it put or deleted (SPEC §3). */
+/**
+ * The notice for a committed plan: the ids of rows it put or deleted (SPEC §3), and why. A plan
+ * that holds a row for want of credentials is announced as `held`, whatever its own reason, so
+ * every page of the owner can say so at once (§23).
+ */
 export function changeNoticeFor(plan: ReplacePlan): ChangeNotice {
-  const ids = new Set<string>();
-  for (const row of plan.put ?? []) {
-    const id = (row as { id?: unknown } | null)?.id;
-    if (typeof id === 'string') ids.add(id);
-  }
-  for (const id of plan.delete ?? []) if (typeof id === 'string') ids.add(id);
-  return { ids: [...ids], reason: plan.reason, owner: plan.owner };
+  return mergedNotice([plan]);
 }
 
-/** One notice for the plans a batched transaction committed (SPEC §3: one per transaction). */
+/**
+ * One notice for the plans a batched transaction committed (SPEC §3: one per transaction): at
+ * least one, all of one owner; the first one's reason unless a plan held a row.
+ */
 export function mergedNotice(plans: ReplacePlan[]): ChangeNotice {
   const ids = new Set<string>();
-  for (const plan of plans) for (const id of changeNoticeFor(plan).ids) ids.add(id);
-  return { ids: [...ids], reason: plans[0]?.reason ?? 'batch', owner: plans[0]?.owner ?? '' };
+  let { reason, owner } = plans[0]!;
+  for (const plan of plans) {
+    for (const row of plan.put ?? []) {
+      const put = row as { id?: unknown; state?: unknown } | null;
+      if (typeof put?.id === 'string') ids.add(put.id);
+      if (put?.state === 'held') reason = 'held';
+    }
+    for (const id of plan.delete ?? []) if (typeof id === 'string') ids.add(id);
+  }
+  return { ids: [...ids], reason, owner };
 }
 
 /** Whether a message received from another connection has the shape of a {@link ChangeNotice}. */

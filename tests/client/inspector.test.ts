@@ -83,7 +83,7 @@ function fakeOutbox() {
         targetId: 'n_1',
         overwrittenRevision: 3,
         finalRevision: 4,
-        historyRef: { revision: 3 },
+        historyRef: { supersededRevision: 3 },
       } as unknown as ConflictLedgerEntry,
     ]),
     retry: vi.fn(async () => undefined),
@@ -117,29 +117,95 @@ describe('<outbox-inspector> (SPEC §23)', () => {
     const text = inspector.textContent ?? '';
     expect(inspector.querySelector('[part=health]')?.getAttribute('data-stalled')).toBe('blocked');
     expect(text).toContain('stalled: blocked');
-    expect(text).toContain('notes-aaaaaaaaaaaa');
+    // Ids are shortened on screen; the whole id is the title.
+    expect(inspector.querySelector('tr[data-row="notes-aaaaaaaaaaaa"]')).not.toBeNull();
+    expect(inspector.querySelector('[title="notes-aaaaaaaaaaaa"]')).not.toBeNull();
     expect(text).toContain('revision_conflict');
-    expect(text).toContain('sw-000000000000000000000001');
+    expect(inspector.querySelector('[title="sw-000000000000000000000001"]')).not.toBeNull();
     expect(text).toContain('n_7');
     expect(text).toContain('3 → 4');
-    const sending = [...inspector.querySelectorAll('tbody tr')][1]?.textContent ?? '';
+    const sending = inspector.querySelector('tr[data-row="notes-bbbbbbbbbbbb"]')?.textContent;
     expect(sending).toContain('3'); // fence
+    expect(sending).toContain('sending');
+    expect(sending).not.toContain('not current');
     // What users typed is text, never markup.
     expect(inspector.querySelector('img')).toBeNull();
-    expect(text).toContain('<img src=x onerror=alert(1)>');
+    expect(text).toContain('…lert(1)>');
   });
 
   it('retries and discards a blocked row, restores a conflict and exports the trace', async () => {
     const { inspector, outbox } = await mount();
     URL.createObjectURL = vi.fn(() => 'blob:trace');
-    button(inspector, 'retry').click();
-    button(inspector, 'discard').click();
-    button(inspector, 'restore').click();
-    button(inspector, 'export trace').click();
+    button(inspector, 'Retry').click();
+    button(inspector, 'Discard').click();
+    button(inspector, 'Restore overwritten version').click();
+    button(inspector, 'Export trace').click();
     await vi.waitFor(() => expect(outbox.exportTrace).toHaveBeenCalled());
     expect(outbox.retry).toHaveBeenCalledWith('notes-aaaaaaaaaaaa');
     expect(outbox.discard).toHaveBeenCalledWith('notes-aaaaaaaaaaaa');
     expect(outbox.restore).toHaveBeenCalledWith('notes-dddddddddddd');
+  });
+
+  it('marks a claim held by no live sender as not current (its lease must end first)', async () => {
+    const { inspector } = await mount();
+    const sending = inspector.querySelector('tr[data-row="notes-bbbbbbbbbbbb"]')!;
+    expect(sending.textContent).not.toContain('not current');
+    const stale = {
+      ...(await mount()).outbox,
+      health: vi.fn(async () => ({
+        ...health,
+        senders: { worker: 'sw-000000000000000000000002' },
+      })),
+    };
+    document.body.replaceChildren();
+    const other = document.createElement('outbox-inspector');
+    other.outbox = stale;
+    document.body.append(other);
+    await vi.waitFor(() =>
+      expect(other.querySelector('tr[data-row="notes-bbbbbbbbbbbb"]')?.textContent).toContain(
+        'not current',
+      ),
+    );
+  });
+
+  it('shows the overwritten and the final version the app reads, and reads each once', async () => {
+    const { inspector } = await mount();
+    const readVersion = vi.fn(async (_entry: ConflictLedgerEntry, revision: number) =>
+      revision === 3 ? 'theirs' : null,
+    );
+    inspector.readVersion = readVersion;
+    await vi.waitFor(() =>
+      expect(inspector.querySelector('[data-version="overwritten"]')?.textContent).toContain(
+        'theirs',
+      ),
+    );
+    expect(inspector.querySelector('[data-version="final"]')?.textContent).toContain(
+      'no longer kept by the server',
+    );
+    inspector.refresh();
+    await vi.waitFor(() => expect(readVersion).toHaveBeenCalledTimes(2));
+    expect(readVersion.mock.calls.map(([, revision]) => revision).sort()).toEqual([3, 4]);
+  });
+
+  it('tells the page what a person did and how it ended (outbox-inspector-action)', async () => {
+    const { inspector, outbox } = await mount();
+    outbox.discard.mockRejectedValueOnce(Object.assign(new Error('gone'), { code: 'not_found' }));
+    const heard: Array<{ action: string; id: string; result?: unknown; error?: unknown }> = [];
+    document.body.addEventListener('outbox-inspector-action', (event) => heard.push(event.detail));
+    button(inspector, 'Restore overwritten version').click();
+    button(inspector, 'Discard').click();
+    await vi.waitFor(() => expect(heard).toHaveLength(2));
+    expect(heard).toContainEqual({
+      action: 'restore',
+      id: 'notes-dddddddddddd',
+      result: { id: 'x', targetId: 'n_1', outcome: 'queued' },
+    });
+    const failed = heard.find((event) => event.action === 'discard')!;
+    expect((failed.error as { code: string }).code).toBe('not_found');
+    // The failure also shows on the button, which can be pressed again.
+    const discard = button(inspector, 'Discard');
+    expect(discard.title).toBe('gone');
+    expect(discard.disabled).toBe(false);
   });
 
   it('stops its live view when it leaves the page', async () => {

@@ -1118,6 +1118,38 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         expect(heard.map((n) => n.reason)).toEqual(['enqueue', 'settle']);
       });
 
+      it('announces a commit that holds a row for credentials as `held`, alone or batched, so pages can say so at once (§23)', async () => {
+        const other = await connect();
+        const seeded = nextNotice(other);
+        await seed([row('a', 1), row('b', 2), row('c', 3)]);
+        await seeded;
+        const held = (r: RawRow) => ({ ...r, state: 'held', heldAt: 5 });
+        const first = nextNotice(other);
+        await store.replace(
+          plan({
+            expected: [{ id: 'a', row: row('a', 1) }],
+            put: [held(row('a', 1))],
+            reason: 'settle',
+          }),
+        );
+        expect(await first).toEqual({ ids: ['a'], reason: 'held', owner: OWNER });
+        // Batched with a plain settle: one notice, held.
+        const second = nextNotice(other);
+        await store.replaceEach([
+          plan({ expected: [{ id: 'b', row: row('b', 2) }], delete: ['b'], reason: 'settle' }),
+          plan({
+            expected: [{ id: 'c', row: row('c', 3) }],
+            put: [held(row('c', 3))],
+            reason: 'settle',
+          }),
+        ]);
+        expect(await second).toMatchObject({ reason: 'held', owner: OWNER });
+        // A commit that holds nothing keeps its reason.
+        const third = nextNotice(other);
+        await store.replace(plan({ delete: ['a'], reason: 'settle' }));
+        expect(await third).toEqual({ ids: ['a'], reason: 'settle', owner: OWNER });
+      });
+
       it('stops notifying a listener once unsubscribed', async () => {
         const heard: ChangeNotice[] = [];
         const stop = store.onChange((notice) => heard.push(notice));
