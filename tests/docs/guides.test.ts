@@ -30,7 +30,8 @@ describe('the guides', () => {
         'examples/vite-pwa/package.json',
         'examples/vite-pwa/vite.config.ts',
         'examples/vite-pwa/src/sw.ts',
-        'examples/vite-pwa/src/main.ts',
+        'examples/vite-pwa/src/main.tsx',
+        'examples/vite-pwa/src/App.tsx',
         'examples/vite-pwa/tsconfig.sw.json',
       ]),
     );
