@@ -11,7 +11,7 @@ import { join } from 'node:path';
  * scripts/example.mjs installed it from the packed tarball.
  */
 
-const ROOT = join(import.meta.dirname, '..', '..');
+export const ROOT = join(import.meta.dirname, '..', '..');
 export const EXAMPLE = join(ROOT, '.tmp', 'examples', 'vite-pwa');
 export const API_EXAMPLE = join(ROOT, 'examples', 'hono-sqlite');
 export const USER = 'alice';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test as base, expect, type Page } from '@playwright/test';
-import { EXAMPLE, ExampleApp, TodoApi } from './example-apps.ts';
+import { EXAMPLE, ExampleApp, ROOT, TodoApi } from './example-apps.ts';
 
 /**
  * examples/vite-pwa as its user runs it (SPEC §22): the React todo PWA built from the packed
@@ -21,8 +21,9 @@ const test = base.extend<{ api: TodoApi }>({
 });
 
 test.skip(
-  !existsSync(join(EXAMPLE, 'dist', 'sw.js')),
-  'the example is not built: run `node scripts/example.mjs` (npm test does)',
+  !existsSync(join(EXAMPLE, 'dist', 'sw.js')) ||
+    !existsSync(join(ROOT, 'server', 'dist', 'kit.js')),
+  'the example or the server kit is not built: run `npm run build && node scripts/example.mjs` (npm test does)',
 );
 
 /** One rendered value of a todo: its list key, title and done. */
