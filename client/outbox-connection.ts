@@ -218,16 +218,20 @@ function hearChanges(
   return changes;
 }
 
-/** The worker to talk to now: the controller, else the registration's active worker. */
+/**
+ * The worker to talk to now: the controller, else the registration's active worker once there is
+ * one. With neither a controller nor a registration (the browser refused it, or has no service
+ * workers) none will come: that fails at once, with the browser's reason.
+ */
 async function workerOf(
   container: ServiceWorkerContainer | undefined,
   registered: Registered | undefined,
-): Promise<ServiceWorker | null> {
+): Promise<ServiceWorker> {
   if (container?.controller) return container.controller;
   const registration = await registered?.registration;
-  return (
-    container?.controller ?? registration?.active ?? (await registered?.workbox.active) ?? null
-  );
+  if (container?.controller) return container.controller;
+  if (!registration) throw (await import('./no-worker.ts')).default(registered?.error, OutboxError);
+  return registration.active ?? registered!.workbox.active;
 }
 
 /**
