@@ -152,17 +152,20 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The example's Vite: `vite` (dev mode) or `vite preview` (its build), proxying /api to `api`. */
+/**
+ * The example's Vite: `vite` (dev mode) or `vite preview` (its build), proxying /api to `api`;
+ * `config` is another config file in the example's folder.
+ */
 export class ExampleApp {
   private constructor(
     readonly url: string,
     private readonly running: Running,
   ) {}
 
-  static async start(mode: 'dev' | 'build', api: TodoApi): Promise<ExampleApp> {
+  static async start(mode: 'dev' | 'build', api: TodoApi, config?: string): Promise<ExampleApp> {
     const port = await freePort();
     const vite = join(EXAMPLE, 'node_modules', '.bin', 'vite');
-    const args = mode === 'dev' ? [] : ['preview'];
+    const args = [...(mode === 'dev' ? [] : ['preview']), ...(config ? ['--config', config] : [])];
     const running = start(
       vite,
       [...args, '--host', '127.0.0.1', '--port', String(port), '--strictPort'],

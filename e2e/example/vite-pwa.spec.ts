@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test as base, expect, type Page } from '@playwright/test';
 import { EXAMPLE, ExampleApp, ROOT, TodoApi } from './example-apps.ts';
@@ -107,6 +107,8 @@ async function rename(page: Page, from: string, to: string): Promise<void> {
 
 for (const mode of ['dev', 'build'] as Mode[]) {
   test.describe(mode === 'dev' ? 'in vite dev' : 'in a build (vite preview)', () => {
+    // Two dev servers in one folder would share Vite's dependency cache.
+    if (mode === 'dev') test.describe.configure({ mode: 'serial' });
     let app: ExampleApp | undefined;
     test.afterEach(async () => {
       await app?.stop();
@@ -200,6 +202,32 @@ for (const mode of ['dev', 'build'] as Mode[]) {
       expectNoFlickerBack(online);
       expect([...online.values()]).toContainEqual(['Rye bread|true', 'Sourdough|true']);
     });
+
+    if (mode === 'dev') {
+      test('without devOptions.navigateFallback the worker throws as it first runs, and the page says so at once', async ({
+        context,
+        api,
+      }) => {
+        // The guide's config less the one option (docs/vite-pwa.md, "Pitfalls").
+        const config = readFileSync(join(EXAMPLE, 'vite.config.ts'), 'utf8');
+        const without = config.replace(", navigateFallback: 'index.html'", '');
+        expect(without).not.toBe(config);
+        writeFileSync(join(EXAMPLE, 'vite.no-fallback.config.ts'), without);
+        try {
+          app = await ExampleApp.start('dev', api, 'vite.no-fallback.config.ts');
+          const page = await context.newPage();
+          await page.goto(app.url);
+          await expect(page.getByRole('alert')).toContainText(
+            'The outbox could not start: The service worker could not be registered',
+          );
+          await expect(page.getByRole('alert')).toContainText(
+            'ServiceWorker script evaluation failed',
+          );
+        } finally {
+          rmSync(join(EXAMPLE, 'vite.no-fallback.config.ts'), { force: true });
+        }
+      });
+    }
   });
 }
 
@@ -215,6 +243,10 @@ test.describe('in a build (vite preview)', () => {
       await add(page, 'Bread');
       await expect.poll(async () => (await api.todos()).length).toBe(1);
       await expect(item(page, 'Bread')).toHaveAttribute('data-status', 'synced');
+      // The app's refetch after the settle has landed: it keeps that list for offline starts.
+      await expect
+        .poll(() => page.evaluate(() => localStorage.getItem('todos') ?? ''))
+        .toContain('"Bread"');
 
       await context.setOffline(true);
       await page.reload();
