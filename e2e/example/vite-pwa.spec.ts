@@ -259,6 +259,39 @@ test.describe('in a build (vite preview)', () => {
     }
   });
 
+  test('a todo the API refuses shows as not saved in the list and the inspector, and Discard drops it', async ({
+    context,
+    api,
+  }) => {
+    const app = await ExampleApp.start('build', api);
+    try {
+      const page = await context.newPage();
+      await open(page, app, '?inspector');
+      // The API takes titles of 1 to 200 characters: 422, which the outbox does not retry.
+      const long = 'x'.repeat(201);
+      await add(page, long);
+      const refused = item(page, long);
+      await expect(refused).toHaveAttribute('data-status', 'blocked');
+      await expect(refused).toContainText('Not saved — needs your attention');
+      await expect(page.getByRole('alert')).toContainText('Some changes were not saved');
+      const inspector = page.locator('outbox-inspector');
+      await expect(
+        inspector
+          .getByRole('row')
+          .filter({ hasText: 'todos create' })
+          .filter({ hasText: 'blocked' }),
+      ).toHaveCount(1);
+
+      await refused.getByRole('button', { name: 'Discard' }).click();
+      await expect(refused).toHaveCount(0);
+      await expect(inspector.getByRole('row').filter({ hasText: 'todos create' })).toHaveCount(0);
+      await expect(page.getByRole('alert')).toHaveCount(0);
+      expect(await api.todos()).toEqual([]);
+    } finally {
+      await app.stop();
+    }
+  });
+
   test('mounts the outbox inspector behind ?inspector only', async ({ context, api }) => {
     const app = await ExampleApp.start('build', api);
     try {
