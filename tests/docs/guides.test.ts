@@ -44,6 +44,30 @@ describe('the guides', () => {
     },
   );
 
+  it('show the record statuses with the labels of docs/statuses.md in the Vite example', () => {
+    const statuses = readFileSync(join(ROOT, 'docs', 'statuses.md'), 'utf8');
+    const records = statuses.slice(
+      statuses.indexOf('| record status |'),
+      statuses.indexOf('## Rows'),
+    );
+    const documented = Object.fromEntries(
+      [...records.matchAll(/^\| `(\w+)` \| [^|]+ \| ([^|]+) \|$/gm)].map((m) => [
+        m[1],
+        m[2]!.trim(),
+      ]),
+    );
+    const app = readFileSync(join(ROOT, 'examples', 'vite-pwa', 'src', 'App.tsx'), 'utf8');
+    const table = app.slice(
+      app.indexOf('const LABEL'),
+      app.indexOf('};', app.indexOf('const LABEL')),
+    );
+    const shown = Object.fromEntries(
+      [...table.matchAll(/^ {2}(\w+): '([^']+)',$/gm)].map((m) => [m[1], m[2]]),
+    );
+    expect(Object.keys(documented)).toHaveLength(7);
+    expect(shown).toEqual(documented);
+  });
+
   it('are each linked from the README', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     for (const guide of guides) expect(readme).toContain(`docs/${guide}`);
