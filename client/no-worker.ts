@@ -3,8 +3,8 @@ import type { OutboxError } from '../shared/model/errors.ts';
 /**
  * Why no service worker can serve the page (SPEC §13), said as soon as the browser knows instead
  * of after the connection's timeout: the browser's own reason for refusing the registration (its
- * error's message), what usually causes it, and what to do. Loaded on demand, only when
- * registering failed, so the page's first load does not carry the table.
+ * error's message) or the failed install, what usually causes it, and what to do. Loaded on
+ * demand, only when that happened, so the page's first load does not carry the table.
  */
 
 /** What made the registration fail, as far as the browser's message tells. */
@@ -13,6 +13,7 @@ export type RegistrationFailure =
   | 'not_found'
   | 'not_a_script'
   | 'script_error'
+  | 'install_failed'
   | 'scope'
   | 'insecure'
   | 'refused';
@@ -32,8 +33,15 @@ const CAUSES: ReadonlyArray<readonly [RegistrationFailure, RegExp, string]> = [
       'single-page fallback: check swUrl and that the file exists.',
   ],
   [
+    'install_failed',
+    /install/i,
+    'The worker ran but its install event failed, so it never became active: a URL it ' +
+      'precaches that does not load (check the precache list against what the server serves), ' +
+      'or an install handler that threw; its console shows which.',
+  ],
+  [
     'script_error',
-    /evaluat|exception|threw|SyntaxError|import|install/i,
+    /evaluat|exception|threw|SyntaxError|import/i,
     'The worker threw while it first ran; its console shows the error (DevTools → Application → ' +
       "Service workers). A module worker registered with type 'classic' fails on its first " +
       'import; with vite-plugin-pwa (injectManifest) in `vite dev`, set ' +
@@ -77,17 +85,17 @@ export function diagnoseRegistration(reason: unknown): {
 }
 
 /**
- * What `connectOutbox` rejects with when the worker could not be registered: a
- * `worker_unavailable` error with the browser's reason (which names the script) in its message
- * and `details`, and the cause's hint. The page passes the error class it already loaded, so
- * this chunk shares no module with the page's first load.
+ * What `connectOutbox` rejects with when no worker will come (a refused registration, no service
+ * workers, a failed install): a `worker_unavailable` error with the browser's reason (which
+ * names the script) in its message and `details`, and the cause's hint. The page passes the
+ * error class it already loaded, so this chunk shares no module with the page's first load.
  */
 export default function noWorker(reason: unknown, Failure: typeof OutboxError): OutboxError {
   const { cause, hint } = diagnoseRegistration(reason);
   const text = reason === undefined ? 'service workers are not available' : messageOf(reason);
   return new Failure(
     'worker_unavailable',
-    `The service worker could not be registered: ${text}`,
+    `No service worker can serve this page: ${text}`,
     { cause, reason: text },
     hint,
   );

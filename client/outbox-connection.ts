@@ -219,9 +219,9 @@ function hearChanges(
 }
 
 /**
- * The worker to talk to now: the controller, else the registration's active worker once there is
- * one. With neither a controller nor a registration (the browser refused it, or has no service
- * workers) none will come: that fails at once, with the browser's reason.
+ * The worker to talk to now: the controller, else the registration's active worker — or, while
+ * there is none yet, the first one once it is active (./first-worker.ts, loaded only then), which
+ * fails at once, with the browser's reason, when none will come.
  */
 async function workerOf(
   container: ServiceWorkerContainer | undefined,
@@ -229,9 +229,11 @@ async function workerOf(
 ): Promise<ServiceWorker> {
   if (container?.controller) return container.controller;
   const registration = await registered?.registration;
-  if (container?.controller) return container.controller;
-  if (!registration) throw (await import('./no-worker.ts')).default(registered?.error, OutboxError);
-  return registration.active ?? registered!.workbox.active;
+  return (
+    container?.controller ??
+    registration?.active ??
+    (await import('./first-worker.ts')).default(registered, registration, OutboxError)
+  );
 }
 
 /**

@@ -4,7 +4,8 @@ import type { CallResult, ConnectParams, E2eWindow } from './support/outbox-tab.
 /**
  * `connectOutbox` fails at once, with the browser's reason, when no worker can come (SPEC §13):
  * a script that is not there, one that throws as it first runs (the Vite guide's worker in
- * `vite dev` without `devOptions.navigateFallback`).
+ * `vite dev` without `devOptions.navigateFallback`), one whose install event rejects (a precache
+ * that misses a file).
  * Before, each waited for the connection's timeout twice and said only `worker_unavailable`.
  */
 
@@ -27,6 +28,12 @@ const cases: Array<{
     params: { sw: { throw: 'on purpose' } },
     cause: 'script_error',
     reason: /evaluation failed/,
+  },
+  {
+    what: 'a worker whose install event rejects',
+    params: { sw: { install: 'fail' } },
+    cause: 'install_failed',
+    reason: /failed to install/,
   },
 ];
 

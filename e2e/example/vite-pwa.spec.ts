@@ -218,7 +218,7 @@ for (const mode of ['dev', 'build'] as Mode[]) {
           const page = await context.newPage();
           await page.goto(app.url);
           await expect(page.getByRole('alert')).toContainText(
-            'The outbox could not start: The service worker could not be registered',
+            'The outbox could not start: No service worker can serve this page',
           );
           await expect(page.getByRole('alert')).toContainText(
             'ServiceWorker script evaluation failed',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { INSTALL_FAILED } from '../../client/first-worker.ts';
 import noWorker, { diagnoseRegistration } from '../../client/no-worker.ts';
 import { OutboxError } from '../../shared/model/errors.ts';
 
@@ -37,6 +38,11 @@ const MESSAGES: Array<[string, string]> = [
     'not_a_script',
   ],
   ['The operation is insecure.', 'insecure'],
+  [
+    'ServiceWorker script at http://127.0.0.1:5173/sw.js for scope http://127.0.0.1:5173/ encountered an error during installation.',
+    'install_failed',
+  ],
+  [INSTALL_FAILED, 'install_failed'],
 ];
 
 describe('diagnoseRegistration', () => {
