@@ -23,8 +23,11 @@ export interface Link {
 export interface HandshakeOptions {
   owner: string;
   timeoutMs: number;
-  /** The worker to talk to now: the controller, else the registration's active worker. */
-  target(): Promise<ServiceWorker | null>;
+  /**
+   * The worker to talk to now: the controller, else the registration's active worker; rejects
+   * when none can come (the registration failed).
+   */
+  target(): Promise<ServiceWorker>;
 }
 
 /**
@@ -34,8 +37,6 @@ export interface HandshakeOptions {
  */
 export async function handshake(options: HandshakeOptions, heard: () => void): Promise<Link> {
   const worker = await options.target();
-  if (worker === null)
-    throw new OutboxError('worker_unavailable', 'No service worker is active for this page.');
   const { port1, port2 } = new MessageChannel();
   const refused = new Promise<never>((_, reject) => {
     port1.addEventListener('message', (event: MessageEvent) => {

@@ -225,14 +225,21 @@ function hearChanges(
   return changes;
 }
 
-/** The worker to talk to now: the controller, else the registration's active worker. */
+/**
+ * The worker to talk to now: the controller, else the registration's active worker — or, while
+ * there is none yet, the first one once it is active (./first-worker.ts, loaded only then), which
+ * fails at once, with the browser's reason, when none will come.
+ */
 async function workerOf(
   container: ServiceWorkerContainer | undefined,
   registered: Registered | undefined,
-): Promise<ServiceWorker | null> {
+): Promise<ServiceWorker> {
+  if (container?.controller) return container.controller;
   const registration = await registered?.registration;
   return (
-    container?.controller ?? registration?.active ?? (await registered?.workbox.active) ?? null
+    container?.controller ??
+    registration?.active ??
+    (await import('./first-worker.ts')).default(registered, registration, OutboxError)
   );
 }
 

@@ -19,8 +19,10 @@ export interface RegistrationOptions {
 /** The worker registration, while it completes. */
 export interface Registered {
   readonly workbox: Workbox;
-  /** Settles with the registration, or undefined when registering failed. */
+  /** Settles with the registration, or undefined when registering failed (`error` says why). */
   readonly registration: Promise<ServiceWorkerRegistration | undefined>;
+  /** The browser's reason when registering failed: a 404, a script that threw, a wrong type. */
+  error?: unknown;
 }
 
 /** Registers the worker at once (not after `load`: the outbox may be needed before it). */
@@ -29,8 +31,14 @@ export function registerWorker(options: RegistrationOptions): Registered {
   if (options.scope !== undefined) init.scope = options.scope;
   if (options.type !== undefined) init.type = options.type;
   const workbox = new WorkboxWindow(options.swUrl, init);
-  const registration = workbox.register({ immediate: true }).catch(() => undefined);
-  return { workbox, registration };
+  const registered: Registered = {
+    workbox,
+    registration: workbox.register({ immediate: true }).catch((error: unknown) => {
+      registered.error = error;
+      return undefined;
+    }),
+  };
+  return registered;
 }
 
 /** Asks for a `sync` event (tag `sw-outbox`); quietly does nothing where it is unsupported. */

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Prepares examples/vite-pwa as a user's app (SPEC §22): a copy in .tmp/examples/vite-pwa that
-// installs sw-outbox and sw-outbox-server from their packed tarballs (never from source paths)
-// and everything else from the npm registry, type-checks its page and worker, and builds it
-// with `vite build`. The copy's node_modules is kept between runs, so a repeat install only
-// swaps the two tarballs. `npm test` runs this before the example's end-to-end test
-// (e2e/example/), which serves the build with the installed server's bin.
+// installs sw-outbox from its packed tarball (never from source paths) and everything else from
+// the npm registry, type-checks its page and worker, and builds it with `vite build`. The copy's
+// node_modules is kept between runs, so a repeat install only swaps the tarball. `npm test` runs
+// this before the example's end-to-end test (e2e/example/), which drives the app in `vite dev`
+// and in the build (`vite preview`) against examples/hono-sqlite's todo API.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -43,7 +43,7 @@ export function prepareExample({ log = () => {} } = {}) {
   const started = Date.now();
   const install = run(
     'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', packs.library, packs.server],
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', packs.library],
     EXAMPLE_DIR,
   );
   log(`example: installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -57,7 +57,7 @@ export function prepareExample({ log = () => {} } = {}) {
   return {
     dir: EXAMPLE_DIR,
     dist: join(EXAMPLE_DIR, 'dist'),
-    serverBin: join(EXAMPLE_DIR, 'node_modules', '.bin', 'sw-outbox-server'),
+    vite: join(EXAMPLE_DIR, 'node_modules', '.bin', 'vite'),
   };
 }
 

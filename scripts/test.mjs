@@ -202,11 +202,12 @@ if (built) {
   });
 }
 
-// examples/vite-pwa as a user builds it: from the packed tarballs into .tmp/examples/vite-pwa
-// (its node_modules kept between runs), type-checked and built with Vite; its end-to-end test
-// (e2e/example/) runs with the others.
+// examples/vite-pwa as a user builds it: from the packed library tarball into
+// .tmp/examples/vite-pwa (its node_modules kept between runs), type-checked and built with Vite;
+// its end-to-end test (e2e/example/) runs with the others, in `vite dev` and on the build,
+// against examples/hono-sqlite's todo API.
 if (built) {
-  say('example: examples/vite-pwa from the packed tarballs (scripts/example.mjs)');
+  say('example: examples/vite-pwa from the packed tarball (scripts/example.mjs)');
   record('example', spawnSync('node', ['scripts/example.mjs'], { stdio: 'inherit' }).status === 0);
 }
 

@@ -25,6 +25,9 @@ interface ConnectParams {
   sw?: Record<string, string>;
   classic?: boolean;
   leaseMs?: number;
+  /** Another script than the test worker's (a missing one, say), registered as `type`. */
+  swUrl?: string;
+  type?: WorkerType;
 }
 
 type CallResult =
@@ -138,12 +141,13 @@ const e2e = {
   watched,
   async connect(params: ConnectParams): Promise<CallResult> {
     const query = new URLSearchParams(params.sw ?? {}).toString();
-    const swUrl = `/${params.classic ? 'sw-classic' : 'sw'}.js${query ? `?${query}` : ''}`;
+    const swUrl =
+      params.swUrl ?? `/${params.classic ? 'sw-classic' : 'sw'}.js${query ? `?${query}` : ''}`;
     return settle(async () => {
       outbox = await connectOutbox({
         swUrl,
         scope: '/app/',
-        type: params.classic ? 'classic' : 'module',
+        type: params.type ?? (params.classic ? 'classic' : 'module'),
         owner: params.owner,
         ...(params.timeoutMs ? { timeoutMs: params.timeoutMs } : {}),
         ...(params.pageSender

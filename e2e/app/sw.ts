@@ -5,12 +5,21 @@ import { createOutboxEngine, type EngineEvent, restHandler } from '../../sw/inde
  * Its script URL tunes it: `lease` (ms), `timeout` (per attempt, ms), `version` (a new value is a
  * worker update), `sync=none` (a browser without Background Sync, as Firefox and Safari are),
  * `heartbeat` (ms, see below), a clock a test may move ahead (below), `batch` (`off` sends every row alone; a path is the configured
- * batch endpoint; unset, the one the server advertises), `stall` (the watchdog's bound, ms). Every engine event is kept in `self.__e2e.events` and broadcast on
+ * batch endpoint; unset, the one the server advertises), `stall` (the watchdog's bound, ms),
+ * `throw` (the script throws as it first runs), `install=fail` (its install event rejects). Every engine event is kept in `self.__e2e.events` and broadcast on
  * `e2e-events`, tagged with this worker start's holder id, so tests can read an event log.
  */
 
 const scope = globalThis as unknown as ServiceWorkerGlobalScope & { __e2e?: unknown };
 const params = new URL(scope.location.href).searchParams;
+// `throw`: a worker whose first run throws, as one with a bug in its setup does.
+if (params.has('throw')) throw new Error(`the worker's setup failed: ${params.get('throw')}`);
+// `install=fail`: a worker whose install event rejects, as one whose precache misses a file does.
+if (params.get('install') === 'fail') {
+  scope.addEventListener('install', (event) => {
+    event.waitUntil(Promise.reject(new Error('a precached file did not load')));
+  });
+}
 const leaseMs = Number(params.get('lease') ?? 1500);
 const version = params.get('version') ?? '1';
 const channel = new BroadcastChannel('e2e-events');

@@ -18,6 +18,9 @@ export interface ConnectParams {
   sw?: Record<string, string>;
   classic?: boolean;
   leaseMs?: number;
+  /** Another script than the test worker's (a missing one, say), registered as `type`. */
+  swUrl?: string;
+  type?: WorkerType;
 }
 
 /** Where to open a test page and as whom. */

@@ -30,7 +30,8 @@ describe('the guides', () => {
         'examples/vite-pwa/package.json',
         'examples/vite-pwa/vite.config.ts',
         'examples/vite-pwa/src/sw.ts',
-        'examples/vite-pwa/src/main.ts',
+        'examples/vite-pwa/src/main.tsx',
+        'examples/vite-pwa/src/App.tsx',
         'examples/vite-pwa/tsconfig.sw.json',
       ]),
     );
@@ -42,6 +43,30 @@ describe('the guides', () => {
       expect(block).toBe(readFileSync(join(ROOT, path), 'utf8').replace(/\n$/, ''));
     },
   );
+
+  it('show the record statuses with the labels of docs/statuses.md in the Vite example', () => {
+    const statuses = readFileSync(join(ROOT, 'docs', 'statuses.md'), 'utf8');
+    const records = statuses.slice(
+      statuses.indexOf('| record status |'),
+      statuses.indexOf('## Rows'),
+    );
+    const documented = Object.fromEntries(
+      [...records.matchAll(/^\| `(\w+)` \| [^|]+ \| ([^|]+) \|$/gm)].map((m) => [
+        m[1],
+        m[2]!.trim(),
+      ]),
+    );
+    const app = readFileSync(join(ROOT, 'examples', 'vite-pwa', 'src', 'App.tsx'), 'utf8');
+    const table = app.slice(
+      app.indexOf('const LABEL'),
+      app.indexOf('};', app.indexOf('const LABEL')),
+    );
+    const shown = Object.fromEntries(
+      [...table.matchAll(/^ {2}(\w+): '([^']+)',$/gm)].map((m) => [m[1], m[2]]),
+    );
+    expect(Object.keys(documented)).toHaveLength(7);
+    expect(shown).toEqual(documented);
+  });
 
   it('are each linked from the README', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
