@@ -90,7 +90,7 @@ async function recoverOrphanIntent(
               state: 'blocked',
               blockedAt: deps.clock.now(),
               blockedCode: 'predecessor_receipt_unknown',
-              blockedDetail: `The server knows no request ${facts.id}: the create this edit was made on may never have been applied.`,
+              blockedDetail: facts.id,
             }
           : {}),
       };

@@ -44,13 +44,16 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * learned per origin and kept, a row's first attempt, the receipt lookup before an old key goes,
  * `retention_exceeded` and its re-issue) with corrupt versions quarantined (§17) +1,483 B, to
  * 39,401 B; a group's key-age lookup and its send both waited for before either's failure is
- * raised +43 B, to 39,444 B — over the budget by 2,580 B. Until the budget is restated or the
- * engine cut to it,
+ * raised +43 B, to 39,444 B. A record's turn decided over all of its rows by `seq` with the claim
+ * comparing the record as seen, a retry placed as made at the retry, and an orphan intent holding
+ * its collection until it ends within two flushes (SPEC §6.1, §7, §8) +618 B, to 40,062 B; the
+ * held event and the connect failure path (SPEC §23, §13) −1 B, to 40,061 B — over the budget by
+ * 3,197 B. Until the budget is restated or the engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 39_500;
+const WORKER_CEILING = 40_100;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {
