@@ -302,6 +302,37 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   );
 
   it.each([
+    { taken: 'a row', settle: false, cancel: false },
+    { taken: 'a receipt', settle: true, cancel: false },
+    { taken: 'a tombstone', settle: false, cancel: true },
+  ])(
+    "G6: an id another owner's $taken holds is refused as taken, and nothing of theirs is handed back or changed",
+    async ({ settle, cancel }) => {
+      const a = await world.holder('A');
+      const b = await world.holder('B', { owner: 'user-2' });
+      const theirs = await a.api.enqueue(createNote({ title: 'theirs' }));
+      if (settle) await a.api.flush();
+      if (cancel) await a.api.enqueue(deleteNote(theirs.targetId));
+      const mine = async () => ({
+        rows: await world.rows(),
+        receipt: await a.store.getReceipt(theirs.requestId ?? theirs.id, OWNER),
+        tombstone: await a.store.getTombstone(theirs.id, OWNER),
+      });
+      const before = await mine();
+      // Ids are keys shared by every owner: the check reads the key whoever's it is, since
+      // writing under it would replace another owner's value; it answers only "taken".
+      const refused = await b.api.enqueue({ ...createNote({ title: 'mine' }), id: theirs.id }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toMatchObject({ code: 'invalid_id', details: { id: theirs.id } });
+      expect(Object.keys((refused as { details: object }).details)).toEqual(['id']);
+      expect(await mine()).toEqual(before);
+      expect(await world.rows('user-2')).toEqual([]);
+    },
+  );
+
+  it.each([
     { create: 'settled with a receipt' },
     { create: 'still queued' },
     { create: 'cancelled' },

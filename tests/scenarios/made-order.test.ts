@@ -74,6 +74,32 @@ describe.each(STORE_KINDS)('order from the store on the %s store', (kind) => {
     await flush;
   });
 
+  it("G4, G5: a retry after an edit applied with no overtaken mark (a legacy tab's) meets it through the server's revision check, with the evidence the server gave", async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'b' }, 1));
+    const raw = (await a.store.get(u1.id)) as OutboxRow;
+    const refused = { ...raw, state: 'blocked', blockedCode: 'http_422', blockedAt: 1 };
+    await a.store.replace({
+      owner: OWNER,
+      expected: [{ id: u1.id, row: raw }],
+      put: [refused],
+      reason: 'test',
+    });
+    // A legacy tab's edit lands and its tab deletes its row: no ACK of this bundle marks u1.
+    world.server.editElsewhere(record.id, { title: 'legacy' });
+    expect((await a.store.get(u1.id)) as OutboxRow).not.toHaveProperty('overtakenBy');
+    // The app retries u1: made now, after the legacy edit, it goes through the server's check.
+    await a.api.retry(u1.id);
+    await a.api.flush();
+    await a.api.flush();
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.records.get(record.id)?.data.title).toBe('b');
+    const [entry] = await a.store.listConflicts(OWNER, 10);
+    expect(entry).toMatchObject({ originalId: u1.id, overwrittenRevision: 2 });
+  });
+
   it('G4: a success marks as overtaken only the blocked rows of edits made before it, by seq', async () => {
     world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a' });

@@ -94,6 +94,27 @@ export const MUTANTS: Record<string, Mutant> = {
       },
     ],
   },
+  'order-by-saved-at': {
+    title:
+      "order by savedAt: a record's rows go in the order their writers' clocks say, not the store's commit order (SPEC §6.1)",
+    file: 'shared/plan/select.ts',
+    edits: [
+      {
+        from: `  if (a.seq !== undefined && b.seq !== undefined) return a.seq < b.seq;\n`,
+        to: '',
+      },
+      {
+        from: `  const head =
+    firstOf(open.filter((row) => row.seq !== undefined)) ??
+    firstOf(open.filter((row) => row.seq === undefined));`,
+        to: `  const head = firstOf(open);`,
+      },
+      {
+        from: `  if (first.seq === undefined) first = firstOf(open.filter((row) => row.seq === undefined))!;\n`,
+        to: '',
+      },
+    ],
+  },
 };
 
 /**
