@@ -4,7 +4,7 @@ import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow } from '../model/row.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
-import { inMadeOrder } from '../plan/made-order.ts';
+import { inMadeOrder, placingUnsequenced } from '../plan/made-order.ts';
 import {
   type ManualPlan,
   type NewerEdit,
@@ -104,6 +104,14 @@ export function createOwnerActions(
           const message = error instanceof Error ? error.message : String(error);
           throw outboxError('handler_failed', message, { id });
         }
+        if (planned.kind === 'apply')
+          planned = {
+            ...planned,
+            plan: placingUnsequenced(planned.plan, record, {
+              now: deps.clock.now(),
+              leaseMs: deps.leaseMs,
+            }),
+          };
         if (planned.kind === 'refuse' || attempt === MAX_ENQUEUE_PLANS)
           return apply(ctx, id, planned);
         if ((await store.replace(planned.plan)) === 'committed') return;

@@ -10,7 +10,7 @@ import type {
 } from './enqueue-types.ts';
 import { isRowInFlight, wasAttempted } from './in-flight.ts';
 import { intentShapeIssues } from './intent-issues.ts';
-import { inMadeOrder, supersedes } from './made-order.ts';
+import { inMadeOrder, placingUnsequenced, supersedes } from './made-order.ts';
 import { isQuarantined } from './quarantine.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
@@ -33,6 +33,13 @@ function inLinkedOrder(rows: readonly Observed[]): Observed[] {
     if (placed.has(id) || path.has(id)) return;
     path.add(id);
     const before = successorOf === undefined ? undefined : byId.get(successorOf);
+    // A link into the rows without `seq` is a link to every one of them up to it: they go in
+    // their writers' order.
+    if (before !== undefined && before.row.seq === undefined)
+      for (const legacy of sorted) {
+        if (legacy === before) break;
+        if (legacy.row.seq === undefined) place(legacy, path);
+      }
     if (before !== undefined) place(before, path);
     placed.add(id);
     out.push(observed);
@@ -53,7 +60,11 @@ export function planEnqueue(
   ctx: EnqueueContext,
 ): EnqueuePlan {
   const planned = planAgainst(intent, existing, pending, ctx);
-  return pending?.row === undefined ? planned : expectingCreate(planned, pending.row);
+  const placed =
+    planned.kind === 'write'
+      ? { ...planned, plan: placingUnsequenced(planned.plan, existing, ctx) }
+      : planned;
+  return pending?.row === undefined ? placed : expectingCreate(placed, pending.row);
 }
 
 /**

@@ -1,19 +1,24 @@
 import type { ConflictEvidence } from '../model/conflict-evidence.ts';
-import type { OutboxRow } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
+import type { ReplacePlan } from '../model/store.ts';
+import { isRowInFlight } from './in-flight.ts';
+import { isUnknownVersion } from './unknown-version.ts';
 
 /**
  * Rows in the order their edits were made (SPEC §6.1): by `seq`, the order in which the store
- * committed them, never by a clock reading. A row without `seq` (a legacy v0 tab's, an older
- * bundle's) has no known place among rows that have one: a set that holds one is ordered by its
- * writers' `savedAt`, then id — the legacy order, which is all such rows have among themselves.
+ * committed them, never by a clock reading. Rows without `seq` (a legacy v0 tab's, an older
+ * bundle's) come after them, by their writers' `savedAt`, then id — the legacy order, which is
+ * all such rows have among themselves: one that a row with `seq` does not link to was committed
+ * after it (an edit whose transaction saw it links to it or merges it). Links say the rest.
  */
 export function inMadeOrder<T extends { row: Pick<OutboxRow, 'seq' | 'savedAt' | 'id'> }>(
   rows: readonly T[],
 ): T[] {
-  const bySeq = rows.every(({ row }) => row.seq !== undefined);
-  return [...rows].sort(({ row: a }, { row: b }) =>
-    bySeq ? a.seq! - b.seq! : a.savedAt - b.savedAt || (a.id < b.id ? -1 : 1),
-  );
+  return [...rows].sort(({ row: a }, { row: b }) => {
+    if (a.seq !== undefined && b.seq !== undefined) return a.seq - b.seq;
+    if (a.seq !== undefined || b.seq !== undefined) return a.seq !== undefined ? -1 : 1;
+    return a.savedAt - b.savedAt || (a.id < b.id ? -1 : 1);
+  });
 }
 
 /**
@@ -31,4 +36,47 @@ export function supersedes(row: OutboxRow): string[] {
     ...(Array.isArray(evidence.lineage) ? evidence.lineage : []),
   ];
   return steps.flatMap((step) => (typeof step?.requestId === 'string' ? [step.requestId] : []));
+}
+
+/**
+ * Places the rows of a record that have no `seq` yet (SPEC §6.1): a plan that reads the record
+ * and gives a row a fresh `seq` first gives one to each of them not in flight, in their writers'
+ * order, in the same transaction — they were committed before it, so they take their places
+ * before it. A row without `seq` is then only ever one committed after the record's last such
+ * plan, and ordering rows without `seq` after those with one is their commit order, whatever
+ * links later settle away. Rows the plan deletes or writes itself, rows in flight (their links
+ * order them) and rows of a newer format (not this bundle's to write) are left as they are.
+ */
+export function placingUnsequenced(
+  plan: ReplacePlan,
+  record: readonly Observed[],
+  ctx: { now: number; leaseMs: number },
+): ReplacePlan {
+  if (plan.seq === undefined || plan.seq.length === 0) return plan;
+  const touched = new Set<unknown>([
+    ...(plan.delete ?? []),
+    ...(plan.put ?? []).map((row) => (row as { id?: unknown }).id),
+  ]);
+  const placed = inMadeOrder(
+    record.filter(
+      ({ row }) =>
+        row.seq === undefined &&
+        !touched.has(row.id) &&
+        !isUnknownVersion(row) &&
+        !isRowInFlight(row, ctx.now, ctx.leaseMs),
+    ),
+  );
+  if (placed.length === 0) return plan;
+  const expected = new Set(plan.expected.map(({ id }) => id));
+  return {
+    ...plan,
+    expected: [
+      ...plan.expected,
+      ...placed
+        .filter(({ row }) => !expected.has(row.id))
+        .map(({ row, raw }) => ({ id: row.id, row: raw })),
+    ],
+    put: [...(plan.put ?? []), ...placed.map(({ raw }) => raw)],
+    seq: [...placed.map(({ row }) => row.id), ...plan.seq],
+  };
 }

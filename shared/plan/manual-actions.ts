@@ -5,7 +5,7 @@ import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { planConflictRule } from './conflict-successor.ts';
 import { buildRowRequest } from './identity.ts';
-import { inMadeOrder, supersedes } from './made-order.ts';
+import { supersedes } from './made-order.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
 /**
@@ -226,20 +226,12 @@ function asRead(plan: ReplacePlan, record: readonly Observed[] | undefined): Rep
 }
 
 /**
- * What a retried row follows (§6.1): the row of its record on the wire now, if any; else the
- * last made of its open rows without `seq` (a legacy writer's), which its new `seq` alone would
- * not put it after — a retry is made now, after them, as an edit made now would link to them.
+ * What a retried row follows (§6.1): the row of its record on the wire now, if any. The rows
+ * without `seq` it was retried after take their places before it in the same transaction
+ * (`placingUnsequenced`, by the caller, which knows the clock).
  */
-function placeAfter(ctx: {
-  inFlight?: Observed;
-  record?: readonly Observed[];
-}): Pick<OutboxRow, 'successorOf'> {
-  if (ctx.inFlight !== undefined) return { successorOf: ctx.inFlight.row.id };
-  const legacy = (ctx.record ?? []).filter(
-    ({ row }) => row.seq === undefined && row.state !== 'blocked' && !isIntentRow(row),
-  );
-  const last = inMadeOrder(legacy).at(-1);
-  return last === undefined ? {} : { successorOf: last.row.id };
+function placeAfter(ctx: { inFlight?: Observed }): Pick<OutboxRow, 'successorOf'> {
+  return ctx.inFlight === undefined ? {} : { successorOf: ctx.inFlight.row.id };
 }
 
 /**

@@ -89,8 +89,10 @@ export function recordTurn(
   // A conflict successor stands for the rows it replaced: a link to one of them is a link to it.
   for (const row of open) for (const id of supersedes(row)) if (!byId.has(id)) byId.set(id, row);
   let first = linkedFirst(head, byId);
-  // A link into the rows without `seq` reaches their first: they go in their writers' order.
-  if (first.seq === undefined) first = firstOf(open.filter((row) => row.seq === undefined))!;
+  // A link from a row with `seq` into the rows without reaches their first: they go in their
+  // writers' order.
+  if (head.seq !== undefined && first.seq === undefined)
+    first = linkedFirst(firstOf(open.filter((row) => row.seq === undefined))!, byId);
   const verdict = sendability(first, ctx, predecessor);
   return verdict === 'sendable' ? { kind: 'go', row: first } : { kind: 'wait', why: verdict };
 }

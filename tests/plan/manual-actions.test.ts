@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
+import { placingUnsequenced } from '../../shared/plan/made-order.ts';
 import { planDiscard, planResumeHeld, planRetry } from '../../shared/plan/manual-actions.ts';
 import {
   createRow,
@@ -117,13 +118,25 @@ describe('the place of a retried row', () => {
     );
   });
 
-  it("follows the last open row without seq: its seq alone would not put it after a legacy tab's edit", () => {
+  it('the rows without seq of its record take their places before it, in the same transaction', () => {
     const legacy = [
-      updateRow({ id: 'v0row-000000000000000000001', savedAt: NOW - 50 }),
       updateRow({ id: 'v0row-000000000000000000002', savedAt: NOW - 20 }),
-    ];
-    const put = planOf(legacy).put?.[0] as OutboxRow;
-    expect(put.successorOf).toBe(legacy[1]!.id);
+      updateRow({ id: 'v0row-000000000000000000001', savedAt: NOW - 50 }),
+      {
+        ...updateRow({ id: 'v0row-000000000000000000003', savedAt: NOW - 10 }),
+        state: 'sending',
+        sentAt: NOW - 1,
+      },
+    ] as OutboxRow[];
+    const plan = placingUnsequenced(planOf(legacy), legacy.map(observe), {
+      now: NOW,
+      leaseMs: 10_000,
+    });
+    // In their writers' order, then the retried row; the one in flight is left to its links.
+    expect(plan.seq).toEqual([legacy[1]!.id, legacy[0]!.id, retried.id]);
+    expect(plan.expected.map(({ id }) => id)).toEqual(
+      expect.arrayContaining([legacy[0]!.id, legacy[1]!.id]),
+    );
   });
 });
 

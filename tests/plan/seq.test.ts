@@ -197,13 +197,15 @@ describe('which edit came first (SPEC §6.1)', () => {
       order: ['a', 'b', 'c'],
     },
     {
-      rule: 'by savedAt, then id, when a row of unknown place (no seq) is among them',
+      rule: 'rows without seq after those with one (committed after them), among themselves by savedAt, then id',
       rows: [
-        { id: 'b', seq: 2, savedAt: 1 },
-        { id: 'a', savedAt: 9 },
-        { id: 'c', seq: 1, savedAt: 1 },
+        { id: 'b', seq: 2, savedAt: 9 },
+        { id: 'e', savedAt: 1 },
+        { id: 'a', savedAt: 0 },
+        { id: 'c', seq: 1, savedAt: 5 },
+        { id: 'd', savedAt: 1 },
       ],
-      order: ['b', 'c', 'a'],
+      order: ['c', 'b', 'a', 'd', 'e'],
     },
   ])('orders rows $rule', ({ rows, order }) => {
     const sorted = inMadeOrder(rows.map((row) => ({ row })));

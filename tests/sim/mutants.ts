@@ -110,7 +110,8 @@ export const MUTANTS: Record<string, Mutant> = {
         to: `  const head = firstOf(open);`,
       },
       {
-        from: `  if (first.seq === undefined) first = firstOf(open.filter((row) => row.seq === undefined))!;\n`,
+        from: `  if (head.seq !== undefined && first.seq === undefined)
+    first = linkedFirst(firstOf(open.filter((row) => row.seq === undefined))!, byId);\n`,
         to: '',
       },
     ],
