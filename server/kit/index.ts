@@ -7,7 +7,7 @@
  */
 
 export type { Answer } from '../problem.ts';
-export { StoreUnavailableError } from '../store/port.ts';
+export { StoreUnavailableError } from '../unavailable.ts';
 export { type Sweeper, type SweeperOptions, startSweeper } from '../sweeper.ts';
 export {
   type ConflictOptions,

@@ -1,5 +1,15 @@
 import type { Answer } from '../problem.ts';
-import type { StoredResponse } from '../store/port.ts';
+
+/** A completed request as the ledger keeps it; `body` is the exact bytes that were sent. */
+export interface StoredResponse {
+  /** The request fingerprint the key was first used with (method, path, `If-Match`, digest). */
+  fingerprint: string;
+  status: number;
+  /** The `ETag` sent with the response, replayed with it. */
+  etag: string | null;
+  /** The JSON body text, replayed byte for byte. */
+  body: string;
+}
 
 /**
  * The kit's storage port (SPEC §22.1): the idempotency ledger, kept in the app's own database so
@@ -14,6 +24,12 @@ import type { StoredResponse } from '../store/port.ts';
  */
 export interface LedgerStore<Tx> {
   readonly kind: 'sqlite' | 'postgres';
+  /**
+   * Transactions submitted together run one after another in the order submitted (one
+   * connection, as better-sqlite3's): a batch then submits its writes at once and they share a
+   * commit. Otherwise a batch waits for each write before the next.
+   */
+  readonly ordered?: boolean;
   /** Checks 1 and 2: the completed answer for a key, if any. */
   lookup(principal: string, key: string): Promise<StoredResponse | undefined>;
   /** Checks 1 and 2 for the keys of a batch (SPEC §15.1): the completed answers, by key. */

@@ -1,12 +1,13 @@
 import type pg from 'pg';
 import type { Answer } from '../problem.ts';
 import { postgresLedgerSchema } from '../store/ledger-schema.ts';
-import { type StoredResponse, StoreUnavailableError } from '../store/port.ts';
-import { errorCode, isUnavailable, RETRYABLE } from '../store/postgres-errors.ts';
+import { StoreUnavailableError } from '../unavailable.ts';
+import { errorCode, isOutOfTime, isUnavailable, RETRYABLE } from '../store/postgres-errors.ts';
 import {
   isStoredStatus,
   type LedgerClaim,
   type LedgerStore,
+  type StoredResponse,
   storedResponseOf,
   type TransactOutcome,
 } from './ledger.ts';
@@ -147,8 +148,10 @@ export async function postgresLedger(
       const won = await claimKey(client, { principal, key, fingerprint, now });
       claimed = true;
       if (!won) {
+        // On this client: a storm of copies each holding a client while waiting for another
+        // would empty the pool.
         await client.query('ROLLBACK');
-        const stored = await lookup(principal, key);
+        const stored = (await client.query<StoredResponse>(sql.lookup, [principal, key])).rows[0];
         return stored && { kind: 'completed', response: stored };
       }
       const answer = await work(client);
@@ -208,10 +211,17 @@ function inlinable(...values: string[]): boolean {
   return values.every((value) => !value.includes('\0'));
 }
 
-/** The database unreachable becomes `StoreUnavailableError` (503); anything else stays. */
+/**
+ * The database unreachable, or its own time limits (`statement_timeout`, a `lock_timeout` the
+ * retries did not outlast), become `StoreUnavailableError` (503); anything else stays.
+ */
 function unavailableOr(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error;
-  return new StoreUnavailableError('PostgreSQL is unavailable', { cause: error });
+  if (error instanceof StoreUnavailableError) return error;
+  if (isUnavailable(error))
+    return new StoreUnavailableError('PostgreSQL is unavailable', { cause: error });
+  if (isOutOfTime(error))
+    return new StoreUnavailableError('PostgreSQL ran out of time', { cause: error });
+  return error;
 }
 
 async function createSchema(pool: pg.Pool, statements: readonly string[]): Promise<void> {

@@ -1,15 +1,18 @@
 import Database from 'better-sqlite3';
 import type { Answer } from '../problem.ts';
 import { SQLITE_LEDGER_SCHEMA } from '../store/ledger-schema.ts';
-import { type StoredResponse, StoreUnavailableError } from '../store/port.ts';
-import type { SqliteDurability } from '../store/sqlite.ts';
+import { StoreUnavailableError } from '../unavailable.ts';
 import {
   isStoredStatus,
   type LedgerClaim,
   type LedgerStore,
+  type StoredResponse,
   storedResponseOf,
   type TransactOutcome,
 } from './ledger.ts';
+
+/** `synchronous` in WAL mode; see server/README.md for why FULL is the default. */
+export type SqliteDurability = 'normal' | 'full';
 
 /** Writes in one transaction at most, as the reference server's group commit. */
 const MAX_GROUP = 256;
@@ -188,6 +191,7 @@ export function sqliteLedger(db: Database.Database): LedgerStore<Database.Databa
 
   return {
     kind: 'sqlite',
+    ordered: true,
     async lookup(principal, key) {
       return read(() => select.get(principal, key));
     },
