@@ -9,6 +9,7 @@ import {
   PROBLEM,
 } from 'sw-outbox/wire';
 import { type Authenticate, DEMO_AUTH_SECRET, DemoAuth, secretWeakness } from './auth.ts';
+import { ConfigError } from './config-error.ts';
 import type { AppContext } from './context.ts';
 import { allowCors } from './cors.ts';
 import { handleError, MAX_PARAM_LENGTH, MalformedBodyError } from './error-handler.ts';
@@ -24,6 +25,11 @@ import { sendProblem } from './problem.ts';
 import { logRequests, RequestLog } from './request-log.ts';
 import { referenceKit } from './reference-kit.ts';
 import { adminRoutes } from './routes/admin.ts';
+import {
+  collectionNameProblem,
+  collectionReadRoutes,
+  collectionWriteRoutes,
+} from './routes/collections.ts';
 import { loginRoutes } from './routes/login.ts';
 import { notesRoutes } from './routes/notes.ts';
 import { serveStatic } from './static-files.ts';
@@ -90,6 +96,11 @@ export interface AppOptions {
    * {@link DEFAULT_RETENTION_MS}.
    */
   retentionMs?: number;
+  /**
+   * Schemaless JSON collections served beside `notes` (`--collection todos`): `/api/<name>` takes
+   * any JSON object (routes/collections.ts). Names match `COLLECTION_NAME`; default none.
+   */
+  collections?: readonly string[];
   /** Serve files from this directory for other GET requests (the demo). */
   staticDir?: string;
   /** Fastify's logger; off by default because it costs throughput on the hot path. */
@@ -197,10 +208,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendProblem(reply, 404, PROBLEM.notFound);
   });
 
+  const collections = [...new Set(options.collections ?? [])];
+  for (const name of collections) {
+    const problem = collectionNameProblem(name);
+    if (problem) throw new ConfigError(`--collection: ${problem}`);
+  }
   const kit = referenceKit(ctx, {
     bodyLimit,
     retentionMs,
     batch,
+    routes: collections.flatMap((name) => collectionWriteRoutes(ctx, name)),
     ...(logBatchItems ? { batchRead: logBatchItems } : {}),
   });
   ctx.inflight = {
@@ -214,6 +231,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(async (scope) => {
     scope.addHook('onRequest', gate(ctx));
     await scope.register(notesRoutes(ctx));
+    await scope.register(collectionReadRoutes(ctx, collections));
   });
   if (admin) await app.register(adminRoutes(ctx));
   return app;

@@ -8,6 +8,7 @@ import { toFetchRequest } from './kit/node-http.ts';
 import { createOutboxKit, type OutboxKit } from './kit/outbox-kit.ts';
 import { type Answer, problemAnswer, sendAnswer } from './problem.ts';
 import { noteWriteRoutes, type StoreRoute } from './routes/notes.ts';
+import type { DocumentIntent } from './store/documents.ts';
 
 /** Options of {@link referenceKit}. */
 export interface ReferenceKitOptions {
@@ -15,7 +16,7 @@ export interface ReferenceKitOptions {
   retentionMs: number;
   batch: (BatchLimits & { path: string }) | undefined;
   /** More write routes beside the notes' (the schemaless collections). */
-  routes?: ReadonlyArray<StoreRoute<never>>;
+  routes?: ReadonlyArray<StoreRoute<DocumentIntent>>;
   /** Told of a batch's items once its envelope is read (the request log). */
   batchRead?(request: FastifyRequest, items: readonly BatchItem[]): void;
 }
@@ -65,7 +66,7 @@ export function referenceKit(
     },
   });
   for (const route of noteWriteRoutes(ctx)) kit.route(route);
-  for (const route of options.routes ?? []) kit.route(route as StoreRoute<unknown>);
+  for (const route of options.routes ?? []) kit.route(route);
   const batchPath = options.batch?.path;
   return { kit, routes: kitRoutes(kit, origins, batchPath) };
 }

@@ -1,6 +1,7 @@
 import { formatRevisionTag } from 'sw-outbox/wire';
 import type { LedgerStore, StoredResponse } from '../kit/ledger.ts';
 import type { Answer } from '../problem.ts';
+import type { DocumentStore } from './documents.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
 
 /**
@@ -108,6 +109,8 @@ export interface ServerStore<Tx = unknown> {
    * Synchronous on SQLite (better-sqlite3 is).
    */
   applyWrite(tx: Tx, command: WriteCommand): NoteWriteResult | Promise<NoteWriteResult>;
+  /** The schemaless JSON collections (`--collection`, store/documents.ts), in the same database. */
+  readonly documents: DocumentStore<Tx>;
   /** Checks 1 and 2 of SPEC §15: the completed response for a key, if any (the ledger's). */
   lookup(principal: string, key: string): Promise<StoredResponse | undefined>;
   /** Checks 1 and 2 for the keys of a batch (SPEC §15.1), by key (the ledger's). */

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { postgresLedger } from '../kit/postgres-ledger.ts';
+import { postgresDocuments, postgresDocumentsSchema } from './documents-postgres.ts';
 import {
   applied,
   type NoteRecord,
@@ -60,7 +61,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
-  await createSchema(pool, sql.schema);
+  await createSchema(pool, [...sql.schema, ...postgresDocumentsSchema(schema)]);
   let ledger: Awaited<ReturnType<typeof postgresLedger>>;
   try {
     ledger = await postgresLedger(pool, { schema, maxAttempts: options.maxAttempts ?? 5 });
@@ -121,6 +122,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const store: ServerStore<pg.PoolClient> = {
     kind: 'postgres',
     ledger,
+    documents: postgresDocuments(schema, query),
     applyWrite,
     lookup: (principal, key) => ledger.lookup(principal, key),
     lookupMany: (principal, keys) => ledger.lookupMany(principal, keys),

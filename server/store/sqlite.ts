@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
 import type { LedgerStore } from '../kit/ledger.ts';
 import { type SqliteDurability, sqliteLedger } from '../kit/sqlite-ledger.ts';
+import type { DocumentStore } from './documents.ts';
+import { sqliteDocuments } from './documents-sqlite.ts';
 import {
   applied,
   type NotePatch,
@@ -84,6 +86,7 @@ interface NoteRow {
 export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
   let db: Database.Database;
   let ledger: LedgerStore<Database.Database>;
+  let documents: DocumentStore<Database.Database>;
   try {
     db = new Database(options.path);
     db.pragma('journal_mode = WAL');
@@ -95,6 +98,7 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
     db.pragma('wal_autocheckpoint = 4000');
     db.exec(SCHEMA);
     ledger = sqliteLedger(db);
+    documents = sqliteDocuments(db);
   } catch (error) {
     throw new StoreUnavailableError(`cannot open SQLite database ${options.path}`, {
       cause: error,
@@ -184,6 +188,7 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
   const store: ServerStore<Database.Database> = {
     kind: 'sqlite',
     ledger,
+    documents,
     applyWrite,
     lookup: (principal, key) => ledger.lookup(principal, key),
     lookupMany: (principal, keys) => ledger.lookupMany(principal, keys),
