@@ -58,6 +58,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     connectionTimeoutMillis: 5000,
     // No idle timeout: pg-pool arms a timer on every release otherwise, twice per write here.
     idleTimeoutMillis: 0,
+    // The ledger's BEGIN goes out with the write's first statement (kit/postgres-ledger.ts).
+    pipeline: true,
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
