@@ -40,13 +40,22 @@ export interface LedgerStore<Tx> {
    * is a success (2xx). A refusal (any other status) or a throw rolls everything back, the
    * app's own writes included. A key that completed elsewhere first is `completed`, untouched.
    */
-  transact(
-    claim: LedgerClaim,
-    work: (tx: Tx) => Answer | Promise<Answer>,
-  ): Promise<TransactOutcome>;
+  transact(claim: LedgerClaim, work: LedgerWork<Tx>): Promise<TransactOutcome>;
   /** Deletes at most `batchSize` entries created before `cutoff`; returns how many went. */
   sweepExpired(cutoff: number, batchSize: number): Promise<number>;
 }
+
+/**
+ * A write inside the ledger's transaction: its answer, from statements run with `tx`. A statement
+ * whose result the answer does not need may be handed to `defer` instead of awaited: the ledger
+ * waits for it before the write counts as applied, and if it fails nothing commits. On a
+ * PostgreSQL pool in pipeline mode the stored answer and `COMMIT` then go out right behind it,
+ * in the same round trip.
+ */
+export type LedgerWork<Tx> = (tx: Tx, defer: Defer) => Answer | Promise<Answer>;
+
+/** Hands the ledger a statement the answer does not wait for (see {@link LedgerWork}). */
+export type Defer = (statement: PromiseLike<unknown>) => void;
 
 /** What a claim of check 3 carries: who, which key, which request, and when. */
 export interface LedgerClaim {

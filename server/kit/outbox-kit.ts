@@ -208,8 +208,8 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     const { principal, idempotencyKey: key } = request;
     const at = now();
     try {
-      const outcome = await ledger.transact({ principal, key, fingerprint, now: at }, (tx) =>
-        compiled.route.handle({ ...input, tx, value, key, fingerprint, now: at }),
+      const outcome = await ledger.transact({ principal, key, fingerprint, now: at }, (tx, defer) =>
+        compiled.route.handle({ ...input, tx, value, key, fingerprint, now: at, defer }),
       );
       switch (outcome.kind) {
         case 'applied':

@@ -7,6 +7,7 @@ import {
   isStoredStatus,
   type LedgerClaim,
   type LedgerStore,
+  type LedgerWork,
   type StoredResponse,
   storedResponseOf,
   type TransactOutcome,
@@ -114,6 +115,23 @@ export async function postgresLedger(
     return (results.at(-1)?.rowCount ?? 0) > 0;
   }
 
+  /**
+   * The stored answer over this transaction's own claim, then `COMMIT`, as one simple query;
+   * `undefined` when a value cannot be a literal. It fails (division by zero) when no claim of
+   * this transaction is there to complete.
+   */
+  function completeAndCommitText(
+    client: pg.PoolClient,
+    { principal, key }: LedgerClaim,
+    { status, etag, body }: StoredResponse,
+  ): string | undefined {
+    if (!inlinable(principal, key, body, etag ?? '') || !Number.isInteger(status)) return undefined;
+    const literal = (value: string) => client.escapeLiteral(value);
+    const tag = etag === null ? 'NULL' : literal(etag);
+    const update = `${sql.completeInline(literal(principal), literal(key), status, tag, literal(body))} AND status = 0 RETURNING 1`;
+    return `WITH done AS (${update}) SELECT 1 / count(*)::int FROM done; COMMIT`;
+  }
+
   /** Stores the answer and commits, in one round trip when its values can be literals. */
   async function completeAndCommit(
     client: pg.PoolClient,
@@ -135,9 +153,10 @@ export async function postgresLedger(
 
   /** One attempt: `undefined` when the key completed and vanished (swept) before it was read. */
   async function attempt(
-    { principal, key, fingerprint, now }: LedgerClaim,
-    work: (tx: pg.PoolClient) => Answer | Promise<Answer>,
+    claim: LedgerClaim,
+    work: LedgerWork<pg.PoolClient>,
   ): Promise<TransactOutcome | undefined> {
+    const { principal, key, fingerprint } = claim;
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
@@ -145,38 +164,55 @@ export async function postgresLedger(
       throw new StoreUnavailableError('cannot connect to PostgreSQL', { cause: error });
     }
     let broken = false;
-    let claimed = false;
+    const state = { claimed: false };
+    const completed = async () => {
+      // On this client: a storm of copies each holding a client while waiting for another
+      // would empty the pool.
+      await client.query('ROLLBACK');
+      const stored = (await client.query<StoredResponse>(sql.lookup, [principal, key])).rows[0];
+      return stored && ({ kind: 'completed', response: stored } as const);
+    };
     try {
-      const claim = { principal, key, fingerprint, now };
       // Pipelined, the claim (one simple query) goes out with the handler's first statement, and
       // the database still runs it first: a copy's statements wait behind its claim, and all of
       // them roll back when the claim finds the key taken.
       const pipelined =
         (client as { pipeline?: boolean }).pipeline === true &&
         inlinable(principal, key, fingerprint) &&
-        Number.isSafeInteger(now);
+        Number.isSafeInteger(claim.now);
       const claiming = claimKey(client, claim);
+      const deferred: Array<PromiseLike<unknown>> = [];
+      const defer = (statement: PromiseLike<unknown>) => {
+        // Read below; a rejection is never left unheard.
+        Promise.resolve(statement).catch(() => {});
+        deferred.push(statement);
+      };
       let answer: Answer | undefined;
       let failure: { error: unknown } | undefined;
       if (pipelined) {
         claiming.catch(() => {});
         try {
-          answer = await work(client);
+          answer = await work(client, defer);
         } catch (error) {
           failure = { error };
         }
+        if (answer && !failure && isStoredStatus(answer.status)) {
+          const response = storedResponseOf(fingerprint, answer);
+          const text = completeAndCommitText(client, claim, response);
+          if (text !== undefined) {
+            return await commitBehind(client, claiming, deferred, text, response, {
+              completed,
+              state,
+            });
+          }
+        }
       }
       const won = await claiming;
-      claimed = true;
-      if (!won) {
-        // On this client: a storm of copies each holding a client while waiting for another
-        // would empty the pool.
-        await client.query('ROLLBACK');
-        const stored = (await client.query<StoredResponse>(sql.lookup, [principal, key])).rows[0];
-        return stored && { kind: 'completed', response: stored };
-      }
+      state.claimed = true;
+      if (!won) return await completed();
       if (failure) throw failure.error;
-      answer ??= await work(client);
+      answer ??= await work(client, defer);
+      await Promise.all(deferred);
       if (!isStoredStatus(answer.status)) {
         await client.query('ROLLBACK');
         return { kind: 'refused', answer };
@@ -187,11 +223,47 @@ export async function postgresLedger(
     } catch (error) {
       broken = isUnavailable(error);
       if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
-      if (!claimed && errorCode(error) === LOCK_TIMEOUT) return { kind: 'in-progress' };
+      if (!state.claimed && errorCode(error) === LOCK_TIMEOUT) return { kind: 'in-progress' };
       throw error;
     } finally {
       client.release(broken);
     }
+  }
+
+  /**
+   * The stored answer and `COMMIT` sent right behind the handler's statements, before the claim's
+   * and the deferred statements' results are read: one round trip for the whole write when the
+   * handler deferred its statements. The answer is stored only over this transaction's own claim
+   * (`status = 0`): when the claim found the key taken, the statement fails on purpose and nothing
+   * commits.
+   */
+  async function commitBehind(
+    client: pg.PoolClient,
+    claiming: Promise<boolean>,
+    deferred: ReadonlyArray<PromiseLike<unknown>>,
+    text: string,
+    response: StoredResponse,
+    {
+      completed,
+      state,
+    }: { completed: () => Promise<TransactOutcome | undefined>; state: { claimed: boolean } },
+  ): Promise<TransactOutcome | undefined> {
+    const committing = client.query(text);
+    committing.catch(() => {});
+    const won = await claiming;
+    state.claimed = true;
+    const statements = await Promise.allSettled(deferred);
+    if (!won) {
+      await committing.catch(() => {});
+      return completed();
+    }
+    const failed = statements.find((statement) => statement.status === 'rejected');
+    if (failed) {
+      await committing.catch(() => {});
+      throw failed.reason;
+    }
+    await committing;
+    return { kind: 'applied', response };
   }
 
   return {

@@ -2,7 +2,7 @@ import type { CheckContext, LedgerLookup, WriteRequest } from '../idempotency.ts
 import type { Answer } from '../problem.ts';
 import type { Validation } from './answers.ts';
 import type { KitHooks, KitStats, KitTarget, KitWriteTarget } from './hooks.ts';
-import type { LedgerStore } from './ledger.ts';
+import type { Defer, LedgerStore } from './ledger.ts';
 import type { RoutePattern } from './route-pattern.ts';
 
 /** The write routes an app registers with the kit, and what the kit's parts share about them. */
@@ -38,6 +38,14 @@ export interface KitWrite<Tx, V> extends WriteInput {
   key: string;
   /** The request's fingerprint (method, path, `If-Match`, body digest) the key is kept with. */
   fingerprint: string;
+  /**
+   * Hands the kit a statement (run with `tx`) whose result the answer does not need, instead of
+   * awaiting it: the kit waits for it before the write counts, nothing commits if it fails, and
+   * on a PostgreSQL pool in pipeline mode the claim, the statement, the stored answer and
+   * `COMMIT` leave in one round trip. A create whose answer is made from its input fits:
+   * `defer(tx.query('INSERT …', [...])); return json(201, todo)`.
+   */
+  defer: Defer;
   /** The time of the write (ms since the epoch), the ledger's for this key. */
   now: number;
 }

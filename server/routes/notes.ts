@@ -85,8 +85,8 @@ export function noteWriteRoutes(ctx: AppContext): Array<StoreRoute<WriteIntent>>
  * (when configured) and `history`, or 404.
  */
 async function applyNoteWrite(ctx: AppContext, write: KitWrite<unknown, WriteIntent>) {
-  const { principal, key, fingerprint, now, tx, value } = write;
-  const pending = ctx.store.applyWrite(tx, { principal, key, fingerprint, now, ...value });
+  const { principal, key, fingerprint, now, tx, value, defer } = write;
+  const pending = ctx.store.applyWrite(tx, { principal, key, fingerprint, now, ...value }, defer);
   const result = pending instanceof Promise ? await pending : pending;
   switch (result.kind) {
     case 'applied':

@@ -1,5 +1,5 @@
 import { formatRevisionTag } from 'sw-outbox/wire';
-import type { LedgerStore, StoredResponse } from '../kit/ledger.ts';
+import type { Defer, LedgerStore, StoredResponse } from '../kit/ledger.ts';
 import type { Answer } from '../problem.ts';
 import type { DocumentStore } from './documents.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
@@ -108,7 +108,11 @@ export interface ServerStore<Tx = unknown> {
    * compare-and-set, the history of the version it replaces (SPEC §10.1), the answer to store.
    * Synchronous on SQLite (better-sqlite3 is).
    */
-  applyWrite(tx: Tx, command: WriteCommand): NoteWriteResult | Promise<NoteWriteResult>;
+  applyWrite(
+    tx: Tx,
+    command: WriteCommand,
+    defer?: Defer,
+  ): NoteWriteResult | Promise<NoteWriteResult>;
   /** The schemaless JSON collections (`--collection`, store/documents.ts), in the same database. */
   readonly documents: DocumentStore<Tx>;
   /** Checks 1 and 2 of SPEC §15: the completed response for a key, if any (the ledger's). */
@@ -182,7 +186,7 @@ export async function writeThroughLedger<Tx>(
 ): Promise<WriteOutcome> {
   const { principal, key, fingerprint, now } = command;
   let refusal: WriteOutcome | undefined;
-  const outcome = await store.ledger.transact({ principal, key, fingerprint, now }, (tx) => {
+  const outcome = await store.ledger.transact({ principal, key, fingerprint, now }, (tx, defer) => {
     const settle = (result: NoteWriteResult): Answer => {
       if (result.kind !== 'applied') {
         refusal = result;
@@ -191,7 +195,7 @@ export async function writeThroughLedger<Tx>(
       const { status, etag, body } = result.response;
       return { status, headers: etag === null ? {} : { etag }, body };
     };
-    const result = store.applyWrite(tx, command);
+    const result = store.applyWrite(tx, command, defer);
     return result instanceof Promise ? result.then(settle) : settle(result);
   });
   switch (outcome.kind) {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { Defer } from '../kit/ledger.ts';
 import { postgresLedger } from '../kit/postgres-ledger.ts';
 import { postgresDocuments, postgresDocumentsSchema } from './documents-postgres.ts';
 import {
@@ -87,14 +88,21 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
 
   /** A note write on the ledger's transaction client (check 3 has claimed the key). */
-  async function applyWrite(tx: unknown, command: WriteCommand): Promise<NoteWriteResult> {
+  async function applyWrite(
+    tx: unknown,
+    command: WriteCommand,
+    defer?: Defer,
+  ): Promise<NoteWriteResult> {
     const client = tx as pg.PoolClient;
     const run = (name: string, text: string, values: unknown[]) =>
       client.query<NoteRow>({ name: named(name), text, values });
     const { principal, key, now } = command;
     if (command.op === 'create') {
       const { id, title, body } = command;
-      await run('create', sql.create, [principal, id, title, body, now]);
+      // The answer is made from the input: the insert need not be waited for (kit/ledger.ts).
+      const inserted = run('create', sql.create, [principal, id, title, body, now]);
+      if (defer) defer(inserted);
+      else await inserted;
       return applied(command, 201, { id, revision: 1, title, body });
     }
     const values = [principal, command.id, command.ifMatch, key, now];

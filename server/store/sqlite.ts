@@ -78,7 +78,7 @@ interface NoteRow {
 
 /**
  * The embedded default adapter (SPEC §15): better-sqlite3 in WAL mode, writes in `BEGIN
- * IMMEDIATE` transactions, grouped per event-loop turn (see group-commit.ts). better-sqlite3 is
+ * IMMEDIATE` transactions, grouped per event-loop turn (the kit's ledger, kit/sqlite-ledger.ts). better-sqlite3 is
  * synchronous, so a transaction runs to its end without yielding: inside one process no other
  * request can interleave, and between processes the IMMEDIATE write lock (with `busy_timeout`)
  * serialises writers.

@@ -34,7 +34,7 @@ function spyLedger(fail?: Error) {
     async transact(claim, work) {
       calls.push('transact');
       if (fail) throw fail;
-      const answer = await work('tx');
+      const answer = await work('tx', () => {});
       if (answer.status >= 300) return { kind: 'refused', answer };
       const response = {
         fingerprint: claim.fingerprint,
