@@ -83,15 +83,7 @@ export async function runKitBatch<Tx>(
       const targets = held.map(({ write }) => write.target);
       const phase = kit.hooks.commit?.(targets, batchTarget);
       await phase?.before?.();
-      const results = kit.ledger.ordered
-        ? await Promise.all(held.map(({ write }) => kit.commit(write)))
-        : await inOrder(
-            held.map(
-              ({ write }) =>
-                () =>
-                  kit.commit(write),
-            ),
-          );
+      const results = await kit.commitMany(held.map(({ write }) => write));
       results.forEach((result, position) => {
         answers[held[position]!.index] = result.answer;
       });
@@ -142,11 +134,4 @@ async function prepareItem<Tx>(
   if (!body.ok) return body.answer;
   checked.bodyDigest = body.digest;
   return kit.hold(found.compiled, found.params, checked, body.value, lookup);
-}
-
-/** Runs steps one after another. */
-async function inOrder<T>(steps: ReadonlyArray<() => Promise<T>>): Promise<T[]> {
-  const results: T[] = [];
-  for (const step of steps) results.push(await step());
-  return results;
 }

@@ -41,6 +41,14 @@ export interface LedgerStore<Tx> {
    * app's own writes included. A key that completed elsewhere first is `completed`, untouched.
    */
   transact(claim: LedgerClaim, work: LedgerWork<Tx>): Promise<TransactOutcome>;
+  /**
+   * The writes of a batch, each exactly as {@link transact} would run it and in order, in as few
+   * transactions as the store can without letting one write's failure undo another's: one
+   * settled outcome per write. Optional: without it a batch calls `transact` per write.
+   */
+  transactMany?(
+    jobs: ReadonlyArray<{ claim: LedgerClaim; work: LedgerWork<Tx> }>,
+  ): Promise<Array<PromiseSettledResult<TransactOutcome>>>;
   /** Deletes at most `batchSize` entries created before `cutoff`; returns how many went. */
   sweepExpired(cutoff: number, batchSize: number): Promise<number>;
 }

@@ -22,6 +22,7 @@ import { StoreUnavailableError } from '../unavailable.ts';
 import { checkAfterValidation, requireRevision } from '../write.ts';
 import { type KitBatch, runKitBatch } from './batch.ts';
 import {
+  type Committed,
   type CompiledRoute,
   type HeldWrite,
   isAnswer,
@@ -31,7 +32,7 @@ import {
   writeRequest,
 } from './write-route.ts';
 import { DROPPED, type KitHooks, type KitStats, type KitTarget, NO_STATS } from './hooks.ts';
-import type { LedgerStore } from './ledger.ts';
+import type { LedgerClaim, LedgerStore, LedgerWork, TransactOutcome } from './ledger.ts';
 import { readRequestBody } from './request-body.ts';
 import { routePattern } from './route-pattern.ts';
 
@@ -203,37 +204,77 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
   }
 
   /** Check 3 with the handler, for a held write (its key is released by the caller). */
-  async function commit(write: HeldWrite<Tx>): Promise<{ answer: Answer; applied: boolean }> {
+  async function commit(write: HeldWrite<Tx>): Promise<Committed> {
+    const { claim, work } = jobOf(write);
+    try {
+      return settle(write, await ledger.transact(claim, work));
+    } catch (error) {
+      return failed(error);
+    }
+  }
+
+  /** The writes of a batch: in one call to the ledger when it can take them together. */
+  async function commitMany(writes: ReadonlyArray<HeldWrite<Tx>>): Promise<Committed[]> {
+    if (writes.length > 1 && ledger.transactMany) {
+      let results: Array<PromiseSettledResult<TransactOutcome>>;
+      try {
+        results = await ledger.transactMany(writes.map(jobOf));
+      } catch (error) {
+        return writes.map(() => failed(error));
+      }
+      return results.map((result, index) =>
+        result.status === 'fulfilled'
+          ? settle(writes[index]!, result.value)
+          : failed(result.reason),
+      );
+    }
+    if (ledger.ordered) return Promise.all(writes.map(commit));
+    const committed: Committed[] = [];
+    for (const write of writes) committed.push(await commit(write));
+    return committed;
+  }
+
+  /** Check 3's claim and the handler of a held write, as the ledger takes them. */
+  function jobOf(write: HeldWrite<Tx>): { claim: LedgerClaim; work: LedgerWork<Tx> } {
     const { compiled, request, input, value, fingerprint } = write;
     const { principal, idempotencyKey: key } = request;
     const at = now();
-    try {
-      const outcome = await ledger.transact({ principal, key, fingerprint, now: at }, (tx, defer) =>
+    return {
+      claim: { principal, key, fingerprint, now: at },
+      work: (tx, defer) =>
         compiled.route.handle({ ...input, tx, value, key, fingerprint, now: at, defer }),
-      );
-      switch (outcome.kind) {
-        case 'applied':
-          stats.effect?.(principal, key);
-          return { answer: storedAnswer(outcome.response), applied: true };
-        case 'completed':
-          return {
-            answer: answerCompleted(ctx, request, outcome.response, fingerprint),
-            applied: false,
-          };
-        case 'refused':
-          if (outcome.answer.status === 412) stats.count(principal, 'conflicts');
-          return { answer: outcome.answer, applied: false };
-        case 'in-progress':
-          stats.count(principal, 'inProgress');
-          return {
-            answer: problemAnswer(409, PROBLEM.inProgress, {}, { [HEADER.retryAfter]: '1' }),
-            applied: false,
-          };
-      }
-    } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) onError(error);
-      return { answer: failureAnswer(error), applied: false };
+    };
+  }
+
+  /** The answer to a write the ledger finished (SPEC §15). */
+  function settle(write: HeldWrite<Tx>, outcome: TransactOutcome): Committed {
+    const { request, fingerprint } = write;
+    const { principal, idempotencyKey: key } = request;
+    switch (outcome.kind) {
+      case 'applied':
+        stats.effect?.(principal, key);
+        return { answer: storedAnswer(outcome.response), applied: true };
+      case 'completed':
+        return {
+          answer: answerCompleted(ctx, request, outcome.response, fingerprint),
+          applied: false,
+        };
+      case 'refused':
+        if (outcome.answer.status === 412) stats.count(principal, 'conflicts');
+        return { answer: outcome.answer, applied: false };
+      case 'in-progress':
+        stats.count(principal, 'inProgress');
+        return {
+          answer: problemAnswer(409, PROBLEM.inProgress, {}, { [HEADER.retryAfter]: '1' }),
+          applied: false,
+        };
     }
+  }
+
+  /** A write that failed in the ledger: 503 when storage is unavailable, else 500 (told). */
+  function failed(error: unknown): Committed {
+    if (!(error instanceof StoreUnavailableError)) onError(error);
+    return { answer: failureAnswer(error), applied: false };
   }
 
   /** A write sent alone: gate, check 1 before the body, the body, then the write. */
@@ -290,6 +331,7 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     find,
     hold,
     commit,
+    commitMany,
   };
 
   /** `GET /idempotency` (public) and `GET /idempotency/<key>` (the caller's own keys). */

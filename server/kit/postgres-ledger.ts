@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Answer } from '../problem.ts';
 import { postgresLedgerSchema } from '../store/ledger-schema.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
+import { type PostgresBatchParts, transactTogether } from './postgres-batch.ts';
 import { errorCode, isOutOfTime, isUnavailable, RETRYABLE } from '../store/postgres-errors.ts';
 import {
   isStoredStatus,
@@ -116,11 +117,11 @@ export async function postgresLedger(
   }
 
   /**
-   * The stored answer over this transaction's own claim, then `COMMIT`, as one simple query;
-   * `undefined` when a value cannot be a literal. It fails (division by zero) when no claim of
+   * The stored answer over this transaction's own claim, as one statement of literals;
+   * `undefined` when a value cannot be one. It fails (division by zero) when no claim of
    * this transaction is there to complete.
    */
-  function completeAndCommitText(
+  function completeText(
     client: pg.PoolClient,
     { principal, key }: LedgerClaim,
     { status, etag, body }: StoredResponse,
@@ -129,7 +130,7 @@ export async function postgresLedger(
     const literal = (value: string) => client.escapeLiteral(value);
     const tag = etag === null ? 'NULL' : literal(etag);
     const update = `${sql.completeInline(literal(principal), literal(key), status, tag, literal(body))} AND status = 0 RETURNING 1`;
-    return `WITH done AS (${update}) SELECT 1 / count(*)::int FROM done; COMMIT`;
+    return `WITH done AS (${update}) SELECT 1 / count(*)::int FROM done`;
   }
 
   /** Stores the answer and commits, in one round trip when its values can be literals. */
@@ -198,7 +199,8 @@ export async function postgresLedger(
         }
         if (answer && !failure && isStoredStatus(answer.status)) {
           const response = storedResponseOf(fingerprint, answer);
-          const text = completeAndCommitText(client, claim, response);
+          const completing = completeText(client, claim, response);
+          const text = completing && `${completing}; COMMIT`;
           if (text !== undefined) {
             return await commitBehind(client, claiming, deferred, text, response, {
               completed,
@@ -266,6 +268,20 @@ export async function postgresLedger(
     return { kind: 'applied', response };
   }
 
+  const batchParts: PostgresBatchParts = {
+    pool,
+    begin,
+    lookup: sql.lookup,
+    claimText(client, { principal, key, fingerprint, now }) {
+      if (!inlinable(principal, key, fingerprint) || !Number.isSafeInteger(now)) return undefined;
+      const literal = (value: string) => client.escapeLiteral(value);
+      return sql.claimInline(literal(principal), literal(key), literal(fingerprint), now);
+    },
+    completeText(client, claim, response) {
+      return completeText(client, claim, response);
+    },
+  };
+
   return {
     kind: 'postgres',
     lookup,
@@ -274,27 +290,42 @@ export async function postgresLedger(
         .rows;
       return new Map(rows.map(({ key, ...response }) => [key, response]));
     },
-    async transact(claim, work) {
-      for (let attemptNo = 1; ; attemptNo++) {
-        try {
-          const outcome = await attempt(claim, work);
-          if (outcome) return outcome;
-        } catch (error) {
-          const code = errorCode(error);
-          const retryable = code !== undefined && (RETRYABLE.has(code) || code === LOCK_TIMEOUT);
-          if (!retryable) throw unavailableOr(error);
-          if (attemptNo >= maxAttempts) {
-            throw new StoreUnavailableError('PostgreSQL kept failing to serialise the write', {
-              cause: error,
-            });
-          }
-        }
+    transact,
+    async transactMany(jobs) {
+      const together = jobs.length > 1 ? await transactTogether(batchParts, jobs) : undefined;
+      const results: Array<PromiseSettledResult<TransactOutcome>> = [];
+      // In order: a write run alone sees the ones before it.
+      for (const [index, job] of jobs.entries()) {
+        const outcome = together?.[index];
+        results.push(...(await Promise.allSettled([outcome ?? transact(job.claim, job.work)])));
       }
+      return results;
     },
     async sweepExpired(cutoff, batchSize) {
       return (await read(sql.sweep, [cutoff, batchSize])).rowCount ?? 0;
     },
   };
+
+  async function transact(
+    claim: LedgerClaim,
+    work: LedgerWork<pg.PoolClient>,
+  ): Promise<TransactOutcome> {
+    for (let attemptNo = 1; ; attemptNo++) {
+      try {
+        const outcome = await attempt(claim, work);
+        if (outcome) return outcome;
+      } catch (error) {
+        const code = errorCode(error);
+        const retryable = code !== undefined && (RETRYABLE.has(code) || code === LOCK_TIMEOUT);
+        if (!retryable) throw unavailableOr(error);
+        if (attemptNo >= maxAttempts) {
+          throw new StoreUnavailableError('PostgreSQL kept failing to serialise the write', {
+            cause: error,
+          });
+        }
+      }
+    }
+  }
 }
 
 /**

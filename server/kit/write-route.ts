@@ -86,6 +86,12 @@ export interface HeldWrite<Tx> {
   target: KitWriteTarget;
 }
 
+/** A write's answer, and whether it applied (an effect). */
+export interface Committed {
+  answer: Answer;
+  applied: boolean;
+}
+
 /** What the batch endpoint (batch.ts) uses of the kit. */
 export interface KitInternals<Tx> {
   ledger: LedgerStore<Tx>;
@@ -106,7 +112,9 @@ export interface KitInternals<Tx> {
     body: unknown,
     lookup: LedgerLookup,
   ): Promise<HeldWrite<Tx> | Answer>;
-  commit(write: HeldWrite<Tx>): Promise<{ answer: Answer; applied: boolean }>;
+  commit(write: HeldWrite<Tx>): Promise<Committed>;
+  /** The writes of a batch, in order, each its own check 3 (see `LedgerStore.transactMany`). */
+  commitMany(writes: ReadonlyArray<HeldWrite<Tx>>): Promise<Committed[]>;
 }
 
 /** A write as the checks see it, before check 1 has read its key. */

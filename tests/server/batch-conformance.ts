@@ -402,6 +402,9 @@ export function defineBatchConformance(
       const api = await login();
       const store = getStore();
       const realTransact = store.ledger.transact;
+      // Each write on its own, where the failures are injected.
+      const realTransactMany = store.ledger.transactMany;
+      store.ledger.transactMany = undefined;
       const broken = newKey();
       const busy = newKey();
       store.ledger.transact = async (claim, work) => {
@@ -423,6 +426,7 @@ export function defineBatchConformance(
         expect(answered[2]!.headers['retry-after']).toBe('1');
       } finally {
         store.ledger.transact = realTransact;
+        store.ledger.transactMany = realTransactMany;
       }
       expect((await api.get(`/idempotency/${broken}`)).status).toBe(404);
     });

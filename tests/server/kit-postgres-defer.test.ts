@@ -51,8 +51,25 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('the kit on PostgreSQL, deferred s
         return json(201, { key, n });
       },
     });
+    kit.route({
+      method: 'POST',
+      path: '/broken',
+      handle({ tx, key, defer }) {
+        defer(tx.query(`INSERT INTO "${schema}".no_such_table (key) VALUES ($1)`, [key]));
+        return json(201, { key });
+      },
+    });
     return kit;
   }
+
+  const batch = (items: ReturnType<typeof batchItem>[]) =>
+    new Request('http://kit.test/sync/batch', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items }),
+    });
+  const statuses = async (answer: Response) =>
+    ((await answer.json()).items as Array<{ status: number }>).map((item) => item.status);
 
   it('applies a deferred write once, answers it, and replays it', async () => {
     const kit = deferringKit();
@@ -88,5 +105,38 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('the kit on PostgreSQL, deferred s
     const retried = await deferringKit().fetch(post(key));
     expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([201, null]);
     expect(await effects(key)).toBe(1);
+  });
+
+  it('runs a batch in one transaction, and alone each when one write fails: its 500, the others kept', async () => {
+    const kit = deferringKit();
+    const keys = [newKey('b'), newKey('b'), newKey('b')];
+    const together = await kit.fetch(
+      batch(keys.map((key) => batchItem('POST', '/effects', { key, body: { n: 1 } }))),
+    );
+    expect(await statuses(together)).toEqual([201, 201, 201]);
+    const mixed = [newKey('m'), newKey('m'), newKey('m')];
+    const answer = await kit.fetch(
+      batch([
+        batchItem('POST', '/effects', { key: mixed[0], body: { n: 1 } }),
+        batchItem('POST', '/broken', { key: mixed[1], body: {} }),
+        batchItem('POST', '/effects', { key: mixed[2], body: { n: 1 } }),
+      ]),
+    );
+    expect(await statuses(answer)).toEqual([201, 500, 201]);
+    for (const key of [...keys, mixed[0]!, mixed[2]!]) expect(await effects(key)).toBe(1);
+    expect(await ledger.lookup('alice', mixed[1]!)).toBeUndefined();
+  });
+
+  it('applies 10 racing copies of one batch on two instances once per key', async () => {
+    const [one, two] = [deferringKit(), deferringKit()];
+    const keys = Array.from({ length: 5 }, () => newKey('bs'));
+    const items = keys.map((key) => batchItem('POST', '/effects', { key, body: { n: 1 } }));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? one : two).fetch(batch(items))),
+    );
+    for (const answer of answers) {
+      for (const status of await statuses(answer)) expect([201, 409]).toContain(status);
+    }
+    for (const key of keys) expect(await effects(key)).toBe(1);
   });
 });
