@@ -147,17 +147,13 @@ async function answerWithKit(
     );
   }
   origins.set(fetchRequest, request);
-  const response = await kit.handle(fetchRequest);
-  if (!response) return sendAnswer(reply, problemAnswer(404, PROBLEM.notFound));
-  if (response.type === 'error') {
+  const answer = await kit.answer(fetchRequest);
+  if (!answer) return sendAnswer(reply, problemAnswer(404, PROBLEM.notFound));
+  if (answer === 'drop') {
     reply.hijack();
     request.raw.socket.destroy();
     return reply;
   }
-  reply.code(response.status);
-  response.headers.forEach((value, name) => {
-    reply.header(name, value);
-  });
-  const body = await response.text();
-  return body === '' ? reply.send() : reply.send(body);
+  reply.code(answer.status).headers(answer.headers);
+  return answer.body === '' ? reply.send() : reply.send(answer.body);
 }

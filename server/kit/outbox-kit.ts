@@ -106,6 +106,12 @@ export interface OutboxKit<Tx> {
   handle(request: Request): Promise<Response | undefined>;
   /** {@link handle}, with 404 for a request that is not the kit's (a Fetch API handler). */
   fetch(request: Request): Promise<Response>;
+  /**
+   * {@link handle} as a plain answer (status, lower-case headers, body text) for an adapter that
+   * writes answers itself and would only take a `Response` apart again; `'drop'` for an answer a
+   * hook chose to lose (cut the connection).
+   */
+  answer(request: Request): Promise<Answer | 'drop' | undefined>;
   /** Every method and path the kit answers. */
   endpoints(): KitEndpoint[];
   readonly ledger: LedgerStore<Tx>;
@@ -143,11 +149,21 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
   /** Every answer of the kit advertises the retention and the batch endpoint. */
   function respond(answer: Answer): Response {
     if (answer === DROPPED) return Response.error();
-    const headers = new Headers(answer.headers);
-    headers.set(RETENTION_HEADER, String(retentionSeconds));
-    if (batchLink) headers.set(HEADER.link, batchLink);
+    const published = publish(answer);
     const empty = answer.status === 204 || answer.status === 205 || answer.status === 304;
-    return new Response(empty ? null : answer.body, { status: answer.status, headers });
+    return new Response(empty ? null : answer.body, {
+      status: answer.status,
+      headers: published.headers,
+    });
+  }
+
+  /** An answer with the retention and the batch endpoint advertised. */
+  function publish(answer: Answer): Answer {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(answer.headers)) headers[name.toLowerCase()] = value;
+    headers[RETENTION_HEADER] = String(retentionSeconds);
+    if (batchLink) headers[HEADER.link] = batchLink;
+    return { status: answer.status, headers, body: answer.body };
   }
 
   /** Admission and auth, before anything reads the ledger: the principal, or the answer. */
@@ -408,6 +424,17 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     },
     async fetch(request) {
       return (await kit.handle(request)) ?? respond(problemAnswer(404, PROBLEM.notFound));
+    },
+    async answer(request) {
+      let answered: Answer | undefined;
+      try {
+        answered = await answer(request);
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) onError(error);
+        answered = failureAnswer(error);
+      }
+      if (answered === DROPPED) return 'drop';
+      return answered && publish(answered);
     },
     endpoints() {
       const list: KitEndpoint[] = routes.map(({ route }) => ({
