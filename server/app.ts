@@ -9,11 +9,11 @@ import {
   PROBLEM,
 } from 'sw-outbox/wire';
 import { type Authenticate, DEMO_AUTH_SECRET, DemoAuth, secretWeakness } from './auth.ts';
+import { ConfigError } from './config-error.ts';
 import type { AppContext } from './context.ts';
 import { allowCors } from './cors.ts';
 import { handleError, MAX_PARAM_LENGTH, MalformedBodyError } from './error-handler.ts';
 import { FaultInjector } from './faults.ts';
-import { sha256Digest } from './fingerprint.ts';
 import { gate } from './gate.ts';
 import {
   clientErrorHandler,
@@ -21,14 +21,17 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from './http-server.ts';
-import { InflightKeys } from './inflight.ts';
 import { sendProblem } from './problem.ts';
 import { logRequests, RequestLog } from './request-log.ts';
+import { referenceKit } from './reference-kit.ts';
 import { adminRoutes } from './routes/admin.ts';
-import { batchProbeRoute, batchRoutes } from './routes/batch.ts';
+import {
+  collectionNameProblem,
+  collectionReadRoutes,
+  collectionWriteRoutes,
+} from './routes/collections.ts';
 import { loginRoutes } from './routes/login.ts';
-import { notesRoutes, noteWriteRoutes } from './routes/notes.ts';
-import { receiptRoutes } from './routes/receipts.ts';
+import { notesRoutes } from './routes/notes.ts';
 import { serveStatic } from './static-files.ts';
 import { ServerStats } from './stats.ts';
 import type { ServerStore } from './store/port.ts';
@@ -93,6 +96,11 @@ export interface AppOptions {
    * {@link DEFAULT_RETENTION_MS}.
    */
   retentionMs?: number;
+  /**
+   * Schemaless JSON collections served beside `notes` (`--collection todos`): `/api/<name>` takes
+   * any JSON object (routes/collections.ts). Names match `COLLECTION_NAME`; default none.
+   */
+  collections?: readonly string[];
   /** Serve files from this directory for other GET requests (the demo). */
   staticDir?: string;
   /** Fastify's logger; off by default because it costs throughput on the hot path. */
@@ -131,7 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     loopbackAuthOnly: secretWeakness(options.authSecret) !== undefined,
     faults: options.faults ?? new FaultInjector(),
     stats: new ServerStats({ perKey: admin }),
-    inflight: new InflightKeys(),
+    inflight: { size: 0 },
     now,
     ...(admin ? { requests: new RequestLog() } : {}),
     conflictIncludesCurrent: options.conflictIncludesCurrent ?? true,
@@ -167,7 +175,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('idempotencyKey', '');
   app.decorateRequest('bodyDigest', null);
   app.decorateRequest('comparedFingerprint', null);
-  if (ctx.requests) logRequests(app, ctx, ctx.requests);
+  const logBatchItems = ctx.requests && logRequests(app, ctx, ctx.requests);
   // Every answer says how long a key is remembered (SPEC §15), so a client learns it from the
   // answers it already gets — a refusal included — and never resends a key the server forgot.
   app.addHook('onRequest', (_request, reply, done) => {
@@ -175,15 +183,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done();
   });
 
-  // The body is read as bytes so its digest is the fingerprint's digest (SPEC §15).
-  // Only JSON is accepted (415 otherwise, SPEC §15 clear problems for every bad input).
+  // Bodies the kit does not read (login, admin) are JSON only (415 otherwise), UTF-8 (RFC 8259
+  // §8.1): other bytes are refused rather than replaced by U+FFFD. The kit reads its own writes'
+  // bodies, after check 1 (server/reference-kit.ts).
   app.removeAllContentTypeParsers();
-  // JSON is UTF-8 (RFC 8259 §8.1): other bytes are refused rather than replaced by U+FFFD, so
-  // what is stored is what the client meant.
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, raw, done) => {
     const bytes = raw as Buffer;
-    // A batch's items carry their own bodies and digests; the envelope's is never compared.
-    if (request.routeOptions.config.batch !== true) request.bodyDigest = sha256Digest(bytes);
     if (bytes.length === 0) return done(null, undefined);
     if (!isUtf8(bytes)) return done(new MalformedBodyError('the body is not UTF-8'), undefined);
     try {
@@ -203,17 +208,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return sendProblem(reply, 404, PROBLEM.notFound);
   });
 
-  const writes = noteWriteRoutes(ctx);
+  const collections = [...new Set(options.collections ?? [])];
+  for (const name of collections) {
+    const problem = collectionNameProblem(name);
+    if (problem) throw new ConfigError(`--collection: ${problem}`);
+  }
+  const kit = referenceKit(ctx, {
+    bodyLimit,
+    retentionMs,
+    batch,
+    routes: collections.flatMap((name) => collectionWriteRoutes(ctx, name)),
+    ...(logBatchItems ? { batchRead: logBatchItems } : {}),
+  });
+  ctx.inflight = {
+    get size() {
+      return kit.kit.inProgress;
+    },
+  };
   allowCors(app, options.corsOrigins ?? []);
   if (!options.authenticate) await app.register(loginRoutes(ctx));
+  await app.register(kit.routes);
   await app.register(async (scope) => {
     scope.addHook('onRequest', gate(ctx));
-    await scope.register(notesRoutes(ctx, writes));
-    await scope.register(receiptRoutes(ctx, retentionMs));
-    if (batch)
-      await scope.register(batchRoutes(ctx, writes, { ...batch, itemBodyLimit: bodyLimit }));
+    await scope.register(notesRoutes(ctx));
+    await scope.register(collectionReadRoutes(ctx, collections));
   });
-  if (batch && batchLink) await app.register(batchProbeRoute(batch.path, batchLink));
   if (admin) await app.register(adminRoutes(ctx));
   return app;
 }

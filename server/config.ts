@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_RETENTION_MS } from './app.ts';
 import { ConfigError } from './config-error.ts';
 import { parseCorsOrigins } from './cors.ts';
+import { collectionNameProblem } from './routes/collections.ts';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http-server.ts';
 import type { StartOptions } from './start.ts';
 import type { StoreConfig } from './store/open.ts';
@@ -20,6 +21,8 @@ export const USAGE = `usage: sw-outbox-server [options]
   --static <dir>         serve files from <dir> for other GET requests
   --cors-origin <origin> let pages of <origin> call the server (repeatable; env CORS_ORIGINS,
                          comma-separated), e.g. --cors-origin https://app.example.com
+  --collection <name>    serve a schemaless JSON collection at /api/<name> beside /api/notes
+                         (repeatable; env COLLECTIONS, comma-separated), e.g. --collection todos
   --no-conflict-copy     send only currentRevision with a 412, not the server copy
   --auth-secret <s>      demo token secret, shared by instances (env AUTH_SECRET); without
                          it the public demo secret signs tokens for loopback clients only
@@ -77,7 +80,17 @@ export function parseServerArgs(argv: readonly string[], env: Env = {}): CliOpti
     headersTimeoutMs,
     requestTimeoutMs,
     corsOrigins: corsOrigins(values['cors-origin'] ?? env.CORS_ORIGINS?.split(',') ?? []),
+    collections: collections(values.collection ?? env.COLLECTIONS?.split(',') ?? []),
   };
+}
+
+function collections(values: readonly string[]): string[] {
+  const names = values.map((value) => value.trim()).filter((value) => value !== '');
+  for (const name of names) {
+    const problem = collectionNameProblem(name);
+    if (problem) throw new ConfigError(`--collection: ${problem}`);
+  }
+  return [...new Set(names)];
 }
 
 function corsOrigins(values: readonly string[]): string[] {
@@ -103,6 +116,7 @@ function parse(argv: readonly string[]) {
       admin: { type: 'boolean' },
       static: { type: 'string' },
       'cors-origin': { type: 'string', multiple: true },
+      collection: { type: 'string', multiple: true },
       'no-conflict-copy': { type: 'boolean' },
       'auth-secret': { type: 'string' },
       'retention-days': { type: 'string' },

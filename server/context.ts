@@ -1,6 +1,5 @@
 import type { Authenticate, DemoAuth } from './auth.ts';
 import type { FaultInjector } from './faults.ts';
-import type { InflightKeys } from './inflight.ts';
 import type { RequestLog } from './request-log.ts';
 import type { ServerStats } from './stats.ts';
 import type { ServerStore } from './store/port.ts';
@@ -18,7 +17,8 @@ export interface AppContext {
   loopbackAuthOnly: boolean;
   faults: FaultInjector;
   stats: ServerStats;
-  inflight: InflightKeys;
+  /** Keys held in progress by this process (the kit's). */
+  inflight: { readonly size: number };
   now: () => number;
   /** Every `/api/` request, kept only with the admin routes on. */
   requests?: RequestLog;

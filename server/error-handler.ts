@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { HEADER, PROBLEM, type ProblemType } from 'sw-outbox/wire';
 import { type Answer, problemAnswer, sendAnswer, sendProblem } from './problem.ts';
-import { StoreUnavailableError } from './store/port.ts';
+import { StoreUnavailableError } from './unavailable.ts';
 
 /** The longest path segment the router matches (Fastify's `maxParamLength`); longer is 414. */
 export const MAX_PARAM_LENGTH = 100;

@@ -34,14 +34,69 @@ export function burstAnswer(rule: Extract<FaultRule, { kind: 'unavailable' }>): 
     : problemAnswer(503, PROBLEM.unavailable, { detail: 'injected fault' }, headers);
 }
 
+/** Where the gate sees a request: the route pattern, and whether it is the batch request. */
+export interface GateTarget {
+  method: string;
+  route: string;
+  batch: boolean;
+}
+
 /**
- * The `onRequest` gate of every protected route, in front of the ledger (SPEC §15): the `Link`
- * that advertises the batch endpoint (SPEC §15.1) on every answer, injected 503/429 bursts, then
- * auth (401 with `WWW-Authenticate`). Bursts and auth never touch the ledger, so nothing is
- * stored for 401, 429 or 503 and the same key works once the client recovers.
- * Callback style, and synchronous unless an app's own `authenticate` returns a promise: it runs
- * on every request and a promise per request is measurable. An early answer is sent without
- * calling `done`.
+ * The verdict on a request in front of the ledger (SPEC §15): injected 503/429 bursts, then auth
+ * (401 with `WWW-Authenticate`). Bursts and auth never touch the ledger, so nothing is stored
+ * for 401, 429 or 503 and the same key works once the client recovers. The principal, or the
+ * answer that refuses the request. Synchronous unless an app's own `authenticate` returns a
+ * promise: it runs on every request and a promise per request is measurable.
+ */
+export function admission(
+  ctx: AppContext,
+  request: FastifyRequest,
+  target: GateTarget,
+): string | Answer | Promise<string | Answer> {
+  const check = checkAuth(ctx, request);
+  if (check instanceof Promise) return check.then((settled) => verdict(ctx, settled, target));
+  return verdict(ctx, check, target);
+}
+
+function verdict(ctx: AppContext, check: GateCheck, target: GateTarget): string | Answer {
+  if (ctx.faults.active) {
+    const user = check.kind === 'ok' || check.kind === 'expired' ? check.user : undefined;
+    const burst = ctx.faults.take('unavailable', { ...target, user });
+    if (burst) return burstAnswer(burst);
+  }
+  if (check.kind === 'ok') return check.user;
+  if (check.kind === 'expired') {
+    const challenge = `${CHALLENGE}, error="invalid_token", error_description="expired"`;
+    return problemAnswer(
+      401,
+      PROBLEM.tokenExpired,
+      { detail: 'log in again' },
+      { [HEADER.wwwAuthenticate]: challenge },
+    );
+  }
+  if (check.kind === 'remote') {
+    return problemAnswer(
+      401,
+      PROBLEM.authRequired,
+      { detail: LOOPBACK_ONLY_DETAIL },
+      { [HEADER.wwwAuthenticate]: CHALLENGE },
+    );
+  }
+  const error = check.kind === 'invalid' ? ', error="invalid_token"' : '';
+  return problemAnswer(
+    401,
+    PROBLEM.authRequired,
+    {},
+    {
+      [HEADER.wwwAuthenticate]: `${CHALLENGE}${error}`,
+    },
+  );
+}
+
+/**
+ * The `onRequest` gate of the protected routes the kit does not answer (the reads of
+ * `/api/notes`): the `Link` that advertises the batch endpoint (SPEC §15.1) on every answer, then
+ * {@link admission}. An early answer is sent without calling `done`.
  */
 export function gate(ctx: AppContext) {
   return function gateHook(
@@ -50,56 +105,25 @@ export function gate(ctx: AppContext) {
     done: HookHandlerDoneFunction,
   ) {
     if (ctx.batchLink !== undefined) reply.header(HEADER.link, ctx.batchLink);
-    const check = checkAuth(ctx, request);
-    if (check instanceof Promise) {
-      check.then(
-        (settled) => pass(settled, request, reply, done),
-        (error: unknown) => {
-          request.log.error({ err: error }, 'authenticate threw');
-          sendProblem(reply, 503, PROBLEM.unavailable, { detail: 'authentication failed' });
-        },
-      );
+    const target = {
+      method: request.method,
+      route: request.routeOptions.url ?? request.url,
+      batch: false,
+    };
+    const settle = (result: string | Answer) => {
+      if (typeof result === 'string') {
+        request.principal = result;
+        done();
+      } else sendAnswer(reply, result);
+    };
+    const result = admission(ctx, request, target);
+    if (result instanceof Promise) {
+      result.then(settle, (error: unknown) => {
+        request.log.error({ err: error }, 'authenticate threw');
+        sendProblem(reply, 503, PROBLEM.unavailable, { detail: 'authentication failed' });
+      });
       return;
     }
-    pass(check, request, reply, done);
+    settle(result);
   };
-
-  function pass(
-    check: GateCheck,
-    request: FastifyRequest,
-    reply: FastifyReply,
-    done: HookHandlerDoneFunction,
-  ): void {
-    if (ctx.faults.active) {
-      const user = check.kind === 'ok' || check.kind === 'expired' ? check.user : undefined;
-      const target = {
-        method: request.method,
-        route: request.routeOptions.url ?? request.url,
-        user,
-        batch: request.routeOptions.config.batch === true,
-      };
-      const burst = ctx.faults.take('unavailable', target);
-      if (burst) {
-        sendAnswer(reply, burstAnswer(burst));
-        return;
-      }
-    }
-    if (check.kind === 'ok') {
-      request.principal = check.user;
-      done();
-    } else if (check.kind === 'expired') {
-      reply.header(
-        HEADER.wwwAuthenticate,
-        `${CHALLENGE}, error="invalid_token", error_description="expired"`,
-      );
-      sendProblem(reply, 401, PROBLEM.tokenExpired, { detail: 'log in again' });
-    } else if (check.kind === 'remote') {
-      reply.header(HEADER.wwwAuthenticate, CHALLENGE);
-      sendProblem(reply, 401, PROBLEM.authRequired, { detail: LOOPBACK_ONLY_DETAIL });
-    } else {
-      const error = check.kind === 'invalid' ? ', error="invalid_token"' : '';
-      reply.header(HEADER.wwwAuthenticate, `${CHALLENGE}${error}`);
-      sendProblem(reply, 401, PROBLEM.authRequired);
-    }
-  }
 }

@@ -107,8 +107,9 @@ export function createHttpServer(handler: RequestListener, options: HttpServerOp
 function lingerIfUnread(request: IncomingMessage, response: ServerResponse): void {
   // Runs before Node's own `finish` listener, which closes a connection that is not kept alive.
   response.prependOnceListener('finish', () => {
-    if (request.complete) return;
     const socket = request.socket;
+    // A socket already gone (the kit stopped reading a body over its limit) has nothing to linger.
+    if (request.complete || !socket) return;
     socket.destroySoon = () => {
       if (socket.writable) socket.end();
       const close = () => socket.destroy();

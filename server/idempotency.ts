@@ -1,15 +1,13 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HEADER, PROBLEM, parseIdempotencyKey } from 'sw-outbox/wire';
-import type { AppContext } from './context.ts';
 import { parseContentDigest, requestFingerprint } from './fingerprint.ts';
 import type { InflightKeys } from './inflight.ts';
-import { type Answer, JSON_CONTENT_TYPE_HEADER, problemAnswer, sendAnswer } from './problem.ts';
+import { type Answer, JSON_CONTENT_TYPE_HEADER, problemAnswer } from './problem.ts';
 import type { ServerStats } from './stats.ts';
-import type { StoredResponse } from './store/port.ts';
+import type { StoredResponse } from './kit/ledger.ts';
 
 /**
  * The first two of the three "have I seen this key?" checks of SPEC §15 (seed 001). The third
- * runs inside the write transaction (the store's `write`). Checks 1 and 2 only save work: a
+ * runs inside the write transaction (the kit's ledger, server/kit/ledger.ts). Checks 1 and 2 only save work: a
  * retry is answered before its body is read or validated. Correctness rests on check 3.
  *
  * The checks work on a {@link WriteRequest} and return answers as values, so that a request
@@ -17,7 +15,7 @@ import type { StoredResponse } from './store/port.ts';
  */
 
 /**
- * What the checks read and note of one write: a `FastifyRequest` is one; a batch makes one per
+ * What the checks read and note of one write: the kit makes one per request alone and per batch
  * item. Header names are lower case.
  */
 export interface WriteRequest {
@@ -36,7 +34,7 @@ export interface WriteRequest {
 
 /**
  * What the checks need of a server: the keys in progress in this process, and counters. The
- * reference server's `AppContext` is one; the kit (server/kit/) makes its own.
+ * kit (server/kit/) makes one.
  */
 export interface CheckContext {
   readonly inflight: InflightKeys;
@@ -79,15 +77,6 @@ export async function checkBeforeBody(
   if (stored) return answerCompleted(ctx, request, stored, fingerprint);
   request.comparedFingerprint = fingerprint;
   return undefined;
-}
-
-/** Check 1 as the `onRequest` hook of a write route. */
-export function checkBeforeBodyHook(ctx: CheckContext & Pick<AppContext, 'store'>) {
-  const lookup: LedgerLookup = (principal, key) => ctx.store.lookup(principal, key);
-  return async function checkBeforeBodyHook(request: FastifyRequest, reply: FastifyReply) {
-    const answer = await checkBeforeBody(ctx, request, lookup);
-    if (answer) return sendAnswer(reply, answer);
-  };
 }
 
 /** The fingerprint of this request for a body digest. */

@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
-import { HEADER, readBatchRequest } from 'sw-outbox/wire';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type BatchItem, HEADER } from 'sw-outbox/wire';
 import type { DemoAuth } from './auth.ts';
 
 /**
@@ -85,7 +85,7 @@ export function logRequests(
   app: FastifyInstance,
   ctx: { auth: Pick<DemoAuth, 'check'>; now: () => number },
   log: RequestLog,
-): void {
+): (request: FastifyRequest, items: readonly BatchItem[]) => void {
   app.decorateRequest('logged', null);
   /** The entries of a batch request's items, once its body was read. */
   const items = new WeakMap<object, LoggedRequest[]>();
@@ -122,31 +122,6 @@ export function logRequests(
     }
     done();
   });
-  app.addHook('preHandler', (request, _reply, done) => {
-    const batch = request.logged;
-    const read = batch !== null && isBatch(request) ? readBatchRequest(request.body) : undefined;
-    if (batch !== null && read?.ok) {
-      batch.items = read.items.length;
-      const { seq, key: _key, digest: _digest, items: _items, ...from } = batch;
-      items.set(
-        request,
-        read.items.map((item) => {
-          const key = item.headers[HEADER.idempotencyKey];
-          const digest = item.headers[HEADER.contentDigest];
-          return log.arrive({
-            ...from,
-            method: item.method,
-            route: item.path,
-            path: item.path.split('?')[0] ?? item.path,
-            batch: seq,
-            ...(key === undefined ? {} : { key: key.replaceAll('"', '') }),
-            ...(digest === undefined ? {} : { digest }),
-          });
-        }),
-      );
-    }
-    done();
-  });
   app.addHook('onSend', (request, _reply, payload, done) => {
     const entries = items.get(request);
     if (entries !== undefined && typeof payload === 'string') {
@@ -175,4 +150,27 @@ export function logRequests(
     }
     done();
   });
+  /** A batch's items, logged once the kit has read its envelope (server/reference-kit.ts). */
+  return function logBatchItems(request, read) {
+    const batch = request.logged;
+    if (batch === null || !isBatch(request)) return;
+    batch.items = read.length;
+    const { seq, key: _key, digest: _digest, items: _items, ...from } = batch;
+    items.set(
+      request,
+      read.map((item) => {
+        const key = item.headers[HEADER.idempotencyKey];
+        const digest = item.headers[HEADER.contentDigest];
+        return log.arrive({
+          ...from,
+          method: item.method,
+          route: item.path,
+          path: item.path.split('?')[0] ?? item.path,
+          batch: seq,
+          ...(key === undefined ? {} : { key: key.replaceAll('"', '') }),
+          ...(digest === undefined ? {} : { digest }),
+        });
+      }),
+    );
+  };
 }

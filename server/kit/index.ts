@@ -7,7 +7,7 @@
  */
 
 export type { Answer } from '../problem.ts';
-export { StoreUnavailableError } from '../store/port.ts';
+export { StoreUnavailableError } from '../unavailable.ts';
 export { type Sweeper, type SweeperOptions, startSweeper } from '../sweeper.ts';
 export {
   type ConflictOptions,
@@ -21,7 +21,15 @@ export {
   type Validation,
   valid,
 } from './answers.ts';
-export type { LedgerClaim, LedgerStore, TransactOutcome } from './ledger.ts';
+export type {
+  KitCommitPhase,
+  KitCounter,
+  KitHooks,
+  KitStats,
+  KitTarget,
+  KitWriteTarget,
+} from './hooks.ts';
+export type { LedgerClaim, LedgerStore, StoredResponse, TransactOutcome } from './ledger.ts';
 export { handleNodeRequest, kitRequestListener, toFetchRequest } from './node-http.ts';
 export {
   createOutboxKit,

@@ -1,5 +1,15 @@
 import type { Answer } from '../problem.ts';
-import type { StoredResponse } from '../store/port.ts';
+
+/** A completed request as the ledger keeps it; `body` is the exact bytes that were sent. */
+export interface StoredResponse {
+  /** The request fingerprint the key was first used with (method, path, `If-Match`, digest). */
+  fingerprint: string;
+  status: number;
+  /** The `ETag` sent with the response, replayed with it. */
+  etag: string | null;
+  /** The JSON body text, replayed byte for byte. */
+  body: string;
+}
 
 /**
  * The kit's storage port (SPEC §22.1): the idempotency ledger, kept in the app's own database so
@@ -14,6 +24,12 @@ import type { StoredResponse } from '../store/port.ts';
  */
 export interface LedgerStore<Tx> {
   readonly kind: 'sqlite' | 'postgres';
+  /**
+   * Transactions submitted together run one after another in the order submitted (one
+   * connection, as better-sqlite3's): a batch then submits its writes at once and they share a
+   * commit. Otherwise a batch waits for each write before the next.
+   */
+  readonly ordered?: boolean;
   /** Checks 1 and 2: the completed answer for a key, if any. */
   lookup(principal: string, key: string): Promise<StoredResponse | undefined>;
   /** Checks 1 and 2 for the keys of a batch (SPEC §15.1): the completed answers, by key. */
@@ -24,13 +40,30 @@ export interface LedgerStore<Tx> {
    * is a success (2xx). A refusal (any other status) or a throw rolls everything back, the
    * app's own writes included. A key that completed elsewhere first is `completed`, untouched.
    */
-  transact(
-    claim: LedgerClaim,
-    work: (tx: Tx) => Answer | Promise<Answer>,
-  ): Promise<TransactOutcome>;
+  transact(claim: LedgerClaim, work: LedgerWork<Tx>): Promise<TransactOutcome>;
+  /**
+   * The writes of a batch, each exactly as {@link transact} would run it and in order, in as few
+   * transactions as the store can without letting one write's failure undo another's: one
+   * settled outcome per write. Optional: without it a batch calls `transact` per write.
+   */
+  transactMany?(
+    jobs: ReadonlyArray<{ claim: LedgerClaim; work: LedgerWork<Tx> }>,
+  ): Promise<Array<PromiseSettledResult<TransactOutcome>>>;
   /** Deletes at most `batchSize` entries created before `cutoff`; returns how many went. */
   sweepExpired(cutoff: number, batchSize: number): Promise<number>;
 }
+
+/**
+ * A write inside the ledger's transaction: its answer, from statements run with `tx`. A statement
+ * whose result the answer does not need may be handed to `defer` instead of awaited: the ledger
+ * waits for it before the write counts as applied, and if it fails nothing commits. On a
+ * PostgreSQL pool in pipeline mode the stored answer and `COMMIT` then go out right behind it,
+ * in the same round trip.
+ */
+export type LedgerWork<Tx> = (tx: Tx, defer: Defer) => Answer | Promise<Answer>;
+
+/** Hands the ledger a statement the answer does not wait for (see {@link LedgerWork}). */
+export type Defer = (statement: PromiseLike<unknown>) => void;
 
 /** What a claim of check 3 carries: who, which key, which request, and when. */
 export interface LedgerClaim {

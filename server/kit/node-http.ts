@@ -81,8 +81,16 @@ function lazyBody(request: IncomingMessage): ReadableStream<Uint8Array> {
 /** Methods the Fetch API refuses to make a `Request` of; never a write of the kit's. */
 const FORBIDDEN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'TRACE', 'TRACK']);
 
-/** Writes a Fetch API `Response` on a Node response. */
-async function sendFetchResponse(response: Response, target: ServerResponse): Promise<void> {
+/**
+ * Writes a Fetch API `Response` on a Node response; a `Response.error()` (an answer a hook chose
+ * to lose) destroys the connection instead, as a network that lost the answer would.
+ */
+export async function sendFetchResponse(response: Response, target: ServerResponse): Promise<void> {
+  if (response.type === 'error') {
+    target.socket?.destroy();
+    target.destroy();
+    return;
+  }
   const body = Buffer.from(await response.arrayBuffer());
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {

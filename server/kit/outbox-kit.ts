@@ -1,13 +1,11 @@
 import {
   BATCH_MIN_LIMITS,
   BATCH_PATH,
-  type BatchItem,
   formatBatchLink,
   HEADER,
   ID_PATTERN,
   PROBLEM,
   parseIdempotencyKey,
-  readBatchRequest,
 } from 'sw-outbox/wire';
 import { failureAnswer } from '../error-handler.ts';
 import {
@@ -19,14 +17,24 @@ import {
   type WriteRequest,
 } from '../idempotency.ts';
 import { InflightKeys } from '../inflight.ts';
-import { carriesAsHttp, NOT_HTTP, readItemBody } from '../item-body.ts';
 import { type Answer, JSON_CONTENT_TYPE_HEADER, problemAnswer } from '../problem.ts';
-import { StoreUnavailableError } from '../store/port.ts';
+import { StoreUnavailableError } from '../unavailable.ts';
 import { checkAfterValidation, requireRevision } from '../write.ts';
-import type { Validation } from './answers.ts';
-import { isStoredStatus, type LedgerStore } from './ledger.ts';
+import { type KitBatch, runKitBatch } from './batch.ts';
+import {
+  type Committed,
+  type CompiledRoute,
+  type HeldWrite,
+  isAnswer,
+  type KitInternals,
+  type WriteInput,
+  type WriteRoute,
+  writeRequest,
+} from './write-route.ts';
+import { DROPPED, type KitHooks, type KitStats, type KitTarget, NO_STATS } from './hooks.ts';
+import type { LedgerClaim, LedgerStore, LedgerWork, TransactOutcome } from './ledger.ts';
 import { readRequestBody } from './request-body.ts';
-import { type RoutePattern, routePattern } from './route-pattern.ts';
+import { routePattern } from './route-pattern.ts';
 
 /** Ledger retention the kit publishes by default (SPEC §15: at least 7 days). */
 export const DEFAULT_KIT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -40,73 +48,24 @@ export const RETENTION_HEADER = HEADER.retention;
 /** Where the kit answers receipt lookups (SPEC §15). */
 export const RECEIPT_PATH = '/idempotency';
 
-/** Methods a write route may have. */
-export type WriteMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/** What a write route's `validate` and `handle` read of a request (alone or a batch item). */
-export interface WriteInput {
-  /** The principal `authenticate` named: the ledger's key space. */
-  principal: string;
-  /** Path parameters (`:name`), percent-decoded. */
-  params: Record<string, string>;
-  /** The parsed JSON body; `undefined` when there was none. */
-  body: unknown;
-  /** Request headers, lower-case names. */
-  headers: Readonly<Record<string, string>>;
-  /** The revision `If-Match` named, for a route with `ifMatch: true`. */
-  ifMatch: number | undefined;
-}
-
-/** What a write handler receives, inside the kit's transaction (SPEC §22.1). */
-export interface KitWrite<Tx, V> extends WriteInput {
-  /**
-   * The app's own database client inside the transaction that also claims the key (a `pg`
-   * `PoolClient`, the better-sqlite3 `Database`): write with it, and the effect commits with
-   * the ledger entry or not at all.
-   */
-  tx: Tx;
-  /** What `validate` made of the input (the body when there is no `validate`). */
-  value: V;
-  /** The idempotency key. */
-  key: string;
-  /** The time of the write (ms since the epoch), the ledger's for this key. */
-  now: number;
-}
-
-/** A write route the kit keeps SPEC §15 for. */
-export interface WriteRoute<Tx, V = unknown> {
-  method: WriteMethod;
-  /** Static segments and `:name` parameters, e.g. `/api/todos/:id`. */
-  path: string;
-  /** `If-Match: "<revision>"` is required (428 without it, 400 malformed). */
-  ifMatch?: boolean;
-  /**
-   * Validation before check 2 and the transaction: the value `handle` receives, or the answer
-   * refusing the request (see `valid`, `invalid`). It must not write anything.
-   */
-  validate?(input: WriteInput): Validation<V>;
-  /**
-   * The write, inside the transaction that claims the key: a 2xx answer (`json`) commits the
-   * effect and the ledger entry together; any other answer (`revisionConflict`, `notFound`,
-   * `problem`) and any throw roll both back, so nothing is stored and the key stays free.
-   */
-  handle(write: KitWrite<Tx, V>): Answer | Promise<Answer>;
-}
-
 /** Options of {@link createOutboxKit}. */
 export interface OutboxKitOptions<Tx> {
   /** Where the ledger lives: `sqliteLedger(db)` or `await postgresLedger(pool)`. */
   ledger: LedgerStore<Tx>;
   /**
-   * Who sent a request (the ledger's principal), or `null` for 401 with `WWW-Authenticate`. It
-   * runs before the ledger is read; a throw or a rejected promise is 503 (retry later).
+   * Who sent a request (the ledger's principal), or `null` for 401 with `WWW-Authenticate`, or
+   * an answer of its own (a 401 with a more precise challenge, say). It runs before the ledger is
+   * read; a throw or a rejected promise is 503 (retry later). `target` says which route.
    */
-  authenticate(request: Request): string | null | Promise<string | null>;
+  authenticate(
+    request: Request,
+    target: KitTarget,
+  ): string | null | Answer | Promise<string | null | Answer>;
   /**
    * Runs first, before auth and the ledger: an answer (say `problem(429, …)` with
    * `Retry-After`) refuses the request, a batch as a whole.
    */
-  admit?(request: Request): Answer | undefined | Promise<Answer | undefined>;
+  admit?(request: Request, target: KitTarget): Answer | undefined | Promise<Answer | undefined>;
   /** The `WWW-Authenticate` challenge of a 401. Default `Bearer`. */
   challenge?: string;
   /** Published ledger retention. Default 7 days. */
@@ -119,6 +78,10 @@ export interface OutboxKitOptions<Tx> {
   now?: () => number;
   /** Told of every unexpected error (answered 500, nothing stored). Default `console.error`. */
   onError?(error: unknown): void;
+  /** Counters of replays, 409s, 422s, conflicts and effects. Default none. */
+  stats?: KitStats;
+  /** Steps around the kit's own (fault injection, logs); see {@link KitHooks}. */
+  hooks?: KitHooks;
 }
 
 /** A route the kit answers, for adapters that register routes (Fastify). */
@@ -137,22 +100,28 @@ export interface OutboxKit<Tx> {
   route<V = unknown>(route: WriteRoute<Tx, V>): OutboxKit<Tx>;
   /**
    * Answers a request that is the kit's (a registered write, a receipt lookup, the batch
-   * endpoint); `undefined` for any other, which the app answers itself.
+   * endpoint); `undefined` for any other, which the app answers itself. A `Response.error()`
+   * (type `"error"`) is an answer a hook chose to lose: the adapter cuts the connection.
    */
   handle(request: Request): Promise<Response | undefined>;
   /** {@link handle}, with 404 for a request that is not the kit's (a Fetch API handler). */
   fetch(request: Request): Promise<Response>;
+  /**
+   * {@link handle} as a plain answer (status, lower-case headers, body text) for an adapter that
+   * writes answers itself and would only take a `Response` apart again; `'drop'` for an answer a
+   * hook chose to lose (cut the connection).
+   */
+  answer(request: Request): Promise<Answer | 'drop' | undefined>;
   /** Every method and path the kit answers. */
   endpoints(): KitEndpoint[];
   readonly ledger: LedgerStore<Tx>;
   /** The published retention, in seconds. */
   readonly retentionSeconds: number;
+  /** Keys held in progress by this process right now (between check 2 and the answer). */
+  readonly inProgress: number;
 }
 
-interface CompiledRoute<Tx> {
-  route: WriteRoute<Tx, unknown>;
-  pattern: RoutePattern;
-}
+export type { KitWrite, WriteInput, WriteMethod, WriteRoute } from './write-route.ts';
 
 /** Creates a kit over a ledger; register write routes with `route`. */
 export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx> {
@@ -161,7 +130,7 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const bodyLimit = options.bodyLimit ?? DEFAULT_KIT_BODY_LIMIT;
   const retentionSeconds = Math.floor((options.retentionMs ?? DEFAULT_KIT_RETENTION_MS) / 1000);
-  const batch =
+  const batch: KitBatch | undefined =
     options.batch === false
       ? undefined
       : {
@@ -171,26 +140,39 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
         };
   const batchLink = batch && formatBatchLink(batch.path, batch);
   const challenge = options.challenge ?? 'Bearer';
-  const ctx: CheckContext = { inflight: new InflightKeys(), stats: { count() {} } };
+  const stats = options.stats ?? NO_STATS;
+  const hooks = options.hooks ?? {};
+  const ctx: CheckContext = { inflight: new InflightKeys(), stats };
   const routes: Array<CompiledRoute<Tx>> = [];
   const readLedger: LedgerLookup = (principal, key) => ledger.lookup(principal, key);
 
   /** Every answer of the kit advertises the retention and the batch endpoint. */
   function respond(answer: Answer): Response {
-    const headers = new Headers(answer.headers);
-    headers.set(RETENTION_HEADER, String(retentionSeconds));
-    if (batchLink) headers.set(HEADER.link, batchLink);
+    if (answer === DROPPED) return Response.error();
+    const published = publish(answer);
     const empty = answer.status === 204 || answer.status === 205 || answer.status === 304;
-    return new Response(empty ? null : answer.body, { status: answer.status, headers });
+    return new Response(empty ? null : answer.body, {
+      status: answer.status,
+      headers: published.headers,
+    });
+  }
+
+  /** An answer with the retention and the batch endpoint advertised. */
+  function publish(answer: Answer): Answer {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(answer.headers)) headers[name.toLowerCase()] = value;
+    headers[RETENTION_HEADER] = String(retentionSeconds);
+    if (batchLink) headers[HEADER.link] = batchLink;
+    return { status: answer.status, headers, body: answer.body };
   }
 
   /** Admission and auth, before anything reads the ledger: the principal, or the answer. */
-  async function gate(request: Request): Promise<string | Answer> {
-    const refused = await options.admit?.(request);
+  async function gate(request: Request, target: KitTarget): Promise<string | Answer> {
+    const refused = await options.admit?.(request, target);
     if (refused) return refused;
-    let principal: string | null;
+    let principal: string | null | Answer;
     try {
-      principal = await options.authenticate(request);
+      principal = await options.authenticate(request, target);
     } catch (error) {
       onError(error);
       return problemAnswer(
@@ -200,20 +182,22 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
         { [HEADER.retryAfter]: '1' },
       );
     }
+    if (principal !== null && typeof principal === 'object') return principal;
     if (principal === null || principal === '') {
       return problemAnswer(401, PROBLEM.authRequired, {}, { [HEADER.wwwAuthenticate]: challenge });
     }
     return principal;
   }
 
-  /** Validation, check 2 and check 3 with the handler: the same for a request and an item. */
-  async function write(
-    { route }: CompiledRoute<Tx>,
+  /** `If-Match`, validation and check 2: the write with its key held, or the answer. */
+  async function hold(
+    compiled: CompiledRoute<Tx>,
     params: Record<string, string>,
     request: WriteRequest,
     body: unknown,
     lookup: LedgerLookup,
-  ): Promise<Answer> {
+  ): Promise<HeldWrite<Tx> | Answer> {
+    const { route } = compiled;
     let ifMatch: number | undefined;
     if (route.ifMatch) {
       const revision = requireRevision(request.headers);
@@ -231,55 +215,93 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     const checked = await checkAfterValidation(ctx, request, lookup);
     if (checked.kind === 'answer') return checked.answer;
     const { principal, idempotencyKey: key } = request;
-    const { fingerprint } = checked;
-    const at = now();
+    const target = { method: route.method, route: route.path, principal, key };
+    return { compiled, request, input, value, fingerprint: checked.fingerprint, target };
+  }
+
+  /** Check 3 with the handler, for a held write (its key is released by the caller). */
+  async function commit(write: HeldWrite<Tx>): Promise<Committed> {
+    const { claim, work } = jobOf(write);
     try {
-      const outcome = await ledger.transact({ principal, key, fingerprint, now: at }, (tx) =>
-        route.handle({ ...input, tx, value, key, now: at }),
-      );
-      switch (outcome.kind) {
-        case 'applied':
-          return storedAnswer(outcome.response);
-        case 'completed':
-          return answerCompleted(ctx, request, outcome.response, fingerprint);
-        case 'refused':
-          return outcome.answer;
-        case 'in-progress':
-          return problemAnswer(409, PROBLEM.inProgress, {}, { [HEADER.retryAfter]: '1' });
-      }
+      return settle(write, await ledger.transact(claim, work));
     } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) onError(error);
-      return failureAnswer(error);
-    } finally {
-      ctx.inflight.release(principal, key);
+      return failed(error);
     }
   }
 
-  function writeRequest(
-    principal: string,
-    method: string,
-    url: string,
-    headers: WriteRequest['headers'],
-  ): WriteRequest {
+  /** The writes of a batch: in one call to the ledger when it can take them together. */
+  async function commitMany(writes: ReadonlyArray<HeldWrite<Tx>>): Promise<Committed[]> {
+    if (writes.length > 1 && ledger.transactMany) {
+      let results: Array<PromiseSettledResult<TransactOutcome>>;
+      try {
+        results = await ledger.transactMany(writes.map(jobOf));
+      } catch (error) {
+        return writes.map(() => failed(error));
+      }
+      return results.map((result, index) =>
+        result.status === 'fulfilled'
+          ? settle(writes[index]!, result.value)
+          : failed(result.reason),
+      );
+    }
+    if (ledger.ordered) return Promise.all(writes.map(commit));
+    const committed: Committed[] = [];
+    for (const write of writes) committed.push(await commit(write));
+    return committed;
+  }
+
+  /** Check 3's claim and the handler of a held write, as the ledger takes them. */
+  function jobOf(write: HeldWrite<Tx>): { claim: LedgerClaim; work: LedgerWork<Tx> } {
+    const { compiled, request, input, value, fingerprint } = write;
+    const { principal, idempotencyKey: key } = request;
+    const at = now();
     return {
-      principal,
-      method,
-      url,
-      headers,
-      idempotencyKey: '',
-      bodyDigest: null,
-      comparedFingerprint: null,
+      claim: { principal, key, fingerprint, now: at },
+      work: (tx, defer) =>
+        compiled.route.handle({ ...input, tx, value, key, fingerprint, now: at, defer }),
     };
   }
 
-  /** A write sent alone: gate, check 1 before the body, the body, then {@link write}. */
+  /** The answer to a write the ledger finished (SPEC §15). */
+  function settle(write: HeldWrite<Tx>, outcome: TransactOutcome): Committed {
+    const { request, fingerprint } = write;
+    const { principal, idempotencyKey: key } = request;
+    switch (outcome.kind) {
+      case 'applied':
+        stats.effect?.(principal, key);
+        return { answer: storedAnswer(outcome.response), applied: true };
+      case 'completed':
+        return {
+          answer: answerCompleted(ctx, request, outcome.response, fingerprint),
+          applied: false,
+        };
+      case 'refused':
+        if (outcome.answer.status === 412) stats.count(principal, 'conflicts');
+        return { answer: outcome.answer, applied: false };
+      case 'in-progress':
+        stats.count(principal, 'inProgress');
+        return {
+          answer: problemAnswer(409, PROBLEM.inProgress, {}, { [HEADER.retryAfter]: '1' }),
+          applied: false,
+        };
+    }
+  }
+
+  /** A write that failed in the ledger: 503 when storage is unavailable, else 500 (told). */
+  function failed(error: unknown): Committed {
+    if (!(error instanceof StoreUnavailableError)) onError(error);
+    return { answer: failureAnswer(error), applied: false };
+  }
+
+  /** A write sent alone: gate, check 1 before the body, the body, then the write. */
   async function single(
     request: Request,
     compiled: CompiledRoute<Tx>,
     params: Record<string, string>,
     target: string,
   ): Promise<Answer> {
-    const principal = await gate(request);
+    const { method, path } = compiled.route;
+    const principal = await gate(request, { method, route: path, batch: false });
     if (typeof principal !== 'string') return principal;
     const headers = Object.fromEntries(request.headers);
     const checked = writeRequest(principal, request.method, target, headers);
@@ -288,7 +310,20 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     const body = await readRequestBody(request, bodyLimit);
     if (!body.ok) return body.answer;
     checked.bodyDigest = body.digest;
-    return write(compiled, params, checked, body.value, readLedger);
+    const held = await hold(compiled, params, checked, body.value, readLedger);
+    if (!('compiled' in held)) return held;
+    let result: { answer: Answer; applied: boolean };
+    const phase = hooks.commit?.([held.target], undefined);
+    try {
+      await phase?.before?.();
+      result = await commit(held);
+    } finally {
+      ctx.inflight.release(principal, checked.idempotencyKey);
+    }
+    if (result.applied && phase?.after) {
+      if ((await phase.after([held.target])) === 'drop') return DROPPED;
+    }
+    return result.answer;
   }
 
   /** The route and parameters of a method and path; `undefined` when no route has them. */
@@ -301,67 +336,19 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     return undefined;
   }
 
-  /** One item of a batch, in the order its request alone meets each step (SPEC §15.1). */
-  async function item(principal: string, entry: BatchItem, lookup: LedgerLookup): Promise<Answer> {
-    if (!carriesAsHttp(entry) || !REQUEST_TARGET.test(entry.path)) {
-      return problemAnswer(400, PROBLEM.badRequest, NOT_HTTP);
-    }
-    const found = find(entry.method, entry.path);
-    if (!found) return problemAnswer(404, PROBLEM.notFound);
-    if (isAnswer(found.params)) return found.params;
-    const checked = writeRequest(principal, entry.method, entry.path, entry.headers);
-    const early = await checkBeforeBody(ctx, checked, lookup);
-    if (early) return early;
-    const body = readItemBody(entry, bodyLimit);
-    if (!body.ok) return body.answer;
-    checked.bodyDigest = body.digest;
-    return write(found.compiled, found.params, checked, body.value, lookup);
-  }
-
-  /** The batch endpoint (SPEC §15.1): batch-level answers first, then every item in order. */
-  async function runBatch(
-    request: Request,
-    limits: { maxItems: number; maxBytes: number },
-  ): Promise<Answer> {
-    const principal = await gate(request);
-    if (typeof principal !== 'string') return principal;
-    const body = await readRequestBody(request, limits.maxBytes);
-    if (!body.ok) return body.answer;
-    const read = readBatchRequest(body.value);
-    if (!read.ok) return problemAnswer(400, PROBLEM.batchMalformed, { detail: read.detail });
-    if (read.items.length > limits.maxItems) {
-      return problemAnswer(413, PROBLEM.bodyTooLarge, {
-        detail: `a batch carries at most ${limits.maxItems} items`,
-      });
-    }
-    const keys = new Set<string>();
-    for (const entry of read.items) {
-      const parsed = parseIdempotencyKey(entry.headers[HEADER.idempotencyKey]);
-      if (parsed.kind === 'ok') keys.add(parsed.key);
-    }
-    let known: Map<string, unknown>;
-    try {
-      known = keys.size > 0 ? await ledger.lookupMany(principal, [...keys]) : new Map();
-    } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) onError(error);
-      return failureAnswer(error);
-    }
-    // Checks 1 and 2 compare with this one reading; check 3 with the ledger itself.
-    const lookup: LedgerLookup = async (_principal, key) =>
-      known.get(key) as Awaited<ReturnType<LedgerLookup>>;
-    const answers: Answer[] = [];
-    for (const entry of read.items) answers.push(await item(principal, entry, lookup));
-    const unavailable = answers.filter((answer) => answer.status === 503);
-    const reached = answers.filter(
-      (answer) => isStoredStatus(answer.status) || answer.status === 503,
-    );
-    if (unavailable.length > 0 && unavailable.length === reached.length) return unavailable[0]!;
-    return {
-      status: 200,
-      headers: { 'content-type': JSON_CONTENT_TYPE_HEADER },
-      body: JSON.stringify({ items: answers }),
-    };
-  }
+  const internals: KitInternals<Tx> = {
+    ledger,
+    ctx,
+    stats,
+    hooks,
+    bodyLimit,
+    onError,
+    gate,
+    find,
+    hold,
+    commit,
+    commitMany,
+  };
 
   /** `GET /idempotency` (public) and `GET /idempotency/<key>` (the caller's own keys). */
   async function receipt(request: Request, path: string): Promise<Answer> {
@@ -372,7 +359,8 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
         body: JSON.stringify({ retentionSeconds, keyPattern: ID_PATTERN.source }),
       };
     }
-    const principal = await gate(request);
+    const target = { method: 'GET', route: `${RECEIPT_PATH}/:key`, batch: false };
+    const principal = await gate(request, target);
     if (typeof principal !== 'string') return principal;
     let raw: string;
     try {
@@ -399,7 +387,7 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     const path = url.pathname;
     const { method } = request;
     if (batch && path === batch.path) {
-      if (method === 'POST') return runBatch(request, batch);
+      if (method === 'POST') return runKitBatch(internals, request, batch);
       if (method === 'OPTIONS') {
         return { status: 204, headers: { allow: 'POST, OPTIONS' }, body: '' };
       }
@@ -418,6 +406,9 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
   const kit: OutboxKit<Tx> = {
     ledger,
     retentionSeconds,
+    get inProgress() {
+      return ctx.inflight.size;
+    },
     route(route) {
       routes.push({ route: route as WriteRoute<Tx, unknown>, pattern: routePattern(route.path) });
       return kit;
@@ -434,6 +425,17 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     async fetch(request) {
       return (await kit.handle(request)) ?? respond(problemAnswer(404, PROBLEM.notFound));
     },
+    async answer(request) {
+      let answered: Answer | undefined;
+      try {
+        answered = await answer(request);
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) onError(error);
+        answered = failureAnswer(error);
+      }
+      if (answered === DROPPED) return 'drop';
+      return answered && publish(answered);
+    },
     endpoints() {
       const list: KitEndpoint[] = routes.map(({ route }) => ({
         method: route.method,
@@ -449,11 +451,4 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     },
   };
   return kit;
-}
-
-/** A path as a request line carries it: visible ASCII, starting with `/`. */
-const REQUEST_TARGET = /^\/[\x21-\x7e]*$/;
-
-function isAnswer(value: Record<string, string> | Answer): value is Answer {
-  return typeof value.status === 'number' && typeof value.body === 'string';
 }

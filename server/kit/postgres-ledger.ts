@@ -1,12 +1,15 @@
 import type pg from 'pg';
 import type { Answer } from '../problem.ts';
 import { postgresLedgerSchema } from '../store/ledger-schema.ts';
-import { type StoredResponse, StoreUnavailableError } from '../store/port.ts';
-import { errorCode, isUnavailable, RETRYABLE } from '../store/postgres-errors.ts';
+import { StoreUnavailableError } from '../unavailable.ts';
+import { type PostgresBatchParts, transactTogether } from './postgres-batch.ts';
+import { errorCode, isOutOfTime, isUnavailable, RETRYABLE } from '../store/postgres-errors.ts';
 import {
   isStoredStatus,
   type LedgerClaim,
   type LedgerStore,
+  type LedgerWork,
+  type StoredResponse,
   storedResponseOf,
   type TransactOutcome,
 } from './ledger.ts';
@@ -50,9 +53,11 @@ const LOCK_TIMEOUT = '55P03';
  *
  * Round trips are what a write costs here (SPEC §19: the kit ≤ 1.3× a bare write), so the
  * ledger's own statements ride in two: `BEGIN`, the lock timeout and the claim in one simple
- * query, the stored answer and `COMMIT` in another, their values as escaped literals (node-postgres
- * does not pipeline parameterised statements). With check 1's lookup and the handler's own
- * statements a create is four round trips where the ledger alone once took six.
+ * query, the stored answer and `COMMIT` in another, their values as escaped literals. On a pool
+ * opened with node-postgres's pipeline mode (`new pg.Pool({ pipeline: true })`) the claim goes out
+ * with the handler's first statement instead of a round trip of its own (the database runs it
+ * first all the same). With check 1's lookup a create is then three round trips; four without
+ * pipelining, where the ledger alone once took six.
  */
 export async function postgresLedger(
   pool: pg.Pool,
@@ -111,6 +116,23 @@ export async function postgresLedger(
     return (results.at(-1)?.rowCount ?? 0) > 0;
   }
 
+  /**
+   * The stored answer over this transaction's own claim, as one statement of literals;
+   * `undefined` when a value cannot be one. It fails (division by zero) when no claim of
+   * this transaction is there to complete.
+   */
+  function completeText(
+    client: pg.PoolClient,
+    { principal, key }: LedgerClaim,
+    { status, etag, body }: StoredResponse,
+  ): string | undefined {
+    if (!inlinable(principal, key, body, etag ?? '') || !Number.isInteger(status)) return undefined;
+    const literal = (value: string) => client.escapeLiteral(value);
+    const tag = etag === null ? 'NULL' : literal(etag);
+    const update = `${sql.completeInline(literal(principal), literal(key), status, tag, literal(body))} AND status = 0 RETURNING 1`;
+    return `WITH done AS (${update}) SELECT 1 / count(*)::int FROM done`;
+  }
+
   /** Stores the answer and commits, in one round trip when its values can be literals. */
   async function completeAndCommit(
     client: pg.PoolClient,
@@ -132,9 +154,10 @@ export async function postgresLedger(
 
   /** One attempt: `undefined` when the key completed and vanished (swept) before it was read. */
   async function attempt(
-    { principal, key, fingerprint, now }: LedgerClaim,
-    work: (tx: pg.PoolClient) => Answer | Promise<Answer>,
+    claim: LedgerClaim,
+    work: LedgerWork<pg.PoolClient>,
   ): Promise<TransactOutcome | undefined> {
+    const { principal, key, fingerprint } = claim;
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
@@ -142,32 +165,122 @@ export async function postgresLedger(
       throw new StoreUnavailableError('cannot connect to PostgreSQL', { cause: error });
     }
     let broken = false;
-    let claimed = false;
+    const state = { claimed: false };
+    const completed = async () => {
+      // On this client: a storm of copies each holding a client while waiting for another
+      // would empty the pool.
+      await client.query('ROLLBACK');
+      const stored = (await client.query<StoredResponse>(sql.lookup, [principal, key])).rows[0];
+      return stored && ({ kind: 'completed', response: stored } as const);
+    };
     try {
-      const won = await claimKey(client, { principal, key, fingerprint, now });
-      claimed = true;
-      if (!won) {
-        await client.query('ROLLBACK');
-        const stored = await lookup(principal, key);
-        return stored && { kind: 'completed', response: stored };
+      // Pipelined, the claim (one simple query) goes out with the handler's first statement, and
+      // the database still runs it first: a copy's statements wait behind its claim, and all of
+      // them roll back when the claim finds the key taken.
+      const pipelined =
+        (client as { pipeline?: boolean }).pipeline === true &&
+        inlinable(principal, key, fingerprint) &&
+        Number.isSafeInteger(claim.now);
+      const claiming = claimKey(client, claim);
+      const deferred: Array<PromiseLike<unknown>> = [];
+      const defer = (statement: PromiseLike<unknown>) => {
+        // Read below; a rejection is never left unheard.
+        Promise.resolve(statement).catch(() => {});
+        deferred.push(statement);
+      };
+      let answer: Answer | undefined;
+      let failure: { error: unknown } | undefined;
+      if (pipelined) {
+        claiming.catch(() => {});
+        try {
+          answer = await work(client, defer);
+        } catch (error) {
+          failure = { error };
+        }
+        if (answer && !failure && isStoredStatus(answer.status)) {
+          const response = storedResponseOf(fingerprint, answer);
+          const completing = completeText(client, claim, response);
+          const text = completing && `${completing}; COMMIT`;
+          if (text !== undefined) {
+            return await commitBehind(client, claiming, deferred, text, response, {
+              completed,
+              state,
+            });
+          }
+        }
       }
-      const answer = await work(client);
+      const won = await claiming;
+      state.claimed = true;
+      if (!won) return await completed();
+      if (failure) throw failure.error;
+      answer ??= await work(client, defer);
+      await Promise.all(deferred);
       if (!isStoredStatus(answer.status)) {
         await client.query('ROLLBACK');
         return { kind: 'refused', answer };
       }
       const response = storedResponseOf(fingerprint, answer);
-      await completeAndCommit(client, { principal, key, fingerprint, now }, response);
+      await completeAndCommit(client, claim, response);
       return { kind: 'applied', response };
     } catch (error) {
       broken = isUnavailable(error);
       if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
-      if (!claimed && errorCode(error) === LOCK_TIMEOUT) return { kind: 'in-progress' };
+      if (!state.claimed && errorCode(error) === LOCK_TIMEOUT) return { kind: 'in-progress' };
       throw error;
     } finally {
       client.release(broken);
     }
   }
+
+  /**
+   * The stored answer and `COMMIT` sent right behind the handler's statements, before the claim's
+   * and the deferred statements' results are read: one round trip for the whole write when the
+   * handler deferred its statements. The answer is stored only over this transaction's own claim
+   * (`status = 0`): when the claim found the key taken, the statement fails on purpose and nothing
+   * commits.
+   */
+  async function commitBehind(
+    client: pg.PoolClient,
+    claiming: Promise<boolean>,
+    deferred: ReadonlyArray<PromiseLike<unknown>>,
+    text: string,
+    response: StoredResponse,
+    {
+      completed,
+      state,
+    }: { completed: () => Promise<TransactOutcome | undefined>; state: { claimed: boolean } },
+  ): Promise<TransactOutcome | undefined> {
+    const committing = client.query(text);
+    committing.catch(() => {});
+    const won = await claiming;
+    state.claimed = true;
+    const statements = await Promise.allSettled(deferred);
+    if (!won) {
+      await committing.catch(() => {});
+      return completed();
+    }
+    const failed = statements.find((statement) => statement.status === 'rejected');
+    if (failed) {
+      await committing.catch(() => {});
+      throw failed.reason;
+    }
+    await committing;
+    return { kind: 'applied', response };
+  }
+
+  const batchParts: PostgresBatchParts = {
+    pool,
+    begin,
+    lookup: sql.lookup,
+    claimText(client, { principal, key, fingerprint, now }) {
+      if (!inlinable(principal, key, fingerprint) || !Number.isSafeInteger(now)) return undefined;
+      const literal = (value: string) => client.escapeLiteral(value);
+      return sql.claimInline(literal(principal), literal(key), literal(fingerprint), now);
+    },
+    completeText(client, claim, response) {
+      return completeText(client, claim, response);
+    },
+  };
 
   return {
     kind: 'postgres',
@@ -177,27 +290,42 @@ export async function postgresLedger(
         .rows;
       return new Map(rows.map(({ key, ...response }) => [key, response]));
     },
-    async transact(claim, work) {
-      for (let attemptNo = 1; ; attemptNo++) {
-        try {
-          const outcome = await attempt(claim, work);
-          if (outcome) return outcome;
-        } catch (error) {
-          const code = errorCode(error);
-          const retryable = code !== undefined && (RETRYABLE.has(code) || code === LOCK_TIMEOUT);
-          if (!retryable) throw unavailableOr(error);
-          if (attemptNo >= maxAttempts) {
-            throw new StoreUnavailableError('PostgreSQL kept failing to serialise the write', {
-              cause: error,
-            });
-          }
-        }
+    transact,
+    async transactMany(jobs) {
+      const together = jobs.length > 1 ? await transactTogether(batchParts, jobs) : undefined;
+      const results: Array<PromiseSettledResult<TransactOutcome>> = [];
+      // In order: a write run alone sees the ones before it.
+      for (const [index, job] of jobs.entries()) {
+        const outcome = together?.[index];
+        results.push(...(await Promise.allSettled([outcome ?? transact(job.claim, job.work)])));
       }
+      return results;
     },
     async sweepExpired(cutoff, batchSize) {
       return (await read(sql.sweep, [cutoff, batchSize])).rowCount ?? 0;
     },
   };
+
+  async function transact(
+    claim: LedgerClaim,
+    work: LedgerWork<pg.PoolClient>,
+  ): Promise<TransactOutcome> {
+    for (let attemptNo = 1; ; attemptNo++) {
+      try {
+        const outcome = await attempt(claim, work);
+        if (outcome) return outcome;
+      } catch (error) {
+        const code = errorCode(error);
+        const retryable = code !== undefined && (RETRYABLE.has(code) || code === LOCK_TIMEOUT);
+        if (!retryable) throw unavailableOr(error);
+        if (attemptNo >= maxAttempts) {
+          throw new StoreUnavailableError('PostgreSQL kept failing to serialise the write', {
+            cause: error,
+          });
+        }
+      }
+    }
+  }
 }
 
 /**
@@ -208,10 +336,17 @@ function inlinable(...values: string[]): boolean {
   return values.every((value) => !value.includes('\0'));
 }
 
-/** The database unreachable becomes `StoreUnavailableError` (503); anything else stays. */
+/**
+ * The database unreachable, or its own time limits (`statement_timeout`, a `lock_timeout` the
+ * retries did not outlast), become `StoreUnavailableError` (503); anything else stays.
+ */
 function unavailableOr(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || !isUnavailable(error)) return error;
-  return new StoreUnavailableError('PostgreSQL is unavailable', { cause: error });
+  if (error instanceof StoreUnavailableError) return error;
+  if (isUnavailable(error))
+    return new StoreUnavailableError('PostgreSQL is unavailable', { cause: error });
+  if (isOutOfTime(error))
+    return new StoreUnavailableError('PostgreSQL ran out of time', { cause: error });
+  return error;
 }
 
 async function createSchema(pool: pg.Pool, statements: readonly string[]): Promise<void> {

@@ -1,15 +1,18 @@
 import Database from 'better-sqlite3';
-import type { Answer } from '../problem.ts';
 import { SQLITE_LEDGER_SCHEMA } from '../store/ledger-schema.ts';
-import { type StoredResponse, StoreUnavailableError } from '../store/port.ts';
-import type { SqliteDurability } from '../store/sqlite.ts';
+import { StoreUnavailableError } from '../unavailable.ts';
 import {
   isStoredStatus,
   type LedgerClaim,
   type LedgerStore,
+  type LedgerWork,
+  type StoredResponse,
   storedResponseOf,
   type TransactOutcome,
 } from './ledger.ts';
+
+/** `synchronous` in WAL mode; see server/README.md for why FULL is the default. */
+export type SqliteDurability = 'normal' | 'full';
 
 /** Writes in one transaction at most, as the reference server's group commit. */
 const MAX_GROUP = 256;
@@ -44,10 +47,9 @@ export function openSqliteDatabase(
  * the same `Database`, and the answer is stored before the savepoint is released; a refusal or a
  * throw rolls back to the savepoint, the handler's writes and the claim with it.
  *
- * Writes submitted in one turn of the event loop share that transaction (group commit, as the
- * reference server's store does, `store/group-commit.ts`): one WAL append and, with
- * `synchronous=FULL`, one fsync serve the group, and no write's answer is given before its
- * COMMIT — if the COMMIT fails, every write of the group fails (503) and nothing of it stays.
+ * Writes submitted in one turn of the event loop share that transaction (group commit): one
+ * WAL append and, with `synchronous=FULL`, one fsync serve the group, and no write's answer is
+ * given before its COMMIT — if the COMMIT fails, every write of the group fails (503) and nothing of it stays.
  *
  * better-sqlite3 has one connection, so one transaction at a time: groups queue here. A handler
  * should stay synchronous (better-sqlite3 is); one that awaits holds the queue (and the
@@ -103,13 +105,17 @@ export function sqliteLedger(db: Database.Database): LedgerStore<Database.Databa
   /** One write inside its savepoint: the claim, the handler, the stored answer. */
   async function write(
     { principal, key, fingerprint, now }: LedgerClaim,
-    work: (tx: Database.Database) => Answer | Promise<Answer>,
+    work: LedgerWork<Database.Database>,
   ): Promise<TransactOutcome> {
     const stored = select.get(principal, key);
     if (stored) return { kind: 'completed', response: stored };
     claim.run(principal, key, fingerprint, now);
-    const pending = work(db);
+    const deferred: Array<PromiseLike<unknown>> = [];
+    const pending = work(db, (statement) => {
+      deferred.push(statement);
+    });
     const answer = pending instanceof Promise ? await pending : pending;
+    if (deferred.length > 0) await Promise.all(deferred);
     if (!isStoredStatus(answer.status)) return { kind: 'refused', answer };
     const response = storedResponseOf(fingerprint, answer);
     complete.run(response.status, response.etag, response.body, principal, key);
@@ -118,7 +124,7 @@ export function sqliteLedger(db: Database.Database): LedgerStore<Database.Databa
 
   interface Job {
     claim: LedgerClaim;
-    work: (tx: Database.Database) => Answer | Promise<Answer>;
+    work: LedgerWork<Database.Database>;
     resolve(outcome: TransactOutcome): void;
     reject(error: unknown): void;
   }
@@ -170,7 +176,7 @@ export function sqliteLedger(db: Database.Database): LedgerStore<Database.Databa
   /** Queues a write for the group of this turn of the event loop. */
   function transact(
     claimed: LedgerClaim,
-    work: (tx: Database.Database) => Answer | Promise<Answer>,
+    work: LedgerWork<Database.Database>,
   ): Promise<TransactOutcome> {
     return new Promise((resolve, reject) => {
       if (!gathering || gathering.length >= MAX_GROUP) {
@@ -188,6 +194,7 @@ export function sqliteLedger(db: Database.Database): LedgerStore<Database.Databa
 
   return {
     kind: 'sqlite',
+    ordered: true,
     async lookup(principal, key) {
       return read(() => select.get(principal, key));
     },

@@ -3,7 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import { formatRevisionTag, HEADER, PROBLEM } from 'sw-outbox/wire';
 import type { z } from 'zod';
 import type { AppContext } from '../context.ts';
-import { type Answer, problemAnswer, sendAnswer, sendProblem } from '../problem.ts';
+import { storedAnswer } from '../idempotency.ts';
+import { valid } from '../kit/answers.ts';
+import type { KitWrite, WriteRoute } from '../kit/outbox-kit.ts';
+import {
+  type Answer,
+  type ProblemExtras,
+  problemAnswer,
+  sendAnswer,
+  sendProblem,
+} from '../problem.ts';
 import {
   CreateNoteSchema,
   issuesOf,
@@ -11,66 +20,113 @@ import {
   NoteVersionParamsSchema,
   PatchNoteSchema,
 } from '../schemas.ts';
-import { noteJson, noteVersionJson } from '../store/port.ts';
+import { type NoteRecord, noteJson, noteVersionJson, type WriteIntent } from '../store/port.ts';
 import { requireRevision } from '../write.ts';
-import { registerWriteRoutes, type WriteRoute } from '../write-route.ts';
 
 /** At most this many notes are listed; the demo never gets near it. */
 const LIST_LIMIT = 1000;
 
+/** A route of the kit (server/kit/) over the reference store, whatever its client. */
+export type StoreRoute<V> = WriteRoute<unknown, V>;
+
 /**
- * The writes of the demo collection `notes` (SPEC §15): create, partial update and delete. Every
- * write requires `Idempotency-Key` and passes the three checks; updates and deletes require
- * `If-Match` and bump the revision. Routes of their own and batch items alike (SPEC §15.1).
+ * The writes of the demo collection `notes` (SPEC §15) as routes of the kit: create, partial
+ * update and delete. Every write requires `Idempotency-Key` and passes the kit's three checks;
+ * updates and deletes require `If-Match` and bump the revision. Requests alone and batch items
+ * alike (SPEC §15.1). Validation reads the path, the body, then `If-Match`.
  */
-export function noteWriteRoutes(ctx: AppContext): WriteRoute[] {
+export function noteWriteRoutes(ctx: AppContext): Array<StoreRoute<WriteIntent>> {
+  const handle = (write: KitWrite<unknown, WriteIntent>) => applyNoteWrite(ctx, write);
   return [
     {
       method: 'POST',
-      url: '/api/notes',
-      intent({ body }) {
+      path: '/api/notes',
+      validate({ body }) {
         const fields = validate(CreateNoteSchema, body);
         if (!fields.ok) return fields;
         const id = newNoteId(ctx.now());
         const { title, body: text = '' } = fields.value;
-        return { ok: true, intent: { op: 'create', id, title, body: text } };
+        return valid({ op: 'create', id, title, body: text });
       },
+      handle,
     },
     {
       method: 'PATCH',
-      url: '/api/notes/:id',
-      intent({ params, body, headers }) {
+      path: '/api/notes/:id',
+      validate({ params, body, headers }) {
         const path = validate(NoteParamsSchema, params);
         if (!path.ok) return path;
         const patch = validate(PatchNoteSchema, body);
         if (!patch.ok) return patch;
         const ifMatch = requireRevision(headers);
         if (typeof ifMatch !== 'number') return { ok: false, answer: ifMatch };
-        return {
-          ok: true,
-          intent: { op: 'update', id: path.value.id, ifMatch, patch: patch.value },
-        };
+        return valid({ op: 'update', id: path.value.id, ifMatch, patch: patch.value });
       },
+      handle,
     },
     {
       method: 'DELETE',
-      url: '/api/notes/:id',
-      intent({ params, headers }) {
+      path: '/api/notes/:id',
+      validate({ params, headers }) {
         const path = validate(NoteParamsSchema, params);
         if (!path.ok) return path;
         const ifMatch = requireRevision(headers);
         if (typeof ifMatch !== 'number') return { ok: false, answer: ifMatch };
-        return { ok: true, intent: { op: 'delete', id: path.value.id, ifMatch } };
+        return valid({ op: 'delete', id: path.value.id, ifMatch });
       },
+      handle,
     },
   ];
 }
 
-/** The demo collection `notes` (SPEC §15): its writes (see {@link noteWriteRoutes}) and reads. */
-export function notesRoutes(ctx: AppContext, writes: readonly WriteRoute[]) {
-  return async function register(app: FastifyInstance): Promise<void> {
-    registerWriteRoutes(app, ctx, writes);
+/**
+ * A note write inside the kit's transaction: the store's compare-and-set with the kit's client,
+ * answered as SPEC §15 says — the stored success, 412 with the current revision, the server copy
+ * (when configured) and `history`, or 404.
+ */
+async function applyNoteWrite(ctx: AppContext, write: KitWrite<unknown, WriteIntent>) {
+  const { principal, key, fingerprint, now, tx, value, defer } = write;
+  const pending = ctx.store.applyWrite(tx, { principal, key, fingerprint, now, ...value }, defer);
+  const result = pending instanceof Promise ? await pending : pending;
+  switch (result.kind) {
+    case 'applied':
+      return storedAnswer(result.response);
+    case 'conflict': {
+      const { current } = result;
+      return problemAnswer(412, PROBLEM.revisionConflict, conflictExtras(ctx, current), {
+        [HEADER.etag]: formatRevisionTag(current.revision),
+      });
+    }
+    case 'not-found':
+      return problemAnswer(404, PROBLEM.notFound);
+  }
+}
 
+/** Where the reference server serves a version of a note (SPEC §10.1). */
+function noteHistoryPath(id: string, revision: number): string {
+  return `/api/notes/${encodeURIComponent(id)}/history/${revision}`;
+}
+
+/**
+ * The members of a `revision-conflict` answer (SPEC §10, §10.1): the current revision, the
+ * server copy when configured, and `history`, the version the resend would overwrite — this
+ * server keeps it once superseded, so a client can read it later and restore it.
+ */
+function conflictExtras(
+  ctx: Pick<AppContext, 'conflictIncludesCurrent'>,
+  current: NoteRecord,
+): ProblemExtras {
+  return {
+    detail: `the note is at revision ${current.revision}`,
+    currentRevision: current.revision,
+    ...(ctx.conflictIncludesCurrent ? { current } : {}),
+    history: { revision: current.revision, href: noteHistoryPath(current.id, current.revision) },
+  };
+}
+
+/** The reads of the demo collection `notes` (SPEC §15); its writes are the kit's. */
+export function notesRoutes(ctx: AppContext) {
+  return async function register(app: FastifyInstance): Promise<void> {
     app.get('/api/notes', async (request, reply) => {
       const notes = await ctx.store.listNotes(request.principal, LIST_LIMIT);
       return reply

@@ -1,22 +1,23 @@
+import { formatRevisionTag } from 'sw-outbox/wire';
+import type { Defer, LedgerStore, StoredResponse } from '../kit/ledger.ts';
+import type { Answer } from '../problem.ts';
+import type { DocumentStore } from './documents.ts';
+import { StoreUnavailableError } from '../unavailable.ts';
+
 /**
- * The storage port of the reference server (SPEC §15): the idempotency ledger and the demo's
- * `notes` collection, behind one interface so SQLite and PostgreSQL pass one conformance suite.
+ * The storage port of the reference server (SPEC §15): the demo's `notes` collection and the
+ * schemaless collections beside the kit's idempotency ledger (server/kit/) in the same database,
+ * behind one interface so SQLite and PostgreSQL pass one conformance suite.
  *
- * The ledger is keyed by `(principal, key)` and holds only completed, successful responses:
- * nothing is stored for a failed attempt, a 4xx, a 401/429/503 or a 500 (SPEC §15), so the same
- * key can always be retried after a failure.
+ * The ledger is the kit's: keyed by `(principal, key)`, it holds only completed, successful
+ * responses — nothing is stored for a failed attempt, a 4xx, a 401/429/503 or a 500 (SPEC §15),
+ * so the same key can always be retried after a failure. A write runs inside the ledger's
+ * transaction (`ledger.transact`, check 3) through `applyWrite`, so the note and the key's entry
+ * commit together or not at all.
  */
 
-/** A completed request as the ledger keeps it; `body` is the exact bytes that were sent. */
-export interface StoredResponse {
-  /** The request fingerprint the key was first used with (method, path, `If-Match`, digest). */
-  fingerprint: string;
-  status: number;
-  /** The `ETag` sent with the response, replayed with it. */
-  etag: string | null;
-  /** The JSON body text, replayed byte for byte. */
-  body: string;
-}
+export type { StoredResponse } from '../kit/ledger.ts';
+export { StoreUnavailableError } from '../unavailable.ts';
 
 /** A note as the API shows it. */
 export interface NoteRecord {
@@ -65,6 +66,12 @@ export type WriteIntent =
 /** One idempotent write: the key claim, the revision compare-and-set and the response store. */
 export type WriteCommand = WriteIdentity & WriteIntent;
 
+/** What a write did inside the ledger's transaction: the answer to store, or why it did not apply. */
+export type NoteWriteResult =
+  | { kind: 'applied'; response: StoredResponse }
+  | { kind: 'conflict'; current: NoteRecord }
+  | { kind: 'not-found' };
+
 /**
  * How a write ended. `completed` means the key was already in the ledger (an earlier attempt or
  * a racing copy won): nothing was written, and the caller compares fingerprints to decide
@@ -89,25 +96,34 @@ export interface StoreSummary {
 }
 
 /** The storage port. Every method may throw {@link StoreUnavailableError} for transient faults. */
-export interface ServerStore {
+export interface ServerStore<Tx = unknown> {
   readonly kind: 'sqlite' | 'postgres';
-  /** Checks 1 and 2 of SPEC §15: the completed response for a key, if any. */
-  lookup(principal: string, key: string): Promise<StoredResponse | undefined>;
-  /** Check 3 and the write, in one transaction (SPEC §15). */
-  write(command: WriteCommand): Promise<WriteOutcome>;
   /**
-   * Checks 1 and 2 for the items of a batch (SPEC §15.1): the completed responses of those of
-   * `keys` that are in the ledger, by key.
+   * The kit's idempotency ledger in this store's database (`sqliteLedger`, `postgresLedger`):
+   * the reference server's kit claims keys and stores answers through it.
    */
+  readonly ledger: LedgerStore<Tx>;
+  /**
+   * A note write inside the ledger's transaction, with its client `tx`: the revision
+   * compare-and-set, the history of the version it replaces (SPEC §10.1), the answer to store.
+   * Synchronous on SQLite (better-sqlite3 is).
+   */
+  applyWrite(
+    tx: Tx,
+    command: WriteCommand,
+    defer?: Defer,
+  ): NoteWriteResult | Promise<NoteWriteResult>;
+  /** The schemaless JSON collections (`--collection`, store/documents.ts), in the same database. */
+  readonly documents: DocumentStore<Tx>;
+  /** Checks 1 and 2 of SPEC §15: the completed response for a key, if any (the ledger's). */
+  lookup(principal: string, key: string): Promise<StoredResponse | undefined>;
+  /** Checks 1 and 2 for the keys of a batch (SPEC §15.1), by key (the ledger's). */
   lookupMany(principal: string, keys: readonly string[]): Promise<Map<string, StoredResponse>>;
   /**
-   * The writes of a batch (SPEC §15.1), each exactly as {@link write} would do it and in order
-   * (a write sees the effects of those before it), grouped into as few transactions as the
-   * adapter can without letting one write's failure undo another's: one settled result per
-   * command, in order. Rejects as a whole only when storage is unavailable before anything of it
-   * could be kept.
+   * Check 3 and the write, in one transaction (SPEC §15): {@link applyWrite} through the
+   * ledger, for callers outside HTTP (see {@link writeThroughLedger}).
    */
-  writeMany(commands: readonly WriteCommand[]): Promise<Array<PromiseSettledResult<WriteOutcome>>>;
+  write(command: WriteCommand): Promise<WriteOutcome>;
   getNote(principal: string, id: string): Promise<NoteRecord | undefined>;
   /**
    * The version of a note that a write superseded at `revision` (SPEC §10.1), or undefined when
@@ -138,12 +154,58 @@ export interface ServerStore {
   close(): Promise<void>;
 }
 
-/** The ledger or the database is busy or unreachable; the client should retry (503). */
-export class StoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError';
-  readonly code = 'store_unavailable';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+/**
+ * The answer a write stores: `value` as its JSON body, its revision as the `ETag`. Bodies are
+ * made here for both adapters, so both send identical bytes.
+ */
+export function applied(
+  command: WriteIdentity,
+  status: number,
+  value: { id: string; revision: number; [field: string]: unknown },
+): NoteWriteResult {
+  const response = {
+    fingerprint: command.fingerprint,
+    status,
+    etag: formatRevisionTag(value.revision),
+    body: JSON.stringify(value),
+  };
+  return { kind: 'applied', response };
+}
+
+/** A refusal inside the transaction: rolled back by the ledger, never stored. */
+const REFUSED: Answer = { status: 409, headers: {}, body: '' };
+
+/**
+ * {@link ServerStore.write}: the store's `applyWrite` inside `ledger.transact`. A conflict or a
+ * missing note rolls the transaction back (nothing stored); a key another transaction holds past
+ * the ledger's wait is busy (StoreUnavailableError).
+ */
+export async function writeThroughLedger<Tx>(
+  store: Pick<ServerStore<Tx>, 'ledger' | 'applyWrite'>,
+  command: WriteCommand,
+): Promise<WriteOutcome> {
+  const { principal, key, fingerprint, now } = command;
+  let refusal: WriteOutcome | undefined;
+  const outcome = await store.ledger.transact({ principal, key, fingerprint, now }, (tx, defer) => {
+    const settle = (result: NoteWriteResult): Answer => {
+      if (result.kind !== 'applied') {
+        refusal = result;
+        return REFUSED;
+      }
+      const { status, etag, body } = result.response;
+      return { status, headers: etag === null ? {} : { etag }, body };
+    };
+    const result = store.applyWrite(tx, command, defer);
+    return result instanceof Promise ? result.then(settle) : settle(result);
+  });
+  switch (outcome.kind) {
+    case 'applied':
+    case 'completed':
+      return outcome;
+    case 'refused':
+      return refusal!;
+    case 'in-progress':
+      throw new StoreUnavailableError('another transaction holds the key');
   }
 }
 

@@ -1,32 +1,24 @@
-import { postgresLedgerSchema } from './ledger-schema.ts';
 /**
  * SQL text of the PostgreSQL adapter, qualified with the adapter's schema so that several
- * ledgers (tests, instances) can share one database.
- *
- * The write statements are single statements on purpose (SPEC §15 "inside the write transaction"):
- * an autocommit statement is one transaction, so the revision compare-and-set, the note write and
- * the ledger insert commit or vanish together, in one round trip. The key is claimed by the
- * ledger's primary key: a second copy's insert waits for the first copy's transaction and then
- * fails with `unique_violation`, which aborts its whole statement, note write included.
+ * stores (tests, instances) can share one database. The ledger's own statements are the kit's
+ * (server/kit/postgres-ledger.ts); these run inside its transaction, after the key's claim.
  *
  * Updates and deletes (and the other-device edit) keep the version they replace in
  * `note_history` (SPEC §10.1) in the same statement: `old` locks the row at the expected
  * revision and holds its fields, the update joins it, and the history insert joins both, so the
- * version is written exactly when the write is, and vanishes with it.
+ * version is written exactly when the write is, and vanishes with it. Each returns the new row,
+ * from which the answer's body is made (JSON.stringify, as on SQLite: identical bytes).
  */
 export interface PostgresSql {
   schema: string[];
-  lookup: string;
-  lookupMany: string;
   create: string;
   update: string;
   remove: string;
-  afterMiss: string;
+  current: string;
   getNote: string;
   getVersion: string;
   listNotes: string;
   edit: string;
-  sweep: string;
   sweepHistory: string;
   summary: string;
   summaryAll: string;
@@ -42,7 +34,6 @@ export function postgresSql(schema: string): PostgresSql {
         INSERT INTO ${history} (principal, id, revision, title, body, superseded_by, superseded_at)
         SELECT $1, old.id, old.revision, old.title, old.body, ${by}, ${at} FROM old CROSS JOIN note
         RETURNING 1)`;
-  const receiptInsert = `INSERT INTO ${ledger} (principal, key, fingerprint, status, etag, body, created_at)`;
   return {
     schema: [
       `CREATE SCHEMA IF NOT EXISTS "${schema}"`,
@@ -56,7 +47,6 @@ export function postgresSql(schema: string): PostgresSql {
         created_at bigint NOT NULL,
         updated_at bigint NOT NULL,
         PRIMARY KEY (principal, id))`,
-      ...postgresLedgerSchema(ledger),
       `CREATE TABLE IF NOT EXISTS ${history} (
         principal text NOT NULL,
         id text NOT NULL,
@@ -68,57 +58,35 @@ export function postgresSql(schema: string): PostgresSql {
         PRIMARY KEY (principal, id, revision))`,
       `CREATE INDEX IF NOT EXISTS note_history_superseded_at ON ${history} (superseded_at)`,
     ],
-    lookup: `SELECT fingerprint, status, etag, body FROM ${ledger} WHERE principal = $1 AND key = $2`,
-    lookupMany: `SELECT key, fingerprint, status, etag, body FROM ${ledger} WHERE principal = $1 AND key = ANY($2::text[])`,
-    // $1 principal, $2 key, $3 fingerprint, $4 now, $5 id, $6 title, $7 body, $8 response body
-    create: `WITH note AS (
-        INSERT INTO ${notes} (principal, id, revision, title, body, deleted, created_at, updated_at)
-        VALUES ($1, $5, 1, $6, $7, false, $4, $4)
-        RETURNING 1)
-      ${receiptInsert}
-      SELECT $1, $2, $3, 201, '"1"', $8, $4 FROM note
-      RETURNING status`,
-    // $1 principal, $2 key, $3 fingerprint, $4 now, $5 id, $6 if-match, $7 title?, $8 body?
-    // The response body is built here because a partial PATCH needs the stored fields; to_json
-    // escapes strings exactly as JSON.stringify does, so both adapters send the same bytes.
+    // $1 principal, $2 id, $3 title, $4 body, $5 now
+    create: `INSERT INTO ${notes} (principal, id, revision, title, body, deleted, created_at, updated_at)
+      VALUES ($1, $2, 1, $3, $4, false, $5, $5)`,
+    // $1 principal, $2 id, $3 if-match, $4 key, $5 now, $6 title?, $7 body?
     update: `WITH old AS (
         SELECT id, revision, title, body FROM ${notes}
-        WHERE principal = $1 AND id = $5 AND revision = $6 AND NOT deleted
+        WHERE principal = $1 AND id = $2 AND revision = $3 AND NOT deleted
         FOR UPDATE),
       note AS (
         UPDATE ${notes} AS n
-        SET revision = n.revision + 1, title = coalesce($7, n.title), body = coalesce($8, n.body), updated_at = $4
+        SET revision = n.revision + 1, title = coalesce($6, n.title), body = coalesce($7, n.body), updated_at = $5
         FROM old WHERE n.principal = $1 AND n.id = old.id
         RETURNING n.id, n.revision, n.title, n.body),
-      ${keepOld('$2', '$4')}
-      ${receiptInsert}
-      SELECT $1, $2, $3, 200, '"' || revision || '"',
-        '{"id":' || to_json(id)::text || ',"revision":' || revision || ',"title":' || to_json(title)::text
-          || ',"body":' || to_json(body)::text || '}',
-        $4
-      FROM note
-      RETURNING status, etag, body`,
-    // $1 principal, $2 key, $3 fingerprint, $4 now, $5 id, $6 if-match, $7 response body
+      ${keepOld('$4', '$5')}
+      SELECT id, revision, title, body FROM note`,
+    // $1 principal, $2 id, $3 if-match, $4 key, $5 now
     remove: `WITH old AS (
         SELECT id, revision, title, body FROM ${notes}
-        WHERE principal = $1 AND id = $5 AND revision = $6 AND NOT deleted
+        WHERE principal = $1 AND id = $2 AND revision = $3 AND NOT deleted
         FOR UPDATE),
       note AS (
         UPDATE ${notes} AS n
-        SET revision = n.revision + 1, deleted = true, updated_at = $4
+        SET revision = n.revision + 1, deleted = true, updated_at = $5
         FROM old WHERE n.principal = $1 AND n.id = old.id
-        RETURNING n.revision),
-      ${keepOld('$2', '$4')}
-      ${receiptInsert}
-      SELECT $1, $2, $3, 200, '"' || revision || '"', $7, $4 FROM note
-      RETURNING status`,
-    // Why a compare-and-set matched nothing: the key completed meanwhile, or the note is
-    // missing, deleted or at another revision. $1 principal, $2 key, $3 id.
-    afterMiss: `SELECT l.fingerprint, l.status, l.etag, l.body AS response,
-        n.id, n.revision, n.title, n.body, n.deleted
-      FROM (SELECT 1) AS one
-      LEFT JOIN ${ledger} l ON l.principal = $1 AND l.key = $2
-      LEFT JOIN ${notes} n ON n.principal = $1 AND n.id = $3`,
+        RETURNING n.id, n.revision),
+      ${keepOld('$4', '$5')}
+      SELECT id, revision FROM note`,
+    // Why a compare-and-set matched nothing: the note as it is (missing, deleted, other revision).
+    current: `SELECT id, revision, title, body, deleted FROM ${notes} WHERE principal = $1 AND id = $2`,
     getNote: `SELECT id, revision, title, body FROM ${notes} WHERE principal = $1 AND id = $2 AND NOT deleted`,
     // bigint comes back as text from pg; the times fit a double exactly.
     getVersion: `SELECT id, revision, title, body, superseded_by AS "supersededBy",
@@ -138,8 +106,6 @@ export function postgresSql(schema: string): PostgresSql {
         RETURNING n.id, n.revision, n.title, n.body),
       ${keepOld('NULL', '$5')}
       SELECT id, revision, title, body FROM note`,
-    sweep: `DELETE FROM ${ledger} WHERE (principal, key) IN (
-      SELECT principal, key FROM ${ledger} WHERE created_at < $1 LIMIT $2)`,
     sweepHistory: `DELETE FROM ${history} WHERE (principal, id, revision) IN (
       SELECT principal, id, revision FROM ${history} WHERE superseded_at < $1 LIMIT $2)`,
     summary: `SELECT

@@ -1,23 +1,22 @@
 import Database from 'better-sqlite3';
-import { formatRevisionTag } from 'sw-outbox/wire';
-import { GroupCommit } from './group-commit.ts';
-import { SQLITE_LEDGER_SCHEMA } from './ledger-schema.ts';
+import type { LedgerStore } from '../kit/ledger.ts';
+import { type SqliteDurability, sqliteLedger } from '../kit/sqlite-ledger.ts';
+import type { DocumentStore } from './documents.ts';
+import { sqliteDocuments } from './documents-sqlite.ts';
 import {
-  deletedJson,
+  applied,
   type NotePatch,
   type NoteRecord,
   type NoteVersion,
-  noteJson,
+  type NoteWriteResult,
   type ServerStore,
-  type StoredResponse,
   type StoreSummary,
   StoreUnavailableError,
   type WriteCommand,
-  type WriteOutcome,
+  writeThroughLedger,
 } from './port.ts';
 
-/** `synchronous` in WAL mode; see server/README.md for why FULL is the default. */
-export type SqliteDurability = 'normal' | 'full';
+export type { SqliteDurability } from '../kit/sqlite-ledger.ts';
 
 /** Options of {@link openSqliteStore}. */
 export interface SqliteStoreOptions {
@@ -79,13 +78,15 @@ interface NoteRow {
 
 /**
  * The embedded default adapter (SPEC §15): better-sqlite3 in WAL mode, writes in `BEGIN
- * IMMEDIATE` transactions, grouped per event-loop turn (see group-commit.ts). better-sqlite3 is
+ * IMMEDIATE` transactions, grouped per event-loop turn (the kit's ledger, kit/sqlite-ledger.ts). better-sqlite3 is
  * synchronous, so a transaction runs to its end without yielding: inside one process no other
  * request can interleave, and between processes the IMMEDIATE write lock (with `busy_timeout`)
  * serialises writers.
  */
 export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
   let db: Database.Database;
+  let ledger: LedgerStore<Database.Database>;
+  let documents: DocumentStore<Database.Database>;
   try {
     db = new Database(options.path);
     db.pragma('journal_mode = WAL');
@@ -96,22 +97,14 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
     db.pragma('cache_size = -65536');
     db.pragma('wal_autocheckpoint = 4000');
     db.exec(SCHEMA);
-    db.exec(SQLITE_LEDGER_SCHEMA);
+    ledger = sqliteLedger(db);
+    documents = sqliteDocuments(db);
   } catch (error) {
     throw new StoreUnavailableError(`cannot open SQLite database ${options.path}`, {
       cause: error,
     });
   }
 
-  const selectReceipt = db.prepare<[string, string], StoredResponse>(
-    'SELECT fingerprint, status, etag, body FROM idempotency_ledger WHERE principal = ? AND key = ?',
-  );
-  const selectReceipts = db.prepare<[string, string], StoredResponse & { key: string }>(
-    'SELECT key, fingerprint, status, etag, body FROM idempotency_ledger WHERE principal = ? AND key IN (SELECT value FROM json_each(?))',
-  );
-  const insertReceipt = db.prepare<[string, string, string, number, string | null, string, number]>(
-    'INSERT INTO idempotency_ledger (principal, key, fingerprint, status, etag, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
   const selectNote = db.prepare<[string, string], NoteRow>(
     'SELECT id, revision, title, body, deleted FROM notes WHERE principal = ? AND id = ?',
   );
@@ -137,9 +130,6 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
   const listLive = db.prepare<[string, number], NoteRecord>(
     'SELECT id, revision, title, body FROM notes WHERE principal = ? AND deleted = 0 ORDER BY created_at, id LIMIT ?',
   );
-  const sweep = db.prepare<[number, number]>(
-    'DELETE FROM idempotency_ledger WHERE rowid IN (SELECT rowid FROM idempotency_ledger WHERE created_at < ? LIMIT ?)',
-  );
   const noteCounts = db.prepare<[string], { notes: number; deleted: number; revisionSum: number }>(
     'SELECT coalesce(sum(deleted = 0), 0) AS notes, coalesce(sum(deleted), 0) AS deleted, coalesce(sum(revision), 0) AS revisionSum FROM notes WHERE principal = ?',
   );
@@ -153,76 +143,32 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
     'SELECT count(*) AS n FROM idempotency_ledger',
   );
 
-  /** Check 3 of SPEC §15 and the write; runs inside `BEGIN IMMEDIATE`. */
-  function applyWrite(command: WriteCommand): WriteOutcome {
-    const existing = selectReceipt.get(command.principal, command.key);
-    if (existing) return { kind: 'completed', response: existing };
-    let response: StoredResponse;
+  /**
+   * A note write inside the ledger's transaction (check 3 has claimed the key): the revision
+   * compare-and-set, the history of what it replaces (SPEC §10.1) and the stored answer's body.
+   */
+  function applyWrite(_tx: unknown, command: WriteCommand): NoteWriteResult {
     if (command.op === 'create') {
-      insertNote.run(
-        command.principal,
-        command.id,
-        command.title,
-        command.body,
-        command.now,
-        command.now,
-      );
-      const note = { id: command.id, revision: 1, title: command.title, body: command.body };
-      response = {
-        fingerprint: command.fingerprint,
-        status: 201,
-        etag: '"1"',
-        body: noteJson(note),
-      };
-    } else {
-      const row = selectNote.get(command.principal, command.id);
-      if (!row || row.deleted) return { kind: 'not-found' };
-      if (row.revision !== command.ifMatch) return { kind: 'conflict', current: toRecord(row) };
-      const revision = row.revision + 1;
-      insertVersion.run(
-        command.principal,
-        row.id,
-        row.revision,
-        row.title,
-        row.body,
-        command.key,
-        command.now,
-      );
-      if (command.op === 'update') {
-        const title = command.patch.title ?? row.title;
-        const body = command.patch.body ?? row.body;
-        updateNote.run(revision, title, body, command.now, command.principal, command.id);
-        const json = noteJson({ id: row.id, revision, title, body });
-        response = {
-          fingerprint: command.fingerprint,
-          status: 200,
-          etag: formatRevisionTag(revision),
-          body: json,
-        };
-      } else {
-        markDeleted.run(revision, command.now, command.principal, command.id);
-        const json = deletedJson(row.id, revision);
-        response = {
-          fingerprint: command.fingerprint,
-          status: 200,
-          etag: formatRevisionTag(revision),
-          body: json,
-        };
-      }
+      const { principal, id, title, body, now } = command;
+      insertNote.run(principal, id, title, body, now, now);
+      return applied(command, 201, { id, revision: 1, title, body });
     }
-    insertReceipt.run(
-      command.principal,
-      command.key,
-      response.fingerprint,
-      response.status,
-      response.etag,
-      response.body,
-      command.now,
-    );
-    return { kind: 'applied', response };
+    const row = selectNote.get(command.principal, command.id);
+    if (!row || row.deleted) return { kind: 'not-found' };
+    if (row.revision !== command.ifMatch) return { kind: 'conflict', current: toRecord(row) };
+    const revision = row.revision + 1;
+    const { principal, key, now } = command;
+    insertVersion.run(principal, row.id, row.revision, row.title, row.body, key, now);
+    if (command.op === 'update') {
+      const title = command.patch.title ?? row.title;
+      const body = command.patch.body ?? row.body;
+      updateNote.run(revision, title, body, now, principal, command.id);
+      return applied(command, 200, { id: row.id, revision, title, body });
+    }
+    markDeleted.run(revision, now, principal, command.id);
+    return applied(command, 200, { id: row.id, revision, deleted: true });
   }
 
-  const writes = new GroupCommit(db, applyWrite, { mapError: toStoreError });
   const editTx = db.transaction(
     (principal: string, id: string, patch: NotePatch, now: number): NoteRecord | undefined => {
       const row = selectNote.get(principal, id);
@@ -239,25 +185,14 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
     },
   );
 
-  return {
+  const store: ServerStore<Database.Database> = {
     kind: 'sqlite',
-    async lookup(principal, key) {
-      return guard(() => selectReceipt.get(principal, key));
-    },
-    write(command) {
-      return writes.submit(command);
-    },
-    async lookupMany(principal, keys) {
-      // One statement for the batch: about half the cost of one lookup per key.
-      const rows = guard(() => selectReceipts.all(principal, JSON.stringify(keys)));
-      const found = new Map<string, StoredResponse>();
-      for (const { key, ...stored } of rows) found.set(key, stored);
-      return found;
-    },
-    writeMany(commands) {
-      // Submitted in one turn, so they share one group: one transaction, a savepoint each.
-      return Promise.allSettled(commands.map((command) => writes.submit(command)));
-    },
+    ledger,
+    documents,
+    applyWrite,
+    lookup: (principal, key) => ledger.lookup(principal, key),
+    lookupMany: (principal, keys) => ledger.lookupMany(principal, keys),
+    write: (command) => writeThroughLedger(store, command),
     async getNote(principal, id) {
       const row = guard(() => selectNote.get(principal, id));
       return row && !row.deleted ? toRecord(row) : undefined;
@@ -273,9 +208,8 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
       return guard(() => editTx.immediate(principal, id, patch, now));
     },
     async sweepExpired(cutoff, batchSize) {
-      return guard(
-        () => sweep.run(cutoff, batchSize).changes + sweepHistory.run(cutoff, batchSize).changes,
-      );
+      const entries = await ledger.sweepExpired(cutoff, batchSize);
+      return entries + guard(() => sweepHistory.run(cutoff, batchSize).changes);
     },
     async summary(principal): Promise<StoreSummary> {
       return guard(() => {
@@ -294,6 +228,7 @@ export function openSqliteStore(options: SqliteStoreOptions): ServerStore {
       if (db.open) db.close();
     },
   };
+  return store;
 }
 
 function toRecord(row: NoteRow): NoteRecord {

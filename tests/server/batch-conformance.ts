@@ -374,11 +374,10 @@ export function defineBatchConformance(
     it('answers 503 for the whole batch when storage fails every write, and stores nothing', async () => {
       const api = await login();
       const store = getStore();
-      const realWriteMany = store.writeMany.bind(store);
-      store.writeMany = async (commands) =>
-        commands.map(
-          () => ({ status: 'rejected', reason: new StoreUnavailableError('busy') }) as const,
-        );
+      const realTransact = store.ledger.transact;
+      store.ledger.transact = async () => {
+        throw new StoreUnavailableError('busy');
+      };
       const key = newKey();
       try {
         const refused = await api.batch([
@@ -390,7 +389,7 @@ export function defineBatchConformance(
           '1',
         ]);
       } finally {
-        store.writeMany = realWriteMany;
+        store.ledger.transact = realTransact;
       }
       expect((await api.get(`/idempotency/${key}`)).status).toBe(404);
       expect(
@@ -402,20 +401,16 @@ export function defineBatchConformance(
     it('answers one failed write with its own 500 or 503 and keeps the others', async () => {
       const api = await login();
       const store = getStore();
-      const realWriteMany = store.writeMany.bind(store);
+      const realTransact = store.ledger.transact;
+      // Each write on its own, where the failures are injected.
+      const realTransactMany = store.ledger.transactMany;
+      store.ledger.transactMany = undefined;
       const broken = newKey();
       const busy = newKey();
-      store.writeMany = async (commands) => {
-        const results = await realWriteMany(
-          commands.filter((c) => c.key !== broken && c.key !== busy),
-        );
-        return commands.map((command) =>
-          command.key === broken
-            ? { status: 'rejected', reason: new Error('disk on fire') }
-            : command.key === busy
-              ? { status: 'rejected', reason: new StoreUnavailableError('busy') }
-              : results.shift()!,
-        );
+      store.ledger.transact = async (claim, work) => {
+        if (claim.key === broken) throw new Error('disk on fire');
+        if (claim.key === busy) throw new StoreUnavailableError('busy');
+        return realTransact(claim, work);
       };
       try {
         const answered = items(
@@ -430,7 +425,8 @@ export function defineBatchConformance(
         expect(body(answered[1]!).type).toBe('internal-error');
         expect(answered[2]!.headers['retry-after']).toBe('1');
       } finally {
-        store.writeMany = realWriteMany;
+        store.ledger.transact = realTransact;
+        store.ledger.transactMany = realTransactMany;
       }
       expect((await api.get(`/idempotency/${broken}`)).status).toBe(404);
     });

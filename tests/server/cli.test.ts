@@ -18,6 +18,7 @@ describe('command line (SPEC §15 fixed points)', () => {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       corsOrigins: [],
+      collections: [],
     });
   });
 

@@ -154,14 +154,15 @@ export function defineServerConformance(name: string, factory: StoreFactory): vo
       const user = newUser();
       const api = await login(user);
       const key = newKey();
-      const realWrite = store.write.bind(store);
+      // The note write throws inside the ledger's transaction, after the key's claim.
+      const realApply = store.applyWrite;
       let failed = false;
-      store.write = async (command) => {
+      store.applyWrite = (tx, command) => {
         if (!failed && command.key === key) {
           failed = true;
           throw new Error('disk on fire');
         }
-        return realWrite(command);
+        return realApply(tx, command);
       };
       try {
         const broken = await api.create('plate', { key });
@@ -172,7 +173,7 @@ export function defineServerConformance(name: string, factory: StoreFactory): vo
         expect(retried.status).toBe(201);
         expect(retried.headers.get('idempotent-replayed')).toBeNull();
       } finally {
-        store.write = realWrite;
+        store.applyWrite = realApply;
       }
       expect((await api.stats(user)).store.notes).toBe(1);
     });

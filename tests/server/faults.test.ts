@@ -337,8 +337,8 @@ describe('server options', () => {
   it('answers 503 with Retry-After when storage is unavailable, and stores nothing', async () => {
     const store = openSqliteStore({ path: ':memory:' });
     const server = await startTestServer({ store });
-    const realWrite = store.write.bind(store);
-    store.write = async () => {
+    const realTransact = store.ledger.transact;
+    store.ledger.transact = async () => {
       throw new StoreUnavailableError('busy');
     };
     try {
@@ -350,7 +350,7 @@ describe('server options', () => {
         'service-unavailable',
         '1',
       ]);
-      store.write = realWrite;
+      store.ledger.transact = realTransact;
       const retried = await api.create('x', { key });
       expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([201, null]);
     } finally {

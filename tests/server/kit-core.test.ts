@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createOutboxKit,
   json,
+  type KitHooks,
   type LedgerStore,
   problem,
   StoreUnavailableError,
@@ -33,7 +34,7 @@ function spyLedger(fail?: Error) {
     async transact(claim, work) {
       calls.push('transact');
       if (fail) throw fail;
-      const answer = await work('tx');
+      const answer = await work('tx', () => {});
       if (answer.status >= 300) return { kind: 'refused', answer };
       const response = {
         fingerprint: claim.fingerprint,
@@ -168,5 +169,122 @@ describe('the kit core', () => {
     const handle = () => json(201, {});
     expect(() => kit.route({ method: 'POST', path: 'w', handle })).toThrow(TypeError);
     expect(() => kit.route({ method: 'POST', path: '/w/*', handle })).toThrow(TypeError);
+  });
+
+  describe('hooks', () => {
+    function hookedKit(hooks: KitHooks, counts: string[] = []) {
+      const { ledger, calls } = spyLedger();
+      const kit = createOutboxKit({
+        ledger,
+        authenticate: () => 'alice',
+        stats: {
+          count: (_principal, counter) => counts.push(counter),
+          effect: (_principal, key) => counts.push(`effect ${key.slice(0, 5)}`),
+        },
+        hooks,
+      });
+      kit.route({ method: 'POST', path: '/w', handle: () => json(201, { ok: true }) });
+      kit.route({
+        method: 'POST',
+        path: '/conflict',
+        handle: () => problem(412, PROBLEM.revisionConflict),
+      });
+      return { kit, calls };
+    }
+
+    it('lets an authenticate hook answer itself: its 401 as it made it, no ledger read', async () => {
+      const { ledger, calls } = spyLedger();
+      const kit = createOutboxKit({
+        ledger,
+        authenticate: () =>
+          problem(
+            401,
+            PROBLEM.tokenExpired,
+            {},
+            { 'www-authenticate': 'Bearer error="invalid_token"' },
+          ),
+      });
+      kit.route({ method: 'POST', path: '/w', handle: () => json(201, {}) });
+      const answer = await kit.fetch(post('/w'));
+      expect([answer.status, answer.headers.get('www-authenticate')]).toEqual([
+        401,
+        'Bearer error="invalid_token"',
+      ]);
+      expect((await answer.json()).type).toBe(PROBLEM.tokenExpired);
+      expect(calls).toEqual([]);
+    });
+
+    it('runs commit before the transaction with the key in progress, and after it once applied', async () => {
+      const steps: string[] = [];
+      const { kit, calls } = hookedKit({
+        commit(writes, batch) {
+          steps.push(
+            `writes ${writes.map((w) => `${w.method} ${w.route}`).join()} batch ${batch?.route}`,
+          );
+          return {
+            before: () => {
+              steps.push(`before, ledger ${calls.length}`);
+            },
+            after: (applied) => {
+              steps.push(`after ${applied.length}, ledger ${calls.length}`);
+              return undefined;
+            },
+          };
+        },
+      });
+      expect((await kit.fetch(post('/w'))).status).toBe(201);
+      expect(steps).toEqual([
+        'writes POST /w batch undefined',
+        'before, ledger 1',
+        'after 1, ledger 2',
+      ]);
+    });
+
+    it('loses an answer a commit hook drops: Response.error(), after the effect', async () => {
+      const counts: string[] = [];
+      const { kit, calls } = hookedKit({ commit: () => ({ after: () => 'drop' }) }, counts);
+      const lost = await kit.fetch(post('/w'));
+      expect(lost.type).toBe('error');
+      expect(calls).toContain('transact');
+      expect(counts.filter((c) => c.startsWith('effect'))).toHaveLength(1);
+      const batch = await kit.fetch(batchRequest());
+      expect(batch.type).toBe('error');
+    });
+
+    it('refuses one batch item with admitItem, the others run', async () => {
+      const { kit } = hookedKit({
+        admitItem: (item) =>
+          item.route === '/conflict'
+            ? problem(503, PROBLEM.unavailable, {}, { 'retry-after': '2' })
+            : undefined,
+      });
+      const request = new Request('http://kit.test/sync/batch', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          items: [
+            batchItem('POST', '/conflict', { body: {} }),
+            batchItem('POST', '/w', { body: {} }),
+          ],
+        }),
+      });
+      const answer = await kit.fetch(request);
+      const items = (await answer.json()).items as Array<{
+        status: number;
+        headers: Record<string, string>;
+      }>;
+      expect(items.map((item) => [item.status, item.headers['retry-after']])).toEqual([
+        [503, '2'],
+        [201, undefined],
+      ]);
+    });
+
+    it('counts replays, conflicts and effects', async () => {
+      const counts: string[] = [];
+      const { kit } = hookedKit({}, counts);
+      await kit.fetch(post('/conflict'));
+      await kit.fetch(post('/w'));
+      expect(counts).toEqual(['conflicts', expect.stringMatching(/^effect /)]);
+    });
   });
 });

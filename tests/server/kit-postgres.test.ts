@@ -13,3 +13,12 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('the kit on PostgreSQL', () => {
     () => dropSchema(schema),
   );
 });
+
+describe.skipIf(PG_SKIP_REASON !== undefined)('the kit on PostgreSQL, pipelined', () => {
+  const schema = newSchema('kitpipe');
+  defineKitConformance(
+    `PostgreSQL, a pool in pipeline mode (schema ${schema})`,
+    () => openTodoApp({ kind: 'postgres', connectionString: PG_URL, schema, pipeline: true }),
+    () => dropSchema(schema),
+  );
+});

@@ -66,7 +66,14 @@ export interface TodoApp<Tx> {
 /** Which database, and what else the kit is given. */
 export type TodoAppOptions = (
   | { kind: 'sqlite'; path?: string }
-  | { kind: 'postgres'; connectionString: string; schema: string; poolSize?: number }
+  | {
+      kind: 'postgres';
+      connectionString: string;
+      schema: string;
+      poolSize?: number;
+      /** node-postgres's pipeline mode on the app's pool (the kit then pipelines its claim). */
+      pipeline?: boolean;
+    }
 ) & {
   /** Where the collection is served; default `/api/todos`. */
   collection?: string;
@@ -202,7 +209,7 @@ function todoRoutes<Tx>(kit: OutboxKit<Tx>, sql: TodoSql<Tx>, collection: string
 /** Opens the todo app on SQLite or PostgreSQL, with its kit. */
 export async function openTodoApp(options: TodoAppOptions): Promise<TodoApp<unknown>> {
   const { kind: _kind, ...kitOptions } = options as TodoAppOptions & Record<string, unknown>;
-  for (const name of ['path', 'connectionString', 'schema', 'poolSize', 'collection']) {
+  for (const name of ['path', 'connectionString', 'schema', 'poolSize', 'pipeline', 'collection']) {
     delete kitOptions[name];
   }
   const collection = options.collection ?? '/api/todos';
@@ -305,7 +312,7 @@ function sqliteTodoApp(
 }
 
 async function postgresTodoApp(
-  options: { connectionString: string; schema: string; poolSize?: number },
+  options: { connectionString: string; schema: string; poolSize?: number; pipeline?: boolean },
   rest: KitRest,
   collection: string,
 ): Promise<TodoApp<pg.PoolClient>> {
@@ -313,6 +320,7 @@ async function postgresTodoApp(
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.poolSize ?? 10,
+    pipeline: options.pipeline ?? false,
   });
   pool.on('error', () => {});
   const todos = `"${schema}".todos`;

@@ -140,7 +140,7 @@ function claimAfterCommit(db: Database.Database): LedgerStore<Database.Database>
       const run = async () => {
         db.exec('BEGIN IMMEDIATE');
         try {
-          const answer = await work(db);
+          const answer = await work(db, () => {});
           if (answer.status >= 300) {
             db.exec('ROLLBACK');
             return { answer };

@@ -15,8 +15,8 @@ if (PG_SKIP_REASON) console.warn(`PostgreSQL retry tests skipped: ${PG_SKIP_REAS
 
 /**
  * SPEC §15: a serialization failure or deadlock is retried a bounded number of times, then
- * answered as 503, never raised raw. A deadlock is forced: another session holds the ledger key
- * our update needs while it waits for the note row our update holds.
+ * answered as 503, never raised raw. A deadlock is forced: another session holds the note row
+ * our update needs while it waits for the ledger key our update has claimed.
  */
 describe.skipIf(PG_SKIP_REASON !== undefined)('PostgreSQL deadlock retries', () => {
   const schema = newSchema('retry');
@@ -49,10 +49,12 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('PostgreSQL deadlock retries', () 
       body: 'b',
     });
     const key = newKey();
+    // The other session holds the note's row; the store's update claims its key (the kit's
+    // ledger claims first), then waits for the row.
     await other.query('BEGIN');
     await other.query(
-      `INSERT INTO "${schema}".idempotency_ledger (principal, key, fingerprint, status, body, created_at) VALUES ($1, $2, 'x', 200, '{}', 1)`,
-      [principal, key],
+      `UPDATE "${schema}".notes SET body = 'other' WHERE principal = $1 AND id = $2`,
+      [principal, id],
     );
     const write = store.write({
       op: 'update',
@@ -67,14 +69,14 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('PostgreSQL deadlock retries', () 
     write.catch(() => {});
     await waitFor(async () => {
       const waiting = await other.query(
-        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%idempotency_ledger%' AND pid <> pg_backend_pid()`,
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%notes%' AND pid <> pg_backend_pid()`,
       );
       return waiting.rowCount === 1;
     });
-    // Our update holds the note row and waits for the key; now the other session waits for the row.
+    // Now the other session waits for the key the update holds: a deadlock.
     const blocked = other.query(
-      `UPDATE "${schema}".notes SET body = 'other' WHERE principal = $1 AND id = $2`,
-      [principal, id],
+      `INSERT INTO "${schema}".idempotency_ledger (principal, key, fingerprint, status, body, created_at) VALUES ($1, $2, 'x', 200, '{}', 1)`,
+      [principal, key],
     );
     // The deadlock victim gets 40P01; the other session then ends either way.
     await blocked.catch(() => {});

@@ -18,6 +18,21 @@ function create(principal: string, overrides: Partial<WriteCommand> = {}): Write
   } as WriteCommand;
 }
 
+/**
+ * A batch's writes as the kit runs them (server/kit/batch.ts): submitted together on a ledger
+ * that keeps their order (SQLite's: one connection, one commit), one after another otherwise.
+ */
+async function writeMany(
+  store: ServerStore,
+  commands: readonly WriteCommand[],
+): Promise<Array<PromiseSettledResult<WriteOutcome>>> {
+  if (store.ledger.ordered) return Promise.allSettled(commands.map((c) => store.write(c)));
+  const results: Array<PromiseSettledResult<WriteOutcome>> = [];
+  for (const command of commands)
+    results.push(...(await Promise.allSettled([store.write(command)])));
+  return results;
+}
+
 /** The storage port's own contract (server/store/port.ts), shared by every adapter. */
 export function defineStoreConformance(getStore: () => ServerStore): void {
   describe('storage port', () => {
@@ -174,7 +189,7 @@ export function defineStoreConformance(getStore: () => ServerStore): void {
         const store = getStore();
         const principal = newUser();
         const id = newKey('note');
-        const results = await store.writeMany([
+        const results = await writeMany(store, [
           create(principal, { id }),
           update(principal, id, 1),
           update(principal, id, 2),
@@ -195,7 +210,7 @@ export function defineStoreConformance(getStore: () => ServerStore): void {
         const id = newKey('note');
         await store.write(create(principal, { id }));
         const again = create(principal);
-        const results = await store.writeMany([
+        const results = await writeMany(store, [
           update(principal, id, 5),
           update(principal, 'note-missing', 1),
           again,
@@ -213,7 +228,7 @@ export function defineStoreConformance(getStore: () => ServerStore): void {
         const store = getStore();
         const principal = newUser();
         const id = newKey('note');
-        const results = await store.writeMany([
+        const results = await writeMany(store, [
           create(principal, { id }),
           update(principal, id, 7),
           update(principal, id, 1),
@@ -233,7 +248,11 @@ export function defineStoreConformance(getStore: () => ServerStore): void {
         const id = newKey('note');
         await store.write(create(principal, { id }));
         const clash = create(principal, { id });
-        const results = await store.writeMany([create(principal), clash, update(principal, id, 1)]);
+        const results = await writeMany(store, [
+          create(principal),
+          clash,
+          update(principal, id, 1),
+        ]);
         expect(kinds(results)).toEqual(['applied', 'rejected', 'applied']);
         expect(await store.lookup(principal, clash.key)).toBeUndefined();
         expect(await store.summary(principal)).toEqual({
@@ -250,7 +269,10 @@ export function defineStoreConformance(getStore: () => ServerStore): void {
         const batch = Array.from({ length: 5 }, () => create(principal));
         const copies = await Promise.all(
           Array.from({ length: 20 }, () =>
-            store.writeMany(batch.map((command) => ({ ...command, id: newKey('note') }))),
+            writeMany(
+              store,
+              batch.map((command) => ({ ...command, id: newKey('note') })),
+            ),
           ),
         );
         for (const [index, command] of batch.entries()) {
