@@ -7,6 +7,7 @@ import type {
 } from '../../shared/model/store.ts';
 import { assignSeq } from '../../shared/store/commit.ts';
 import type { Effect } from '../support/model-server.ts';
+import { describeKey, KeyedMap, KeyedSet } from './keys.ts';
 
 /**
  * The oracles of SPEC §20, one per guarantee. They watch every committed plan (a shadow of the
@@ -134,10 +135,10 @@ export class Truth {
   readonly reached = new Map<string, number>();
 
   /** The rows store as the committed plans left it, by key (a number key stays a number). */
-  readonly rows = new Map<unknown, unknown>();
+  readonly rows = new KeyedMap<unknown>();
   /** Each owner's `seq` counter, as the store raises it (§6.1): the shadow stores what it does. */
   private readonly seqCounters = new Map<string, number>();
-  readonly gone = new Set<unknown>();
+  readonly gone = new KeyedSet();
   readonly receipts = new Map<string, Receipt>();
   readonly tombstones = new Map<string, Tombstone>();
   readonly ledger = new Map<string, ConflictLedgerEntry>();
@@ -177,7 +178,7 @@ export class Truth {
   /** Rows the legacy writer settled (it writes no receipt). */
   readonly legacySettled = new Set<string>();
   /** Corrupt values written straight into the store, by key. */
-  readonly corrupt = new Map<unknown, { owner: string; value: unknown }>();
+  readonly corrupt = new KeyedMap<{ owner: string; value: unknown }>();
   /** What a row went through that explains a failure (merges, blind enqueues, overtaking claims). */
   readonly notes = new Map<string, string[]>();
   /**
@@ -247,6 +248,30 @@ export class Truth {
     return intent && this.mayRemain(before, seen);
   }
 
+  /** Request ids whose receipt a prune removed (§2: kept 500 per owner / 7 days). */
+  readonly prunedReceipts = new Set<string>();
+  /** Which holder (or `v0`) wrote each row last, for ties of clocks across writers. */
+  readonly writer = new KeyedMap<string>();
+
+  /** A prune left these receipts of an owner: the others it knew are gone. Returns how many. */
+  receiptsKept(owner: string, kept: readonly string[]): number {
+    const left = new Set(kept);
+    let pruned = 0;
+    for (const [id, receipt] of this.receipts)
+      if (receipt.owner === owner && !left.has(id) && !this.prunedReceipts.has(id)) {
+        this.prunedReceipts.add(id);
+        pruned++;
+      }
+    if (pruned > 0) this.reach('receipt-pruned');
+    return pruned;
+  }
+
+  /** Whether the receipt of the create C was pruned (its intents then meet C by its name, §6.1). */
+  createReceiptPruned(createId: string): boolean {
+    const key = this.appliedBy.get(createId);
+    return key !== undefined && this.prunedReceipts.has(key);
+  }
+
   reach(what: string): void {
     this.reached.set(what, (this.reached.get(what) ?? 0) + 1);
   }
@@ -289,7 +314,7 @@ export class Truth {
   commit(by: Committer, plan: ReplacePlan): void {
     if (by.kind === 'core') this.checkCommit(by, plan);
     this.track(by, plan);
-    this.apply(plan);
+    this.apply(plan, by.holder);
   }
 
   private checkCommit(by: Committer, plan: ReplacePlan): void {
@@ -470,6 +495,7 @@ export class Truth {
           this.legacyReordered.add(`${by.owner}\u0000${String(row.targetId)}`);
       }
     }
+    this.reachPrunedAndTies(by, plan);
     if (plan.reason === 'enqueue') {
       for (const value of plan.put ?? []) {
         const before = asRaw(this.rows.get(asRaw(value)?.successorOf));
@@ -588,6 +614,49 @@ export class Truth {
         this.corrupt.set(asRaw(value)?.id, { owner: by.owner, value: structuredClone(value) });
   }
 
+  /**
+   * Reach (SPEC §20): an edit of `pending:<C>` enqueued, or an intent of C converted, after C's
+   * receipt was pruned; and rows of one record whose clock readings (`savedAt`, `sentAt`) tie
+   * within a millisecond across two writers.
+   */
+  private reachPrunedAndTies(by: Committer, plan: ReplacePlan): void {
+    const deleted = new Set((plan.delete ?? []).map(String));
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      if (row === undefined || typeof row.id !== 'string') continue;
+      const target = String(row.targetId);
+      // As the app made it: the engine may have named the record by its server id at once.
+      const made = this.drafts.get(row.id)?.targetId ?? target;
+      if (plan.reason === 'enqueue' && made.startsWith('pending:')) {
+        if (this.createReceiptPruned(made.slice('pending:'.length)))
+          this.reach('edit-after-receipt-pruned');
+      }
+      // A converted intent: it was written for pending:<C> and now names the server id.
+      for (const id of deleted) {
+        const before = asRaw(this.rows.get(id));
+        const was = String(before?.targetId ?? '');
+        if (
+          before?.request === undefined &&
+          was.startsWith('pending:') &&
+          !target.startsWith('pending:') &&
+          [...this.carriedBy(id)].some((e) => this.carriedBy(row.id as string).has(e)) &&
+          this.createReceiptPruned(was.slice('pending:'.length))
+        )
+          this.reach('intent-converted-after-receipt-pruned');
+      }
+      const before = asRaw(this.rows.get(row.id));
+      const fresh = before === undefined;
+      const claimed = plan.reason === 'claim' && typeof row.sentAt === 'number';
+      if (!fresh && !claimed) continue;
+      for (const other of this.recordRows(by.owner, row.collection, row.targetId, row.id)) {
+        const writer = this.writer.get(other.id);
+        if (writer === undefined || writer === by.holder) continue;
+        if (fresh && other.savedAt === row.savedAt) this.reach('clock-tie');
+        if (claimed && other.sentAt === row.sentAt) this.reach('clock-tie');
+      }
+    }
+  }
+
   private register(id: string, plan: ReplacePlan): void {
     let draft = this.drafts.get(id);
     const restored = plan.ledger?.find((entry) => entry.restoredBy?.rowId === id);
@@ -611,7 +680,7 @@ export class Truth {
       this.cancelled.add(id);
   }
 
-  private apply(plan: ReplacePlan): void {
+  private apply(plan: ReplacePlan, writer?: string): void {
     for (const id of plan.delete ?? []) {
       this.rows.delete(id);
       this.gone.add(id);
@@ -620,6 +689,7 @@ export class Truth {
     this.seqCounters.set(plan.owner, fresh.counter);
     for (const value of fresh.put) {
       const id = asRaw(value)?.id;
+      if (writer !== undefined) this.writer.set(id, writer);
       this.rows.set(id, structuredClone(value));
       this.gone.delete(id);
     }
@@ -998,7 +1068,7 @@ export class Truth {
         this.fail(
           'G7',
           'corrupt-not-quarantined',
-          `the corrupt value under ${typeof id === 'number' ? `number key ${id}` : id} is not quarantined with its raw value`,
+          `the corrupt value under ${describeKey(id)} is not quarantined with its raw value`,
         );
     }
   }

@@ -40,9 +40,15 @@ describe('the simulation of SPEC §20', () => {
     expect(unreached).toEqual([]);
   }, 240_000);
 
-  it(`holds every guarantee over ${IDB_SEEDS} seeds on fake-indexeddb`, async () => {
+  it(`holds every guarantee over ${IDB_SEEDS} seeds on fake-indexeddb, with corrupt values under every key type`, async () => {
     const report = await runSwarm({ seeds: IDB_SEEDS, store: 'idb', from: 50_001 });
     expect(report.failures.length, failures(report)).toBe(0);
+    // Corrupt values under every key type, on this store too (SPEC §6.1, §20).
+    const unreached = coverageRows()
+      .filter((row) => row.key.startsWith('corrupt-key:'))
+      .filter((row) => (report.tally.get(row.key)?.times ?? 0) === 0)
+      .map((row) => row.label);
+    expect(unreached).toEqual([]);
   }, 240_000);
 
   it.each(['memory', 'idb'] as const)(
