@@ -279,8 +279,10 @@ export class Network {
       return ` ${result.kind}`;
     }
     const applied = this.server.effects.length > before;
-    if (result.status === 412 && travel.req.key !== undefined)
+    if (result.status === 412 && travel.req.key !== undefined) {
       this.truth.outdated.add(travel.req.key);
+      this.truth.conflictSent(travel.req.key, result.status, result.body);
+    }
     if (result.status === 422) this.options.count('rejections');
     const answer = response(result.status, this.#link(result.headers), result.body);
     if (this.#on('lost-after', 0.15)) {
@@ -306,8 +308,12 @@ export class Network {
       return ` ${result.kind}`;
     }
     travel.statuses = itemStatuses(result.body);
+    const bodies = itemBodies(result.body);
     travel.items.forEach((item, i) => {
-      if (travel.statuses?.[i] === 412 && item.key !== undefined) this.truth.outdated.add(item.key);
+      if (travel.statuses?.[i] === 412 && item.key !== undefined) {
+        this.truth.outdated.add(item.key);
+        this.truth.conflictSent(item.key, 412, bodies[i]);
+      }
     });
     const summary = ` batch [${travel.statuses.join(',')}] ${this.server.effects.length - before} applied`;
     if (this.#on('lost-after', 0.15)) {
@@ -388,6 +394,16 @@ export class Network {
   /** Requests still travelling or committing. */
   get busy(): number {
     return this.#travels.size + this.#committing.size;
+  }
+}
+
+/** The bodies of a batch answer's items, in order. */
+function itemBodies(body: string): unknown[] {
+  try {
+    const parsed = JSON.parse(body) as { items?: Array<{ body?: unknown }> };
+    return (parsed.items ?? []).map((item) => item.body);
+  } catch {
+    return [];
   }
 }
 

@@ -161,6 +161,10 @@ export class Truth {
    * ever apply, since revisions only grow and every copy carries the same base revision (§9).
    */
   readonly outdated = new Set<string>();
+  /** What the server answered each key that met a revision conflict: status and revision. */
+  readonly conflictsSent = new Map<string, Array<{ status: number; currentRevision: unknown }>>();
+  /** Ledger entries written for each successor (§10: idempotent by successor id). */
+  readonly ledgerWrites = new Map<string, number>();
   /** Superseded key → its conflict successor. */
   readonly superseded = new Map<string, string>();
   /** How many conflict successors stand before a row (K1 → K2 → …). */
@@ -253,6 +257,65 @@ export class Truth {
   /** Which holder (or `v0`) wrote each row last, for ties of clocks across writers. */
   readonly writer = new KeyedMap<string>();
 
+  /** The server answered a key with a revision conflict (§10, §15): what it said. */
+  conflictSent(key: string, status: number, body: unknown): void {
+    let parsed: unknown = body;
+    if (typeof body === 'string')
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        parsed = undefined;
+      }
+    const currentRevision = asRaw(parsed)?.currentRevision ?? null;
+    const list = this.conflictsSent.get(key) ?? [];
+    list.push({ status, currentRevision });
+    this.conflictsSent.set(key, list);
+  }
+
+  /**
+   * G5: a ledger entry is written once per overwrite, when its resend settled applied, with the
+   * revisions the server said (§10): the overwritten one the conflict named, the final one the
+   * applying write made.
+   */
+  private checkLedger(by: Committer, plan: ReplacePlan): void {
+    for (const entry of plan.ledger ?? []) {
+      if (entry.restoredBy !== undefined) continue;
+      this.exercise('G5');
+      const earlier = this.ledger.get(entry.successorId);
+      if (earlier !== undefined) {
+        if (!deepEqual({ ...earlier, restoredBy: undefined }, { ...entry, restoredBy: undefined }))
+          this.fail(
+            'G5',
+            'ledger-entry-twice',
+            `${by.holder}'s ${plan.reason} wrote a second, different ledger entry for ${entry.successorId}`,
+          );
+        continue;
+      }
+      this.ledgerWrites.set(entry.successorId, (this.ledgerWrites.get(entry.successorId) ?? 0) + 1);
+      const row = asRaw(this.rows.get(entry.successorId));
+      const key = asRaw(row?.request)?.requestId;
+      const effect = typeof key === 'string' ? this.applied.get(key) : undefined;
+      if (effect === undefined) {
+        this.fail(
+          'G5',
+          'ledger-without-overwrite',
+          `${by.holder}'s ${plan.reason} wrote a ledger entry for ${entry.successorId}, whose request the server never applied`,
+        );
+        continue;
+      }
+      const failure = asRaw(asRaw(row?.conflict)?.failure);
+      if (
+        entry.finalRevision !== effect.revision ||
+        entry.overwrittenRevision !== (failure?.currentRevision ?? null)
+      )
+        this.fail(
+          'G5',
+          'ledger-not-what-the-server-said',
+          `the ledger entry of ${entry.successorId} says r${String(entry.overwrittenRevision)} → r${String(entry.finalRevision)}; the conflict named r${String(failure?.currentRevision)} and ${String(key)} made r${effect.revision}`,
+        );
+    }
+  }
+
   /** A prune left these receipts of an owner: the others it knew are gone. Returns how many. */
   receiptsKept(owner: string, kept: readonly string[]): number {
     const left = new Set(kept);
@@ -318,6 +381,7 @@ export class Truth {
   }
 
   private checkCommit(by: Committer, plan: ReplacePlan): void {
+    this.checkLedger(by, plan);
     this.exercise('G6');
     if (plan.owner !== by.owner)
       this.fail('G6', 'plan-owner', `${by.holder} for ${by.owner} wrote a plan of ${plan.owner}`);
@@ -992,11 +1056,12 @@ export class Truth {
       if (kept?.state === 'blocked' && kept.blockedCode === 'retention_exceeded' && kept.conflict)
         continue;
       this.exercise('G5');
-      if (!this.ledger.has(rowId!))
+      const entries = this.ledgerWrites.get(rowId!) ?? 0;
+      if (entries !== 1)
         this.fail(
           'G5',
-          'overwrite-without-ledger',
-          `${key} overwrote a conflicting version but the ledger has no entry for it${this.why(rowId)}`,
+          entries === 0 ? 'overwrite-without-ledger' : 'ledger-entry-twice',
+          `${key} overwrote a conflicting version and the ledger has ${entries} entries for it${this.why(rowId)}`,
         );
     }
 
