@@ -84,6 +84,13 @@ export interface WireRequest {
   deadline?: number;
   done: boolean;
   legacy: boolean;
+  /** The server processed it (or it was lost before getting there): no copy of it lands later. */
+  processed?: boolean;
+  /**
+   * Its holder was killed, or it was aborted after its bytes left: nobody reads its answer, yet
+   * it may still land (SPEC §4's very risk), and is on the wire until it did.
+   */
+  orphaned?: boolean;
 }
 
 /** Who committed a plan. */
@@ -856,15 +863,26 @@ export class Truth {
       if (other === req || other.done || other.record !== req.record || other.key === req.key)
         continue;
       if (spent(other.key)) continue;
-      // A legacy tab has no lease and no abort: the v1 writer counts its request in flight for
-      // the lease after it left (§4 rule 2, §17), and may send the record's rows after that.
-      if (other.legacy && now - other.leftAt >= this.leaseMs) continue;
+      // A legacy tab has no lease and no abort: its request is on the wire until the server
+      // processed it, however long that takes.
+      if (other.legacy && other.processed) continue;
       this.fail(
         'G4',
         'two-on-the-wire',
         `${req.holder} sent ${req.key} while ${other.holder}'s ${other.key} of the same record was on the wire${this.why(rowId)}${this.why(other.rowId)}`,
       );
     }
+  }
+
+  /**
+   * Nobody reads the request's answer any more (its holder died, or aborted it after its bytes
+   * left): its holder may act on the row as it would after any abort, while the request itself
+   * stays on the wire until it lands (G4).
+   */
+  orphaned(req: WireRequest): void {
+    req.orphaned = true;
+    if (req.rowId !== undefined && req.fence !== undefined)
+      this.onWire.get(`${req.holder}\u0000${req.rowId}`)?.delete(req.fence);
   }
 
   /** The request's answer arrived, or it was aborted. */
@@ -877,7 +895,8 @@ export class Truth {
   /** After every step: no request of a holder is on the wire past its claim (by its own clock). */
   afterStep(now: number): void {
     for (const req of this.wire) {
-      if (req.done || req.deadline === undefined) continue;
+      // An orphaned request has nobody left to abort it: it is watched on the wire (G4), not here.
+      if (req.done || req.deadline === undefined || req.orphaned) continue;
       if (now > req.deadline)
         this.fail(
           'G3',

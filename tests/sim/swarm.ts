@@ -112,6 +112,9 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     'successor-of-expired-claim',
     'ack-left-an-intent-behind',
     'conflict-chain-over-8',
+    'killed-request-landed',
+    'aborted-request-landed',
+    'legacy-copy-past-lease',
   ])
     rows.push({ group: 'situation', key: `reached:${what}`, label: what });
   // What SPEC §20 says the swarm reaches: corrupt values under every IndexedDB key type, a
