@@ -101,6 +101,12 @@ function readJson(path) {
   }
 }
 
+/** The simulation's fresh window as summary lines: where it came from and how to run it again. */
+function simWindowFacts(window) {
+  if (!window) return [];
+  return [`simulation fresh window (${window.source}): ${window.commands.join(' ; ')}`];
+}
+
 const counts = { passed: 0, failed: 0, skipped: 0 };
 /** One summary line per test suite: its counts and how long it took. */
 const suites = [];
@@ -127,13 +133,16 @@ record('tsc', step('type-check (tsc --noEmit)', bin('tsc'), ['--noEmit']));
 record('lint', step('lint (biome lint)', bin('biome'), ['lint', '.']));
 
 const vitestJson = join(reports, 'vitest.json');
+// The simulation's fresh window (SPEC §20, tests/sim/window.ts) says where it started, for the
+// summary: a failure there replays with the commands it printed.
+const simWindow = join(reports, 'sim-window.json');
 const started = performance.now();
-const vitestOk = step('unit tests (vitest run)', bin('vitest'), [
-  'run',
-  '--reporter=default',
-  '--reporter=json',
-  `--outputFile=${vitestJson}`,
-]);
+const vitestOk = step(
+  'unit tests (vitest run)',
+  bin('vitest'),
+  ['run', '--reporter=default', '--reporter=json', `--outputFile=${vitestJson}`],
+  { SW_OUTBOX_SIM_REPORT: simWindow },
+);
 const vitest = readJson(vitestJson) ?? {};
 counts.passed += vitest.numPassedTests ?? 0;
 counts.failed += vitest.numFailedTests ?? 0;
@@ -145,6 +154,7 @@ suites.push({
   failed: vitest.numFailedTests ?? (vitestOk ? 0 : 1),
   skipped: (vitest.numPendingTests ?? 0) + (vitest.numTodoTests ?? 0),
   ms: performance.now() - started,
+  facts: simWindowFacts(readJson(simWindow)),
 });
 
 const built = step('build (npm run build)', 'npm', ['run', 'build']);

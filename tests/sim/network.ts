@@ -48,8 +48,12 @@ interface Travel {
   /** A batch answer's item statuses, in item order. */
   statuses?: number[];
   arrival?: number;
+  /** Its way to the server, as a step (kept to move it when the request is orphaned). */
+  land?: { label: string; run: () => string };
   answer?: number;
   arrived: boolean;
+  /** Nobody reads the answer (its holder died, or it was aborted): it may still land. */
+  orphaned?: 'killed' | 'aborted';
   resolve(value: Response): void;
   reject(error: unknown): void;
 }
@@ -69,6 +73,8 @@ export interface NetworkOptions {
 export class Network {
   #no = 0;
   readonly #travels = new Map<WireRequest, Travel>();
+  /** Requests nobody waits for any more that may still land (killed holders', aborted ones). */
+  readonly #orphans = new Set<Travel>();
   /** Keys whose write the server is still committing (409 request-in-progress for a copy). */
   readonly #committing = new Set<string>();
 
@@ -182,12 +188,11 @@ export class Network {
           headers,
           body,
         };
-        travel.arrival = this.sched.add(
-          'net',
-          `arrive #${req.no} ${method} ${url.pathname} ${key ?? ''} from ${holder}`,
-          () => this.#arrive(travel, request, bearer),
-          this.#delay(),
-        );
+        travel.land = {
+          label: `arrive #${req.no} ${method} ${url.pathname} ${key ?? ''} from ${holder}`,
+          run: () => this.#arrive(travel, request, bearer),
+        };
+        travel.arrival = this.sched.add('net', travel.land.label, travel.land.run, this.#delay());
         init.signal?.addEventListener('abort', () => this.#abort(travel));
       })) as unknown as typeof fetch;
   }
@@ -199,6 +204,15 @@ export class Network {
 
   #answer(travel: Travel, outcome: Response | 'lost', label: string): void {
     travel.arrived = true;
+    this.#processed(travel);
+    if (travel.orphaned) {
+      // Landed (or lost on the way): nobody reads the answer.
+      if (outcome !== 'lost' || label !== 'lost before the server')
+        this.truth.reach(`${travel.orphaned}-request-landed`);
+      this.#orphans.delete(travel);
+      this.#arrived(travel);
+      return;
+    }
     travel.answer = this.sched.add(
       travel.req.holder,
       `answer #${travel.req.no} to ${travel.req.holder}: ${label}`,
@@ -219,6 +233,34 @@ export class Network {
       },
       this.#delay(),
     );
+  }
+
+  #processed(travel: Travel): void {
+    if (travel.req.legacy && this.sched.now - travel.req.leftAt >= this.options.leaseMs)
+      this.truth.reach('legacy-copy-past-lease');
+    travel.req.processed = true;
+    for (const item of travel.items) item.processed = true;
+  }
+
+  /**
+   * Nobody will read this request's answer, yet it left: it still lands, no later than `by`
+   * (virtual time), and is on the wire until it did.
+   */
+  #orphan(travel: Travel, by: number, why: 'killed' | 'aborted'): void {
+    travel.orphaned = why;
+    this.truth.orphaned(travel.req);
+    for (const item of travel.items) this.truth.orphaned(item);
+    this.#orphans.add(travel);
+    const due = travel.arrival === undefined ? undefined : this.sched.due(travel.arrival);
+    if (due !== undefined && due > by && travel.land) {
+      this.sched.cancel(travel.arrival!);
+      travel.arrival = this.sched.add(
+        'net',
+        `${travel.land.label} (orphaned)`,
+        travel.land.run,
+        Math.max(0, by - this.sched.now),
+      );
+    }
   }
 
   #arrive(travel: Travel, request: RowRequest, principal: string | undefined): string {
@@ -288,8 +330,10 @@ export class Network {
       return ` ${result.kind}`;
     }
     const applied = this.server.effects.length > before;
-    if (result.status === 412 && travel.req.key !== undefined)
+    if (result.status === 412 && travel.req.key !== undefined) {
       this.truth.outdated.add(travel.req.key);
+      this.truth.conflictSent(travel.req.key, result.status, result.body);
+    }
     if (result.status === 422) this.options.count('rejections');
     const answer = response(result.status, this.#link(result.headers), result.body);
     if (this.#on('lost-after', 0.15)) {
@@ -315,8 +359,12 @@ export class Network {
       return ` ${result.kind}`;
     }
     travel.statuses = itemStatuses(result.body);
+    const bodies = itemBodies(result.body);
     travel.items.forEach((item, i) => {
-      if (travel.statuses?.[i] === 412 && item.key !== undefined) this.truth.outdated.add(item.key);
+      if (travel.statuses?.[i] === 412 && item.key !== undefined) {
+        this.truth.outdated.add(item.key);
+        this.truth.conflictSent(item.key, 412, bodies[i]);
+      }
     });
     const summary = ` batch [${travel.statuses.join(',')}] ${this.server.effects.length - before} applied`;
     if (this.#on('lost-after', 0.15)) {
@@ -374,29 +422,54 @@ export class Network {
   #abort(travel: Travel): void {
     if (!this.#travels.has(travel.req)) return;
     this.#travels.delete(travel.req);
-    if (travel.arrival !== undefined && !travel.arrived) this.sched.cancel(travel.arrival);
     if (travel.answer !== undefined) this.sched.cancel(travel.answer);
-    this.#arrived(travel);
+    // An abort stops what has not left; bytes already sent can still land (SPEC §4's very risk):
+    // at once, and the request is on the wire until then.
+    const lands = !travel.arrived && travel.arrival !== undefined && this.rng.chance(0.25);
+    if (lands) this.#orphan(travel, this.sched.now, 'aborted');
+    else {
+      if (travel.arrival !== undefined && !travel.arrived) this.sched.cancel(travel.arrival);
+      this.#arrived(travel);
+    }
     this.sched.log(
-      `abort #${travel.req.no} of ${travel.req.holder}${travel.arrived ? ' (answer lost)' : ' (never arrived)'}`,
+      `abort #${travel.req.no} of ${travel.req.holder}${travel.arrived ? ' (answer lost)' : lands ? ' (its bytes still land)' : ' (never arrived)'}`,
     );
     travel.reject(new DOMException('The operation was aborted.', 'AbortError'));
   }
 
-  /** A holder dies: its requests stop being its own; each still reaches the server, or not. */
+  /**
+   * A holder dies: nobody reads its requests' answers. Half of those not yet at the server never
+   * get there; the others still land, by the end of their claim at the latest (the browser
+   * tears the connection down), and are on the wire until they did.
+   */
   kill(holder: string): void {
     for (const travel of [...this.#travels.values()]) {
       if (travel.req.holder !== holder) continue;
       this.#travels.delete(travel.req);
-      this.#arrived(travel);
-      if (!travel.arrived && travel.arrival !== undefined && this.rng.chance(0.5))
+      if (travel.arrived || travel.arrival === undefined) {
+        this.#arrived(travel);
+        continue;
+      }
+      if (this.rng.chance(0.5)) {
         this.sched.cancel(travel.arrival);
+        this.#arrived(travel);
+      } else this.#orphan(travel, travel.req.deadline ?? this.sched.now, 'killed');
     }
   }
 
-  /** Requests still travelling or committing. */
+  /** Requests still travelling or committing, and orphaned ones that may still land. */
   get busy(): number {
-    return this.#travels.size + this.#committing.size;
+    return this.#travels.size + this.#committing.size + this.#orphans.size;
+  }
+}
+
+/** The bodies of a batch answer's items, in order. */
+function itemBodies(body: string): unknown[] {
+  try {
+    const parsed = JSON.parse(body) as { items?: Array<{ body?: unknown }> };
+    return (parsed.items ?? []).map((item) => item.body);
+  } catch {
+    return [];
   }
 }
 

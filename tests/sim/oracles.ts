@@ -7,6 +7,7 @@ import type {
 } from '../../shared/model/store.ts';
 import { assignSeq } from '../../shared/store/commit.ts';
 import type { Effect } from '../support/model-server.ts';
+import { describeKey, KeyedMap, KeyedSet } from './keys.ts';
 
 /**
  * The oracles of SPEC §20, one per guarantee. They watch every committed plan (a shadow of the
@@ -83,6 +84,13 @@ export interface WireRequest {
   deadline?: number;
   done: boolean;
   legacy: boolean;
+  /** The server processed it (or it was lost before getting there): no copy of it lands later. */
+  processed?: boolean;
+  /**
+   * Its holder was killed, or it was aborted after its bytes left: nobody reads its answer, yet
+   * it may still land (SPEC §4's very risk), and is on the wire until it did.
+   */
+  orphaned?: boolean;
 }
 
 /** Who committed a plan. */
@@ -134,10 +142,10 @@ export class Truth {
   readonly reached = new Map<string, number>();
 
   /** The rows store as the committed plans left it, by key (a number key stays a number). */
-  readonly rows = new Map<unknown, unknown>();
+  readonly rows = new KeyedMap<unknown>();
   /** Each owner's `seq` counter, as the store raises it (§6.1): the shadow stores what it does. */
   private readonly seqCounters = new Map<string, number>();
-  readonly gone = new Set<unknown>();
+  readonly gone = new KeyedSet();
   readonly receipts = new Map<string, Receipt>();
   readonly tombstones = new Map<string, Tombstone>();
   readonly ledger = new Map<string, ConflictLedgerEntry>();
@@ -160,6 +168,10 @@ export class Truth {
    * ever apply, since revisions only grow and every copy carries the same base revision (§9).
    */
   readonly outdated = new Set<string>();
+  /** What the server answered each key that met a revision conflict: status and revision. */
+  readonly conflictsSent = new Map<string, Array<{ status: number; currentRevision: unknown }>>();
+  /** Ledger entries written for each successor (§10: idempotent by successor id). */
+  readonly ledgerWrites = new Map<string, number>();
   /** Superseded key → its conflict successor. */
   readonly superseded = new Map<string, string>();
   /** How many conflict successors stand before a row (K1 → K2 → …). */
@@ -179,7 +191,7 @@ export class Truth {
   /** Rows the legacy writer settled (it writes no receipt). */
   readonly legacySettled = new Set<string>();
   /** Corrupt values written straight into the store, by key. */
-  readonly corrupt = new Map<unknown, { owner: string; value: unknown }>();
+  readonly corrupt = new KeyedMap<{ owner: string; value: unknown }>();
   /** What a row went through that explains a failure (merges, blind enqueues, overtaking claims). */
   readonly notes = new Map<string, string[]>();
   /**
@@ -258,6 +270,89 @@ export class Truth {
     return intent && this.mayRemain(before, seen);
   }
 
+  /** Request ids whose receipt a prune removed (§2: kept 500 per owner / 7 days). */
+  readonly prunedReceipts = new Set<string>();
+  /** Which holder (or `v0`) wrote each row last, for ties of clocks across writers. */
+  readonly writer = new KeyedMap<string>();
+
+  /** The server answered a key with a revision conflict (§10, §15): what it said. */
+  conflictSent(key: string, status: number, body: unknown): void {
+    let parsed: unknown = body;
+    if (typeof body === 'string')
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        parsed = undefined;
+      }
+    const currentRevision = asRaw(parsed)?.currentRevision ?? null;
+    const list = this.conflictsSent.get(key) ?? [];
+    list.push({ status, currentRevision });
+    this.conflictsSent.set(key, list);
+  }
+
+  /**
+   * G5: a ledger entry is written once per overwrite, when its resend settled applied, with the
+   * revisions the server said (§10): the overwritten one the conflict named, the final one the
+   * applying write made.
+   */
+  private checkLedger(by: Committer, plan: ReplacePlan): void {
+    for (const entry of plan.ledger ?? []) {
+      if (entry.restoredBy !== undefined) continue;
+      this.exercise('G5');
+      const earlier = this.ledger.get(entry.successorId);
+      if (earlier !== undefined) {
+        if (!deepEqual({ ...earlier, restoredBy: undefined }, { ...entry, restoredBy: undefined }))
+          this.fail(
+            'G5',
+            'ledger-entry-twice',
+            `${by.holder}'s ${plan.reason} wrote a second, different ledger entry for ${entry.successorId}`,
+          );
+        continue;
+      }
+      this.ledgerWrites.set(entry.successorId, (this.ledgerWrites.get(entry.successorId) ?? 0) + 1);
+      const row = asRaw(this.rows.get(entry.successorId));
+      const key = asRaw(row?.request)?.requestId;
+      const effect = typeof key === 'string' ? this.applied.get(key) : undefined;
+      if (effect === undefined) {
+        this.fail(
+          'G5',
+          'ledger-without-overwrite',
+          `${by.holder}'s ${plan.reason} wrote a ledger entry for ${entry.successorId}, whose request the server never applied`,
+        );
+        continue;
+      }
+      const failure = asRaw(asRaw(row?.conflict)?.failure);
+      if (
+        entry.finalRevision !== effect.revision ||
+        entry.overwrittenRevision !== (failure?.currentRevision ?? null)
+      )
+        this.fail(
+          'G5',
+          'ledger-not-what-the-server-said',
+          `the ledger entry of ${entry.successorId} says r${String(entry.overwrittenRevision)} → r${String(entry.finalRevision)}; the conflict named r${String(failure?.currentRevision)} and ${String(key)} made r${effect.revision}`,
+        );
+    }
+  }
+
+  /** A prune left these receipts of an owner: the others it knew are gone. Returns how many. */
+  receiptsKept(owner: string, kept: readonly string[]): number {
+    const left = new Set(kept);
+    let pruned = 0;
+    for (const [id, receipt] of this.receipts)
+      if (receipt.owner === owner && !left.has(id) && !this.prunedReceipts.has(id)) {
+        this.prunedReceipts.add(id);
+        pruned++;
+      }
+    if (pruned > 0) this.reach('receipt-pruned');
+    return pruned;
+  }
+
+  /** Whether the receipt of the create C was pruned (its intents then meet C by its name, §6.1). */
+  createReceiptPruned(createId: string): boolean {
+    const key = this.appliedBy.get(createId);
+    return key !== undefined && this.prunedReceipts.has(key);
+  }
+
   reach(what: string): void {
     this.reached.set(what, (this.reached.get(what) ?? 0) + 1);
   }
@@ -300,10 +395,11 @@ export class Truth {
   commit(by: Committer, plan: ReplacePlan): void {
     if (by.kind === 'core') this.checkCommit(by, plan);
     this.track(by, plan);
-    this.apply(plan);
+    this.apply(plan, by.holder);
   }
 
   private checkCommit(by: Committer, plan: ReplacePlan): void {
+    this.checkLedger(by, plan);
     this.exercise('G6');
     if (plan.owner !== by.owner)
       this.fail('G6', 'plan-owner', `${by.holder} for ${by.owner} wrote a plan of ${plan.owner}`);
@@ -481,6 +577,7 @@ export class Truth {
           this.legacyReordered.add(`${by.owner}\u0000${String(row.targetId)}`);
       }
     }
+    this.reachPrunedAndTies(by, plan);
     if (plan.reason === 'enqueue') {
       for (const value of plan.put ?? []) {
         const before = asRaw(this.rows.get(asRaw(value)?.successorOf));
@@ -622,6 +719,49 @@ export class Truth {
         this.corrupt.set(asRaw(value)?.id, { owner: by.owner, value: structuredClone(value) });
   }
 
+  /**
+   * Reach (SPEC §20): an edit of `pending:<C>` enqueued, or an intent of C converted, after C's
+   * receipt was pruned; and rows of one record whose clock readings (`savedAt`, `sentAt`) tie
+   * within a millisecond across two writers.
+   */
+  private reachPrunedAndTies(by: Committer, plan: ReplacePlan): void {
+    const deleted = new Set((plan.delete ?? []).map(String));
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      if (row === undefined || typeof row.id !== 'string') continue;
+      const target = String(row.targetId);
+      // As the app made it: the engine may have named the record by its server id at once.
+      const made = this.drafts.get(row.id)?.targetId ?? target;
+      if (plan.reason === 'enqueue' && made.startsWith('pending:')) {
+        if (this.createReceiptPruned(made.slice('pending:'.length)))
+          this.reach('edit-after-receipt-pruned');
+      }
+      // A converted intent: it was written for pending:<C> and now names the server id.
+      for (const id of deleted) {
+        const before = asRaw(this.rows.get(id));
+        const was = String(before?.targetId ?? '');
+        if (
+          before?.request === undefined &&
+          was.startsWith('pending:') &&
+          !target.startsWith('pending:') &&
+          [...this.carriedBy(id)].some((e) => this.carriedBy(row.id as string).has(e)) &&
+          this.createReceiptPruned(was.slice('pending:'.length))
+        )
+          this.reach('intent-converted-after-receipt-pruned');
+      }
+      const before = asRaw(this.rows.get(row.id));
+      const fresh = before === undefined;
+      const claimed = plan.reason === 'claim' && typeof row.sentAt === 'number';
+      if (!fresh && !claimed) continue;
+      for (const other of this.recordRows(by.owner, row.collection, row.targetId, row.id)) {
+        const writer = this.writer.get(other.id);
+        if (writer === undefined || writer === by.holder) continue;
+        if (fresh && other.savedAt === row.savedAt) this.reach('clock-tie');
+        if (claimed && other.sentAt === row.sentAt) this.reach('clock-tie');
+      }
+    }
+  }
+
   private register(id: string, plan: ReplacePlan): void {
     let draft = this.drafts.get(id);
     const restored = plan.ledger?.find((entry) => entry.restoredBy?.rowId === id);
@@ -645,7 +785,7 @@ export class Truth {
       this.cancelled.add(id);
   }
 
-  private apply(plan: ReplacePlan): void {
+  private apply(plan: ReplacePlan, writer?: string): void {
     for (const id of plan.delete ?? []) {
       this.rows.delete(id);
       this.gone.add(id);
@@ -654,6 +794,7 @@ export class Truth {
     this.seqCounters.set(plan.owner, fresh.counter);
     for (const value of fresh.put) {
       const id = asRaw(value)?.id;
+      if (writer !== undefined) this.writer.set(id, writer);
       this.rows.set(id, structuredClone(value));
       this.gone.delete(id);
     }
@@ -756,15 +897,26 @@ export class Truth {
       if (other === req || other.done || other.record !== req.record || other.key === req.key)
         continue;
       if (spent(other.key)) continue;
-      // A legacy tab has no lease and no abort: the v1 writer counts its request in flight for
-      // the lease after it left (§4 rule 2, §17), and may send the record's rows after that.
-      if (other.legacy && now - other.leftAt >= this.leaseMs) continue;
+      // A legacy tab has no lease and no abort: its request is on the wire until the server
+      // processed it, however long that takes.
+      if (other.legacy && other.processed) continue;
       this.fail(
         'G4',
         'two-on-the-wire',
         `${req.holder} sent ${req.key} while ${other.holder}'s ${other.key} of the same record was on the wire${this.why(rowId)}${this.why(other.rowId)}`,
       );
     }
+  }
+
+  /**
+   * Nobody reads the request's answer any more (its holder died, or aborted it after its bytes
+   * left): its holder may act on the row as it would after any abort, while the request itself
+   * stays on the wire until it lands (G4).
+   */
+  orphaned(req: WireRequest): void {
+    req.orphaned = true;
+    if (req.rowId !== undefined && req.fence !== undefined)
+      this.onWire.get(`${req.holder}\u0000${req.rowId}`)?.delete(req.fence);
   }
 
   /** The request's answer arrived, or it was aborted. */
@@ -777,7 +929,8 @@ export class Truth {
   /** After every step: no request of a holder is on the wire past its claim (by its own clock). */
   afterStep(now: number): void {
     for (const req of this.wire) {
-      if (req.done || req.deadline === undefined) continue;
+      // An orphaned request has nobody left to abort it: it is watched on the wire (G4), not here.
+      if (req.done || req.deadline === undefined || req.orphaned) continue;
       if (now > req.deadline)
         this.fail(
           'G3',
@@ -960,11 +1113,12 @@ export class Truth {
       if (kept?.state === 'blocked' && kept.blockedCode === 'retention_exceeded' && kept.conflict)
         continue;
       this.exercise('G5');
-      if (!this.ledger.has(rowId!))
+      const entries = this.ledgerWrites.get(rowId!) ?? 0;
+      if (entries !== 1)
         this.fail(
           'G5',
-          'overwrite-without-ledger',
-          `${key} overwrote a conflicting version but the ledger has no entry for it${this.why(rowId)}`,
+          entries === 0 ? 'overwrite-without-ledger' : 'ledger-entry-twice',
+          `${key} overwrote a conflicting version and the ledger has ${entries} entries for it${this.why(rowId)}`,
         );
     }
 
@@ -1036,7 +1190,7 @@ export class Truth {
         this.fail(
           'G7',
           'corrupt-not-quarantined',
-          `the corrupt value under ${typeof id === 'number' ? `number key ${id}` : id} is not quarantined with its raw value`,
+          `the corrupt value under ${describeKey(id)} is not quarantined with its raw value`,
         );
     }
   }

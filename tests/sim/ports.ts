@@ -248,7 +248,19 @@ export class SimStore implements OutboxStore {
 
   prune(owner: string, limits: Parameters<OutboxStore['prune']>[1]): Promise<void> {
     this.#index(owner, 'pruning');
-    return this.#call('prune', true, () => this.real.prune(owner, limits));
+    // What the prune left is read back at once, so the oracles know which receipts are gone.
+    return this.#call(
+      'prune',
+      true,
+      async () => {
+        await this.real.prune(owner, limits);
+        return (await this.real.listReceipts(owner, 100_000)).map((r) => r.requestId);
+      },
+      (kept) => {
+        const pruned = this.truth.receiptsKept(owner, kept);
+        return pruned > 0 ? ` (${pruned} receipts pruned)` : '';
+      },
+    ).then(() => undefined);
   }
 
   getMeta(key: string): Promise<Json | undefined> {

@@ -1,4 +1,5 @@
 import { resetMemoryStores } from '../../shared/store/memory.ts';
+import { describeKey, KeyedMap } from './keys.ts';
 import type { Guarantee, Violation } from './oracles.ts';
 import { settle } from './scheduler.ts';
 import {
@@ -187,7 +188,7 @@ async function quiescence(world: World): Promise<void> {
       world.truth.fail(
         'G7',
         'row-invisible',
-        `${owner} has ${stored.length} rows stored but stats() counts ${stats.total}: ${stored.map(([id]) => (typeof id === 'number' ? `number ${id}` : id)).join(', ')}`,
+        `${owner} has ${stored.length} rows stored but stats() counts ${stats.total}: ${stored.map(([id]) => describeKey(id)).join(', ')}`,
       );
     const shown = new Set(rows.map((view) => view.id));
     for (const [id, value] of stored) {
@@ -196,7 +197,7 @@ async function quiescence(world: World): Promise<void> {
         world.truth.fail(
           'G7',
           'row-invisible',
-          `the quarantined row ${String(id)} of ${owner} is not in rows()`,
+          `the quarantined row ${describeKey(id)} of ${owner} is not in rows()`,
         );
     }
   }
@@ -204,9 +205,9 @@ async function quiescence(world: World): Promise<void> {
   const check = await world.openStore();
   try {
     for (const owner of world.owners) {
-      const real = new Map(
-        (await check.scan(owner, { limit: 100_000 })).map((v) => [(v as { id: unknown }).id, v]),
-      );
+      const real = new KeyedMap<unknown>();
+      for (const v of await check.scan(owner, { limit: 100_000 }))
+        real.set((v as { id: unknown }).id, v);
       const shadow = [...world.truth.rows.entries()].filter(
         ([, v]) => (v as { owner?: unknown }).owner === owner,
       );

@@ -55,6 +55,11 @@ export class Scheduler {
     this.#steps.delete(id);
   }
 
+  /** When a pending step becomes ready, if it is still pending. */
+  due(id: number): number | undefined {
+    return this.#steps.get(id)?.readyAt;
+  }
+
   has(id: number): boolean {
     return this.#steps.has(id);
   }

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadMutant, MUTANTS } from './mutants.ts';
 import regressions from './regressions.json' with { type: 'json' };
@@ -5,7 +6,8 @@ import { describeFailure, type Replay, replayOf } from './report.ts';
 import { runSim, type SimResult } from './run.ts';
 import { shrink } from './shrink.ts';
 import { coverageRows, runSwarm, type SwarmReport } from './swarm.ts';
-import { swarmConfig } from './swarm-config.ts';
+import { type StoreKind, swarmConfig } from './swarm-config.ts';
+import { freshWindow, seedCommand, windowCommand } from './window.ts';
 
 /**
  * The simulation of SPEC §20 as part of `npm test`: a thousand seeds on the memory store and a
@@ -17,6 +19,8 @@ const MEMORY_SEEDS = 1_000;
 const IDB_SEEDS = 100;
 /** Each broken build must be caught within this many seeds. */
 const MUTANT_BOUND = 1_000;
+/** Seeds nobody chose: their start moves with every commit (SPEC §20, window.ts). */
+const WINDOW = freshWindow();
 
 function failures(report: SwarmReport): string {
   return report.failures
@@ -36,10 +40,45 @@ describe('the simulation of SPEC §20', () => {
     expect(unreached).toEqual([]);
   }, 240_000);
 
-  it(`holds every guarantee over ${IDB_SEEDS} seeds on fake-indexeddb`, async () => {
+  it(`holds every guarantee over ${IDB_SEEDS} seeds on fake-indexeddb, with corrupt values under every key type`, async () => {
     const report = await runSwarm({ seeds: IDB_SEEDS, store: 'idb', from: 50_001 });
     expect(report.failures.length, failures(report)).toBe(0);
+    // Corrupt values under every key type, on this store too (SPEC §6.1, §20).
+    const unreached = coverageRows()
+      .filter((row) => row.key.startsWith('corrupt-key:'))
+      .filter((row) => (report.tally.get(row.key)?.times ?? 0) === 0)
+      .map((row) => row.label);
+    expect(unreached).toEqual([]);
   }, 240_000);
+
+  it.each(['memory', 'idb'] as const)(
+    `holds every guarantee over a fresh window of seeds on the %s store (${WINDOW.source})`,
+    async (store: StoreKind) => {
+      const from = WINDOW.from[store];
+      const seeds = WINDOW.seeds[store];
+      console.log(
+        `fresh window (${WINDOW.source}): ${store} seeds ${from}–${from + seeds - 1}; run it again with\n  ${windowCommand(WINDOW, store)}`,
+      );
+      if (store === 'memory' && process.env.SW_OUTBOX_SIM_REPORT)
+        writeFileSync(
+          process.env.SW_OUTBOX_SIM_REPORT,
+          JSON.stringify({
+            source: WINDOW.source,
+            commands: (['memory', 'idb'] as const).map((s) => windowCommand(WINDOW, s)),
+          }),
+        );
+      const report = await runSwarm({ from, seeds, store });
+      const described = report.failures
+        .slice(0, 3)
+        .map((f) => `${describeFailure(f)}\n  replay: ${seedCommand(f.config.seed, store)}`)
+        .join('\n');
+      expect(
+        report.failures.length,
+        `${report.failures.length} of the fresh window's seeds fail (${WINDOW.source}; the window: ${windowCommand(WINDOW, store)}):\n${described}`,
+      ).toBe(0);
+    },
+    120_000,
+  );
 
   it.each(regressions.map((r) => [`${r.finding}: ${r.what}`, r] as const))(
     'replays the regression seed of %s without a failure',

@@ -1,3 +1,4 @@
+import { KEY_KINDS } from './keys.ts';
 import { GUARANTEES } from './oracles.ts';
 import { runSim, type SimResult } from './run.ts';
 import { ACTORS, FAULTS, type StoreKind, swarmConfig } from './swarm-config.ts';
@@ -111,8 +112,25 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     'successor-of-expired-claim',
     'ack-left-an-intent-behind',
     'conflict-chain-over-8',
+    'killed-request-landed',
+    'aborted-request-landed',
+    'legacy-copy-past-lease',
   ])
     rows.push({ group: 'situation', key: `reached:${what}`, label: what });
+  // What SPEC §20 says the swarm reaches: corrupt values under every IndexedDB key type, a
+  // create's receipt pruned before its intents meet it, and clocks that tie across holders.
+  for (const kind of KEY_KINDS)
+    rows.push({
+      group: 'reach',
+      key: `corrupt-key:${kind}`,
+      label: `corrupt under ${kind === 'array' ? 'an' : 'a'} ${kind} key`,
+    });
+  for (const [what, label] of [
+    ['receipt-pruned', 'receipts pruned'],
+    ['edit-after-receipt-pruned', 'pending:C edited, receipt pruned'],
+    ['clock-tie', 'clocks tie across holders'],
+  ] as const)
+    rows.push({ group: 'reach', key: `reached:${what}`, label });
   for (const event of ['converted', 'storm', 'held', 'blocked', 'quarantined'])
     rows.push({ group: 'situation', key: `event:${event}`, label: `event ${event}` });
   return rows;
@@ -131,7 +149,7 @@ export function formatReport(report: SwarmReport): string {
   for (const row of coverageRows()) {
     if (row.group !== group) {
       group = row.group;
-      lines.push(`${group}s`);
+      lines.push(group === 'reach' ? 'reached (SPEC §20)' : `${group}s`);
     }
     const t = report.tally.get(row.key) ?? { seeds: 0, times: 0 };
     if (t.times === 0) missing.push(row.label);

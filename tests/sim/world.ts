@@ -18,6 +18,7 @@ import { createMemoryStore } from '../../shared/store/memory.ts';
 import { BATCH_PATH } from '../../shared/wire/batch.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { ModelServer } from '../support/model-server.ts';
+import { describeKey, type KeyKind } from './keys.ts';
 import { Network, ORIGIN } from './network.ts';
 import { type EditDraft, Truth } from './oracles.ts';
 import { SimStore, simIds } from './ports.ts';
@@ -63,6 +64,25 @@ const ALLOWED: Record<string, readonly string[]> = {
   stats: ['storage'],
   flush: [],
 };
+
+/** The key types a numeric draw of the corruptor takes in turn (a string key is the other draw). */
+const NUMERIC_KEYS = ['number', 'date', 'array', 'binary'] as const satisfies readonly KeyKind[];
+
+/** The key of the corruptor's `n`th value, of one kind. */
+function corruptKey(kind: KeyKind, n: number): string | number | Date | unknown[] | Uint8Array {
+  switch (kind) {
+    case 'number':
+      return 900_000 + n;
+    case 'date':
+      return new Date(T0 + n);
+    case 'array':
+      return ['corrupt', n];
+    case 'binary':
+      return new Uint8Array([0xc0, n & 0xff, (n >> 8) & 0xff]);
+    default:
+      return `corrupt-${String(n).padStart(4, '0')}`;
+  }
+}
 
 /** Steps an API call may take before it counts as hung (G7). */
 const CALL_BOUND_STEPS: Record<string, number> = { flush: 6_000 };
@@ -174,6 +194,7 @@ export class World {
   #editNo = 0;
   #incarnation = 0;
   #corruptNo = 0;
+  #numericNo = 0;
   #otherNo = 0;
   readonly #open: () => Promise<OutboxStore>;
   readonly legacy: LegacyWriter;
@@ -697,8 +718,13 @@ export class World {
   corrupt(owner: string, index: number, numeric: boolean, flaw: number): string {
     const slot = this.#pickSlot(owner, index, false);
     const n = ++this.#corruptNo;
-    const id: string | number =
-      numeric && flaw !== 6 ? 900_000 + n : `corrupt-${String(n).padStart(4, '0')}`;
+    // Every valid IndexedDB key type (SPEC §6.1, §20): a run's numeric draws take a number, a
+    // Date, an array and binary in turn, starting where its seed says.
+    const kind =
+      numeric && flaw !== 6
+        ? NUMERIC_KEYS[(this.config.seed + this.#numericNo++) % NUMERIC_KEYS.length]!
+        : 'string';
+    const id = corruptKey(kind, n);
     const value: Record<string, unknown> = {
       v: 1,
       id,
@@ -740,9 +766,10 @@ export class World {
       }
     }
     this.count('actor:corruptor');
+    this.count(`corrupt-key:${kind}`);
     const store = this.corruptStore(owner);
     store.replace({ owner, expected: [], put: [value], reason: 'corrupt' }).catch(() => undefined);
-    return `corrupt value ${typeof id === 'number' ? `number ${id}` : id} for ${value.targetId} (flaw ${flaw})`;
+    return `corrupt value ${describeKey(id)} for ${value.targetId} (flaw ${flaw})`;
   }
 
   #corruptStores = new Map<string, SimStore>();
