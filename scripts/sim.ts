@@ -5,7 +5,7 @@
 //   npm run sim -- --mutant retry-new-key --seeds 1000             a deliberately broken build
 import { parseArgs } from 'node:util';
 import { classify } from '../tests/sim/findings.ts';
-import { loadMutant, MUTANTS, REVERTS } from '../tests/sim/mutants.ts';
+import { loadMutant, MUTANTS, REVERTS, UNCAUGHT } from '../tests/sim/mutants.ts';
 import {
   describeFailure,
   formatTrace,
@@ -33,10 +33,9 @@ const { values } = parseArgs({
 const store = values.store as StoreKind;
 if (store !== 'memory' && store !== 'idb')
   throw new Error(`--store is memory or idb, not ${store}`);
-if (values.mutant !== undefined && !(values.mutant in MUTANTS) && !(values.mutant in REVERTS))
-  throw new Error(
-    `--mutant is one of ${[...Object.keys(MUTANTS), ...Object.keys(REVERTS)].join(', ')}`,
-  );
+const NAMES = [...Object.keys(MUTANTS), ...Object.keys(REVERTS), ...Object.keys(UNCAUGHT)];
+if (values.mutant !== undefined && !NAMES.includes(values.mutant))
+  throw new Error(`--mutant is one of ${NAMES.join(', ')}`);
 
 const sim = await loadMutant(values.mutant);
 
