@@ -1097,10 +1097,8 @@ export class Truth {
       const rowId = this.keyRow.get(key);
       const edits = this.carriedBy(rowId);
       if (![...edits].some((e) => this.conflicted.has(e)) || this.superseded.has(key)) continue;
-      // The legacy writer settles without a ledger: it knows nothing of conflicts (§17). A row
-      // the app discarded (after its handler failed on the answer) takes its evidence with it.
-      if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
-      if (rowId !== undefined && this.tombstones.get(rowId)?.reason === 'discarded') continue;
+      // Every overwrite has exactly one ledger entry (§20): whoever sent the resend (a legacy tab
+      // too) and whatever became of its row (discarded after its handler failed on the answer).
       // SPEC §15: "when the server no longer knows the key the row is blocked with
       // retention_exceeded and its evidence kept": the evidence stays in the row, since no
       // answer ever said the resend was applied.
