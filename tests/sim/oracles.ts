@@ -193,10 +193,17 @@ export class Truth {
   /** What a row went through that explains a failure (merges, blind enqueues, overtaking claims). */
   readonly notes = new Map<string, string[]>();
   /**
-   * Records the legacy writer sent out of order (it knows no successors, only `savedAt`): their
-   * effect order is the old bundle's, not this one's, so the order checks leave them out.
+   * Records the legacy writer sent out of order (it knows no successors, only `savedAt`): where
+   * its edits land is the old bundle's doing, not this one's. The order checks still judge this
+   * bundle's edits of them (G4): their effects in the order they were made, and the final value
+   * with each legacy edit taken where it landed.
    */
   readonly legacyReordered = new Set<string>();
+  /** Every effect's place in the order the server applied them, by edit. */
+  readonly landed = new Map<string, number>();
+  /** Edits a legacy tab's request applied: it sent them where it chose. */
+  readonly legacyApplied = new Set<string>();
+  #landings = 0;
   /** Edits the app retried (a blocked row of theirs queued again). */
   readonly retried = new Set<string>();
   /** Row ids of merged-away rows and what they were when absorbed (for diagnosis). */
@@ -883,9 +890,10 @@ export class Truth {
       }
     }
     // G4: never two requests of one record on the wire at once (unless the other one already applied).
+    // The legacy tab's own sends of a record it reordered are its doing; this bundle's are judged.
     const reordered =
       row !== undefined && this.legacyReordered.has(`${req.owner}\u0000${String(row.targetId)}`);
-    if (reordered) return;
+    if (reordered && req.legacy) return;
     this.exercise('G4');
     // A copy of a key the server already applied, or refused as outdated, changes nothing,
     // whenever it lands: it is on the wire only until the server processed that key.
@@ -952,8 +960,8 @@ export class Truth {
    */
   readonly legacyPastRetention = new Set<string>();
 
-  /** The server applied a write (G2, G4). */
-  effect(effect: Effect): void {
+  /** The server applied a write (G2, G4); `legacy` when a legacy tab's request carried it. */
+  effect(effect: Effect, legacy = false): void {
     this.exercise('G2');
     if (this.applied.has(effect.key) && !this.legacyPastRetention.has(effect.key))
       this.fail('G2', 'key-applied-twice', `${effect.key} has two effects`);
@@ -973,16 +981,22 @@ export class Truth {
       if (edit?.kind === 'create' && effect.method === 'POST')
         this.createdRecord.set(id, effect.id);
     }
-    // G4: a record's effects follow the order its edits were made.
-    const record = `${effect.owner}\u0000${effect.id}`;
-    if (this.legacyReordered.has(record)) return;
+    const landing = ++this.#landings;
+    for (const id of edits) if (!this.landed.has(id)) this.landed.set(id, landing);
+    if (legacy) for (const id of edits) this.legacyApplied.add(id);
+    // G4: a record's effects follow the order its edits were made. Where a legacy tab reordered
+    // the record, its edits land where it sent them: this bundle's are judged among themselves.
+    const reordered = this.legacyReordered.has(`${effect.owner}\u0000${effect.id}`);
+    const record = `${effect.owner}\u0000${effect.id}${reordered ? '\u0000v1' : ''}`;
+    const judged = reordered ? [...edits].filter((id) => !this.legacyPlaced(id)) : [...edits];
+    if (judged.length === 0) return;
     this.exercise('G4');
     let position = -1;
-    for (const id of edits) position = Math.max(position, this.edits.get(id)?.made ?? -1);
+    for (const id of judged) position = Math.max(position, this.edits.get(id)?.made ?? -1);
     if (position < 0) return;
     const last = this.lastPosition.get(record) ?? -1;
     const lastRow = this.lastApplied.get(record);
-    const carried = [...edits].flatMap((id) => this.edits.get(id) ?? []);
+    const carried = judged.flatMap((id) => this.edits.get(id) ?? []);
     // Retried edits a newer one overtook, alone or merged into an edit made after that one.
     const overtaken = carried.filter((e) => this.retried.has(e.id) && e.made < last);
     if (overtaken.length > 0 && (position < last || overtaken.length < carried.length)) {
@@ -1019,6 +1033,35 @@ export class Truth {
       this.lastPosition.set(record, position);
       if (rowId !== undefined) this.lastApplied.set(record, rowId);
     }
+  }
+
+  /**
+   * The fold order of a record a legacy tab reordered: this bundle's edits in the order they
+   * were made, each edit the legacy tab placed (its own, or one it sent) where it landed — after every edit of this bundle applied before
+   * it, and among the edits it was merged with by when it was made.
+   */
+  private landedPlaces(edits: Edit[]): Map<Edit, number> {
+    const ours = edits.filter((e) => !this.legacyPlaced(e.id));
+    const place = new Map<Edit, number>();
+    for (const edit of edits) {
+      if (!this.legacyPlaced(edit.id)) {
+        place.set(edit, edit.made);
+        continue;
+      }
+      const at = this.landed.get(edit.id) ?? 0;
+      const before = ours.filter((e) => (this.landed.get(e.id) ?? Infinity) < at);
+      const after = Math.max(-1, ...before.map((e) => e.made));
+      // Merged with edits of this bundle, it takes its place among them by when it was made:
+      // the merge is this bundle's, and folds in that order (§6).
+      const merged = ours.some((e) => this.landed.get(e.id) === at);
+      place.set(edit, merged && edit.made > after ? edit.made : after + 0.5 + at / 1e9);
+    }
+    return place;
+  }
+
+  /** Whether a legacy tab decided where an edit landed: its own edit, or one it sent. */
+  private legacyPlaced(editId: string): boolean {
+    return this.edits.get(editId)?.by === 'v0' || this.legacyApplied.has(editId);
   }
 
   /** What was merged into a row, for a failure's detail. */
@@ -1132,9 +1175,9 @@ export class Truth {
         .join('');
       const found = server.record(id);
       if (found === undefined || found.owner !== edits[0]!.owner) continue;
-      if (this.legacyReordered.has(key)) continue;
       this.exercise('G4');
-      edits.sort((a, b) => a.made - b.made);
+      const place = this.legacyReordered.has(key) ? this.landedPlaces(edits) : undefined;
+      edits.sort((a, b) => (place ? place.get(a)! - place.get(b)! : a.made - b.made));
       const expected: Record<string, Json> = {};
       let deleted = false;
       for (const edit of edits) {
