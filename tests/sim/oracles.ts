@@ -247,12 +247,9 @@ export class Truth {
       row.request === undefined &&
       typeof row.targetId === 'string' &&
       row.targetId.startsWith('pending:');
-    // An edit of a create no receipt is known of, local or on the server (§8): it waits, and
-    // says why.
-    if (intent && asRaw(row.evidence)?.lastErrorCode === 'predecessor_receipt_unknown') return true;
-    // A record holding a newer bundle's row waits for that bundle (§17).
-    if (this.recordRows(String(row.owner), row.collection, row.targetId, row.id).some(isFuture))
-      return true;
+    // An edit of a create no receipt is known of does not wait forever either (G1): once the
+    // network is up and nothing is in flight it is resolved, or blocked with its reason. Nor
+    // does a row of a record that holds a newer bundle's row: it goes at once (§6, §17).
     if (typeof row.successorOf !== 'string' || seen.has(row.id)) return false;
     seen.add(row.id);
     // The predecessor, or what it became (merged or superseded into).
@@ -260,9 +257,8 @@ export class Truth {
     for (let hop = 0; hop < 16 && id !== undefined && !this.rows.has(id); hop++)
       id = this.tombstones.get(id)?.into;
     const before = asRaw(id === undefined ? undefined : this.rows.get(id));
-    if (before === undefined) return false;
-    // An edit waits behind a newer bundle's row (§17), or as an intent on a blocked create.
-    if (isFuture(before)) return true;
+    if (before === undefined || isFuture(before)) return false;
+    // An intent waits on its blocked create: the app's retry or discard of it takes it along.
     return intent && this.mayRemain(before, seen);
   }
 
