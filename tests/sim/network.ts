@@ -324,7 +324,8 @@ export class Network {
       this.truth.legacyPastRetention.add(travel.req.key ?? '');
     const result = this.server.handle(request, principal);
     this.#stamp();
-    for (const effect of this.server.effects.slice(before)) this.truth.effect(effect);
+    for (const effect of this.server.effects.slice(before))
+      this.truth.effect(effect, travel.req.legacy);
     if (result.kind !== 'response') {
       this.#answer(travel, 'lost', result.kind);
       return ` ${result.kind}`;
@@ -353,7 +354,8 @@ export class Network {
     const before = this.server.effects.length;
     const result = this.server.handleBatch(request.body ?? '', principal);
     this.#stamp();
-    for (const effect of this.server.effects.slice(before)) this.truth.effect(effect);
+    for (const effect of this.server.effects.slice(before))
+      this.truth.effect(effect, travel.req.legacy);
     if (result.kind !== 'response') {
       this.#answer(travel, 'lost', result.kind);
       return ` ${result.kind}`;

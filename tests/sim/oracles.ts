@@ -195,10 +195,17 @@ export class Truth {
   /** What a row went through that explains a failure (merges, blind enqueues, overtaking claims). */
   readonly notes = new Map<string, string[]>();
   /**
-   * Records the legacy writer sent out of order (it knows no successors, only `savedAt`): their
-   * effect order is the old bundle's, not this one's, so the order checks leave them out.
+   * Records the legacy writer sent out of order (it knows no successors, only `savedAt`): where
+   * its edits land is the old bundle's doing, not this one's. The order checks still judge this
+   * bundle's edits of them (G4): their effects in the order they were made, and the final value
+   * with each legacy edit taken where it landed.
    */
   readonly legacyReordered = new Set<string>();
+  /** Every effect's place in the order the server applied them, by edit. */
+  readonly landed = new Map<string, number>();
+  /** Edits a legacy tab's request applied: it sent them where it chose. */
+  readonly legacyApplied = new Set<string>();
+  #landings = 0;
   /** Edits the app retried (a blocked row of theirs queued again). */
   readonly retried = new Set<string>();
   /** Where each retried edit stood among the edits before the app retried it. */
@@ -251,12 +258,9 @@ export class Truth {
       row.request === undefined &&
       typeof row.targetId === 'string' &&
       row.targetId.startsWith('pending:');
-    // An edit of a create no receipt is known of, local or on the server (§8): it waits, and
-    // says why.
-    if (intent && asRaw(row.evidence)?.lastErrorCode === 'predecessor_receipt_unknown') return true;
-    // A record holding a newer bundle's row waits for that bundle (§17).
-    if (this.recordRows(String(row.owner), row.collection, row.targetId, row.id).some(isFuture))
-      return true;
+    // An edit of a create no receipt is known of does not wait forever either (G1): once the
+    // network is up and nothing is in flight it is resolved, or blocked with its reason. Nor
+    // does a row of a record that holds a newer bundle's row: it goes at once (§6, §17).
     if (typeof row.successorOf !== 'string' || seen.has(row.id)) return false;
     seen.add(row.id);
     // The predecessor, or what it became (merged or superseded into).
@@ -264,9 +268,8 @@ export class Truth {
     for (let hop = 0; hop < 16 && id !== undefined && !this.rows.has(id); hop++)
       id = this.tombstones.get(id)?.into;
     const before = asRaw(id === undefined ? undefined : this.rows.get(id));
-    if (before === undefined) return false;
-    // An edit waits behind a newer bundle's row (§17), or as an intent on a blocked create.
-    if (isFuture(before)) return true;
+    if (before === undefined || isFuture(before)) return false;
+    // An intent waits on its blocked create: the app's retry or discard of it takes it along.
     return intent && this.mayRemain(before, seen);
   }
 
@@ -288,6 +291,38 @@ export class Truth {
     const list = this.conflictsSent.get(key) ?? [];
     list.push({ status, currentRevision });
     this.conflictsSent.set(key, list);
+  }
+
+  /**
+   * G5: conflict evidence says what the server really answered (§6.1, §10): the key that met the
+   * conflict (the last of its lineage) got an answer with that status and current revision.
+   */
+  private checkEvidence(by: Committer, plan: ReplacePlan): void {
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      const evidence = asRaw(row?.conflict);
+      if (row === undefined || evidence === undefined) continue;
+      const before = asRaw(this.rows.get(row.id));
+      if (deepEqual(before?.conflict, row.conflict)) continue;
+      // A merge carries a row's evidence on (§6): it was judged when it was written.
+      const carried = plan.expected.some((e) => deepEqual(asRaw(e.row)?.conflict, row.conflict));
+      if (carried) continue;
+      this.exercise('G5');
+      const lineage = Array.isArray(evidence.lineage) ? evidence.lineage : [];
+      const last = asRaw(lineage.length > 0 ? lineage[lineage.length - 1] : evidence.predecessor);
+      const key = String(last?.requestId);
+      const failure = asRaw(evidence.failure);
+      const sent = this.conflictsSent.get(key) ?? [];
+      const matches = sent.some(
+        (a) => a.status === failure?.status && a.currentRevision === failure?.currentRevision,
+      );
+      if (!matches)
+        this.fail(
+          'G5',
+          'evidence-not-what-the-server-said',
+          `${by.holder}'s ${plan.reason} wrote ${String(row.id)} with evidence of ${String(failure?.status)} at revision ${String(failure?.currentRevision)} for ${key}, but the server answered ${sent.length ? sent.map((a) => `${a.status} at ${String(a.currentRevision)}`).join(', ') : 'no conflict'}${this.why(String(row.id))}`,
+        );
+    }
   }
 
   /**
@@ -399,6 +434,7 @@ export class Truth {
   }
 
   private checkCommit(by: Committer, plan: ReplacePlan): void {
+    this.checkEvidence(by, plan);
     this.checkLedger(by, plan);
     this.exercise('G6');
     if (plan.owner !== by.owner)
@@ -884,9 +920,10 @@ export class Truth {
       }
     }
     // G4: never two requests of one record on the wire at once (unless the other one already applied).
+    // The legacy tab's own sends of a record it reordered are its doing; this bundle's are judged.
     const reordered =
       row !== undefined && this.legacyReordered.has(`${req.owner}\u0000${String(row.targetId)}`);
-    if (reordered) return;
+    if (reordered && req.legacy) return;
     this.exercise('G4');
     // A copy of a key the server already applied, or refused as outdated, changes nothing,
     // whenever it lands: it is on the wire only until the server processed that key.
@@ -953,8 +990,8 @@ export class Truth {
    */
   readonly legacyPastRetention = new Set<string>();
 
-  /** The server applied a write (G2, G4). */
-  effect(effect: Effect): void {
+  /** The server applied a write (G2, G4); `legacy` when a legacy tab's request carried it. */
+  effect(effect: Effect, legacy = false): void {
     this.exercise('G2');
     if (this.applied.has(effect.key) && !this.legacyPastRetention.has(effect.key))
       this.fail('G2', 'key-applied-twice', `${effect.key} has two effects`);
@@ -977,16 +1014,22 @@ export class Truth {
       if (edit?.kind === 'create' && effect.method === 'POST')
         this.createdRecord.set(id, effect.id);
     }
-    // G4: a record's effects follow the order its edits were made.
-    const record = `${effect.owner}\u0000${effect.id}`;
-    if (this.legacyReordered.has(record)) return;
+    const landing = ++this.#landings;
+    for (const id of edits) if (!this.landed.has(id)) this.landed.set(id, landing);
+    if (legacy) for (const id of edits) this.legacyApplied.add(id);
+    // G4: a record's effects follow the order its edits were made. Where a legacy tab reordered
+    // the record, its edits land where it sent them: this bundle's are judged among themselves.
+    const reordered = this.legacyReordered.has(`${effect.owner}\u0000${effect.id}`);
+    const record = `${effect.owner}\u0000${effect.id}${reordered ? '\u0000v1' : ''}`;
+    const judged = reordered ? [...edits].filter((id) => !this.legacyPlaced(id)) : [...edits];
+    if (judged.length === 0) return;
     this.exercise('G4');
     let position = -1;
-    for (const id of edits) position = Math.max(position, this.edits.get(id)?.made ?? -1);
+    for (const id of judged) position = Math.max(position, this.edits.get(id)?.made ?? -1);
     if (position < 0) return;
     const last = this.lastPosition.get(record) ?? -1;
     const lastRow = this.lastApplied.get(record);
-    const carried = [...edits].flatMap((id) => this.edits.get(id) ?? []);
+    const carried = judged.flatMap((id) => this.edits.get(id) ?? []);
     // Retried edits a newer one overtook, alone or merged into an edit made after that one.
     const overtaken = carried.filter(
       (e) => this.retried.has(e.id) && (this.madeBeforeRetry.get(e.id) ?? e.made) < last,
@@ -1025,6 +1068,35 @@ export class Truth {
       this.lastPosition.set(record, position);
       if (rowId !== undefined) this.lastApplied.set(record, rowId);
     }
+  }
+
+  /**
+   * The fold order of a record a legacy tab reordered: this bundle's edits in the order they
+   * were made, each edit the legacy tab placed (its own, or one it sent) where it landed — after every edit of this bundle applied before
+   * it, and among the edits it was merged with by when it was made.
+   */
+  private landedPlaces(edits: Edit[]): Map<Edit, number> {
+    const ours = edits.filter((e) => !this.legacyPlaced(e.id));
+    const place = new Map<Edit, number>();
+    for (const edit of edits) {
+      if (!this.legacyPlaced(edit.id)) {
+        place.set(edit, edit.made);
+        continue;
+      }
+      const at = this.landed.get(edit.id) ?? 0;
+      const before = ours.filter((e) => (this.landed.get(e.id) ?? Infinity) < at);
+      const after = Math.max(-1, ...before.map((e) => e.made));
+      // Merged with edits of this bundle, it takes its place among them by when it was made:
+      // the merge is this bundle's, and folds in that order (§6).
+      const merged = ours.some((e) => this.landed.get(e.id) === at);
+      place.set(edit, merged && edit.made > after ? edit.made : after + 0.5 + at / 1e9);
+    }
+    return place;
+  }
+
+  /** Whether a legacy tab decided where an edit landed: its own edit, or one it sent. */
+  private legacyPlaced(editId: string): boolean {
+    return this.edits.get(editId)?.by === 'v0' || this.legacyApplied.has(editId);
   }
 
   /** What was merged into a row, for a failure's detail. */
@@ -1102,10 +1174,8 @@ export class Truth {
     for (const [key] of this.applied) {
       const rowId = this.keyRow.get(key);
       if (!this.resends.has(key) || this.superseded.has(key)) continue;
-      // The legacy writer settles without a ledger: it knows nothing of conflicts (§17). A row
-      // the app discarded (after its handler failed on the answer) takes its evidence with it.
-      if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
-      if (rowId !== undefined && this.tombstones.get(rowId)?.reason === 'discarded') continue;
+      // Every overwrite has exactly one ledger entry (§20): whoever sent the resend (a legacy tab
+      // too) and whatever became of its row (discarded after its handler failed on the answer).
       // SPEC §15: "when the server no longer knows the key the row is blocked with
       // retention_exceeded and its evidence kept": the evidence stays in the row, since no
       // answer ever said the resend was applied.
@@ -1139,9 +1209,9 @@ export class Truth {
         .join('');
       const found = server.record(id);
       if (found === undefined || found.owner !== edits[0]!.owner) continue;
-      if (this.legacyReordered.has(key)) continue;
       this.exercise('G4');
-      edits.sort((a, b) => a.made - b.made);
+      const place = this.legacyReordered.has(key) ? this.landedPlaces(edits) : undefined;
+      edits.sort((a, b) => (place ? place.get(a)! - place.get(b)! : a.made - b.made));
       const expected: Record<string, Json> = {};
       let deleted = false;
       for (const edit of edits) {

@@ -154,7 +154,15 @@ async function drain(world: World): Promise<void> {
       `${call.holder.name} ${call.what} #${call.no} never answered`,
     );
   const left = undrained(world);
-  if (left.length > 0)
+  // Faults off, the network up, nothing in flight, rounds of forced flushes: a row still
+  // waiting, neither blocked nor held with its reason, would wait forever (G1).
+  if (left.length > 0 && world.calls.size === 0 && world.net.busy === 0)
+    world.truth.fail(
+      'G1',
+      'waits-forever',
+      `rows wait with nothing in flight and the network up, after ${DRAIN_ROUNDS} rounds of forced flushes: ${left.join(', ')}`,
+    );
+  else if (left.length > 0)
     world.truth.fail(
       'G7',
       'never-drained',
