@@ -1,4 +1,5 @@
 import { decodeRow, type OutboxRow } from '../model/row.ts';
+import { isUnknownVersion, observeStored } from '../plan/unknown-version.ts';
 import type { Expectation, OutboxStore } from '../model/store.ts';
 import type { PredecessorLookup, PredecessorState } from '../plan/select.ts';
 
@@ -54,7 +55,7 @@ export function lookupPredecessorsOf(
   blocked?: Map<string, Expectation>,
 ): Promise<PredecessorLookup> {
   const known = new Map<string, PredecessorState>();
-  for (const row of rows) known.set(row.id, row.state === 'blocked' ? 'blocked' : 'present');
+  for (const row of rows) known.set(row.id, holdsNothing(row) ? 'blocked' : 'present');
   return lookupPredecessors(
     store,
     owner,
@@ -74,9 +75,9 @@ async function resolve(store: OutboxStore, owner: string, id: string): Promise<R
   for (;;) {
     const raw = await store.get(current, owner);
     if (raw !== undefined) {
-      const decoded = decodeRow(raw);
+      const observed = observeStored(decodeRow(raw));
       return {
-        state: decoded.ok && decoded.row.state === 'blocked' ? 'blocked' : 'present',
+        state: observed !== undefined && holdsNothing(observed.row) ? 'blocked' : 'present',
         chain,
         found: { id: current, row: raw },
       };
@@ -88,4 +89,12 @@ async function resolve(store: OutboxStore, owner: string, id: string): Promise<R
     chain.push(current);
   }
   return { state: 'absent', chain };
+}
+
+/**
+ * A predecessor that does not hold its successors (§6, §7): blocked for the app, or of a newer
+ * format — its bundle sends it, and the edit made after it goes at once.
+ */
+function holdsNothing(row: OutboxRow): boolean {
+  return row.state === 'blocked' || isUnknownVersion(row);
 }
