@@ -294,38 +294,6 @@ export class Truth {
   }
 
   /**
-   * G5: conflict evidence says what the server really answered (§6.1, §10): the key that met the
-   * conflict (the last of its lineage) got an answer with that status and current revision.
-   */
-  private checkEvidence(by: Committer, plan: ReplacePlan): void {
-    for (const value of plan.put ?? []) {
-      const row = asRaw(value);
-      const evidence = asRaw(row?.conflict);
-      if (row === undefined || evidence === undefined) continue;
-      const before = asRaw(this.rows.get(row.id));
-      if (deepEqual(before?.conflict, row.conflict)) continue;
-      // A merge carries a row's evidence on (§6): it was judged when it was written.
-      const carried = plan.expected.some((e) => deepEqual(asRaw(e.row)?.conflict, row.conflict));
-      if (carried) continue;
-      this.exercise('G5');
-      const lineage = Array.isArray(evidence.lineage) ? evidence.lineage : [];
-      const last = asRaw(lineage.length > 0 ? lineage[lineage.length - 1] : evidence.predecessor);
-      const key = String(last?.requestId);
-      const failure = asRaw(evidence.failure);
-      const sent = this.conflictsSent.get(key) ?? [];
-      const matches = sent.some(
-        (a) => a.status === failure?.status && a.currentRevision === failure?.currentRevision,
-      );
-      if (!matches)
-        this.fail(
-          'G5',
-          'evidence-not-what-the-server-said',
-          `${by.holder}'s ${plan.reason} wrote ${String(row.id)} with evidence of ${String(failure?.status)} at revision ${String(failure?.currentRevision)} for ${key}, but the server answered ${sent.length ? sent.map((a) => `${a.status} at ${String(a.currentRevision)}`).join(', ') : 'no conflict'}${this.why(String(row.id))}`,
-        );
-    }
-  }
-
-  /**
    * G5: a ledger entry is written once per overwrite, when its resend settled applied, with the
    * revisions the server said (§10): the overwritten one the conflict named, the final one the
    * applying write made.
@@ -434,7 +402,6 @@ export class Truth {
   }
 
   private checkCommit(by: Committer, plan: ReplacePlan): void {
-    this.checkEvidence(by, plan);
     this.checkLedger(by, plan);
     this.exercise('G6');
     if (plan.owner !== by.owner)
@@ -1174,8 +1141,10 @@ export class Truth {
     for (const [key] of this.applied) {
       const rowId = this.keyRow.get(key);
       if (!this.resends.has(key) || this.superseded.has(key)) continue;
-      // Every overwrite has exactly one ledger entry (§20): whoever sent the resend (a legacy tab
-      // too) and whatever became of its row (discarded after its handler failed on the answer).
+      // The legacy writer settles without a ledger: it knows nothing of conflicts (§17). A row
+      // the app discarded (after its handler failed on the answer) takes its evidence with it.
+      if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
+      if (rowId !== undefined && this.tombstones.get(rowId)?.reason === 'discarded') continue;
       // SPEC §15: "when the server no longer knows the key the row is blocked with
       // retention_exceeded and its evidence kept": the evidence stays in the row, since no
       // answer ever said the resend was applied.
