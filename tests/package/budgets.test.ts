@@ -47,13 +47,15 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * raised +43 B, to 39,444 B. A record's turn decided over all of its rows by `seq` with the claim
  * comparing the record as seen, a retry placed as made at the retry, and an orphan intent holding
  * its collection until it ends within two flushes (SPEC §6.1, §7, §8) +618 B, to 40,062 B; the
- * held event and the connect failure path (SPEC §23, §13) −1 B, to 40,061 B — over the budget by
- * 3,197 B. Until the budget is restated or the engine cut to it,
+ * held event and the connect failure path (SPEC §23, §13) −1 B, to 40,061 B; rows without `seq`
+ * given their places when a writer first reads them, and a newer format's row holding no successor
+ * (SPEC §6, §6.1) +159 B, to 40,220 B — over the budget by 3,356 B. Until the budget is restated
+ * or the engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 40_100;
+const WORKER_CEILING = 40_250;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {
