@@ -149,6 +149,31 @@ function describeVersion(v: unknown): string {
 const JSON_FIELDS = ['payload', 'meta'] as const;
 
 /**
+ * The string a value stored under a key that is not a string is known by once quarantined (§2):
+ * one name per key value — a number as it is written, a Date to the millisecond, binary in hex, an
+ * array of those with its strings quoted — so two keys of a kind never share a name (`String` would give two Dates of one second, or the
+ * array `[1,2]` and the string `"1,2"`, the same one).
+ */
+export function keyName(key: unknown): string {
+  const part = (k: unknown): string => {
+    if (typeof k === 'string') return JSON.stringify(k);
+    if (typeof k === 'number') return String(k);
+    if (k instanceof Date)
+      return Number.isNaN(k.getTime()) ? 'date:invalid' : `date:${k.toISOString()}`;
+    if (k instanceof ArrayBuffer || ArrayBuffer.isView(k)) {
+      const bytes =
+        k instanceof ArrayBuffer
+          ? new Uint8Array(k)
+          : new Uint8Array(k.buffer, k.byteOffset, k.byteLength);
+      return `binary:${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+    }
+    if (Array.isArray(k)) return `[${k.map(part).join(',')}]`;
+    return String(k);
+  };
+  return part(key);
+}
+
+/**
  * Parses a raw stored value. Never throws: a bad value comes back as `ok: false` (§2), and so
  * does one the codec cannot even look at — cyclic or nested too deep in the fields it parses,
  * or a row the store could not read back — so that it is quarantined instead of stopping
@@ -158,7 +183,7 @@ export function decodeRow(raw: unknown): DecodedRow {
   const record = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
   const bad = (issues: string): DecodedRow => ({
     ok: false,
-    id: typeof record.id === 'string' ? record.id : String(record.id),
+    id: typeof record.id === 'string' ? record.id : keyName(record.id),
     key: record.id,
     owner: typeof record.owner === 'string' ? record.owner : undefined,
     raw,

@@ -394,6 +394,48 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     expect(await a.api.rows()).toEqual([]);
   });
 
+  it('G3, G7: corrupt values under keys that print alike (two Dates of one second, an array and a string) are each quarantined under a name of their own, and discarding one leaves the others', async () => {
+    const a = await world.holder('A');
+    const value = (id: unknown) => ({
+      id,
+      owner: OWNER,
+      collection: 'notes',
+      kind: 'update',
+      targetId: 'n_1',
+      savedAt: world.clock.now(),
+      state: 'queued',
+    });
+    const keys = [
+      new Date('2023-11-14T22:13:20.001Z'),
+      new Date('2023-11-14T22:13:20.005Z'),
+      ['corrupt', 2],
+      'corrupt,2',
+    ];
+    for (const key of keys)
+      await a.store.replace({ owner: OWNER, expected: [], put: [value(key)], reason: 'test' });
+    await a.api.flush();
+    const names = (await a.api.rows()).map((v) => v.id).sort();
+    expect(names).toEqual(
+      [
+        'corrupt,2',
+        'date:2023-11-14T22:13:20.001Z',
+        'date:2023-11-14T22:13:20.005Z',
+        '["corrupt",2]',
+      ].sort(),
+    );
+    await a.api.discard('date:2023-11-14T22:13:20.001Z');
+    await a.api.flush();
+    const left = await a.api.rows();
+    expect(left.map((v) => v.id).sort()).toEqual(
+      ['corrupt,2', 'date:2023-11-14T22:13:20.005Z', '["corrupt",2]'].sort(),
+    );
+    // The two left under keys that are not strings stay quarantined; the string key's value
+    // reads as the row it is, under its own id.
+    const status = new Map(left.map((v) => [v.id, v.status]));
+    expect(status.get('date:2023-11-14T22:13:20.005Z')).toBe('blocked');
+    expect(status.get('["corrupt",2]')).toBe('blocked');
+  });
+
   it('G1: a holder whose clock is behind merges the edit that fixes a rejected create instead of waiting on a claim that ended', async () => {
     const a = await world.holder('A');
     const behind = { now: () => world.clock.now() - 5_000 };

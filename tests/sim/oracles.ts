@@ -1,4 +1,5 @@
 import { deepEqual, type Json } from '../../shared/model/json.ts';
+import { keyName } from '../../shared/model/row.ts';
 import type {
   ConflictLedgerEntry,
   Receipt,
@@ -1211,7 +1212,9 @@ export class Truth {
     // G7: every corrupt value stays quarantined with its raw value, unless the app discarded it.
     for (const [id, { value }] of this.corrupt) {
       this.exercise('G7');
-      if (this.tombstones.get(String(id))?.reason === 'discarded') continue;
+      // A value under a key that is not a string is quarantined, and discarded, by its key's name.
+      const name = typeof id === 'string' ? id : keyName(id);
+      if (this.tombstones.get(name)?.reason === 'discarded') continue;
       if (isFuture(asRaw(value))) {
         if (!deepEqual(this.rows.get(id), value))
           this.fail(

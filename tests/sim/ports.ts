@@ -34,13 +34,23 @@ function owned(value: unknown): string | undefined {
   return typeof owner === 'string' ? owner : undefined;
 }
 
+/** A key as the trace shows it: a Date to the millisecond, binary in hex, arrays of those. */
 function short(id: unknown): string {
+  if (id instanceof Date) return id.toISOString();
+  if (id instanceof ArrayBuffer || ArrayBuffer.isView(id)) {
+    const view =
+      id instanceof ArrayBuffer
+        ? new Uint8Array(id)
+        : new Uint8Array(id.buffer, id.byteOffset, id.byteLength);
+    return `0x${[...view].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+  }
+  if (Array.isArray(id)) return `[${id.map(short).join(',')}]`;
   return String(id);
 }
 
 function planLabel(plan: ReplacePlan): string {
   const put = (plan.put ?? []).map((row) => short((row as { id?: unknown }).id));
-  const del = plan.delete ?? [];
+  const del = (plan.delete ?? []).map(short);
   return `${plan.reason}${put.length ? ` put ${put.join(',')}` : ''}${del.length ? ` del ${del.join(',')}` : ''}`;
 }
 
