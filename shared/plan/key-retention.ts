@@ -33,6 +33,8 @@ export function keyLifetime(retentionMs: number | undefined): number {
 export function firstAttemptOf(row: OutboxRow): number | undefined {
   const recorded = row.evidence?.firstAttemptAt;
   if (typeof recorded === 'number') return recorded;
+  // A request re-issued under a new key (§15 `retention_exceeded`) counts its attempts anew.
+  if (row.evidence?.attemptCount === 0) return undefined;
   return wasAttempted(row) ? row.savedAt : undefined;
 }
 
@@ -57,5 +59,7 @@ export function planKeyAge(
  * and the send path reads no retention for them.
  */
 export function mayHaveAppliedKey(row: OutboxRow): boolean {
-  return attemptOutcome(row) === 'unknown';
+  // A re-issued request's new key has not left yet; what its old key may have done keeps the row
+  // from being merged (`mayHaveApplied`), not its new key from going.
+  return attemptOutcome(row) === 'unknown' && row.evidence?.attemptCount !== 0;
 }

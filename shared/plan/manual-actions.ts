@@ -196,7 +196,13 @@ function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1
             ...after,
             state: 'queued',
             request,
-            evidence: { attemptCount: 0, lastErrorCode: 'retention_exceeded' },
+            // Nothing of the new key has left, but the old one may have been applied: the row is
+            // never merged nor cancelled (§6, G2), and a create of it goes even if deleted after.
+            evidence: {
+              attemptCount: 0,
+              lastErrorCode: 'retention_exceeded',
+              mayHaveApplied: true,
+            },
           },
           ...freed,
         ],

@@ -259,9 +259,9 @@ describe('retrying a row blocked retention_exceeded', () => {
       expected: '"4"',
     },
     {
-      rule: 'its evidence starts anew: nothing of the new key left',
+      rule: 'its evidence starts anew — nothing of the new key left — but keeps that the old key may have been applied (never merged nor cancelled, G2)',
       actual: () => put?.evidence,
-      expected: { attemptCount: 0, lastErrorCode: 'retention_exceeded' },
+      expected: { attemptCount: 0, lastErrorCode: 'retention_exceeded', mayHaveApplied: true },
     },
     {
       rule: 'the block is gone',

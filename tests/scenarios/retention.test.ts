@@ -7,7 +7,7 @@ import { type AuthSource, createFetchTransport } from '../../shared/runtime/fetc
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { Api, startTestServer } from '../server/helpers.ts';
 import { type Holder, LEASE, STORE_KINDS, World } from '../support/harness.ts';
-import { createNote, updateNote } from '../support/intents.ts';
+import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 
 /**
  * SPEC §15 "A key is only safe while the server remembers it" and §13 "Sign-out holds", against
@@ -185,6 +185,33 @@ describe.each(STORE_KINDS)(
       const ledger = await alice.api.conflicts();
       expect(ledger).toHaveLength(1);
       expect(ledger[0]).toMatchObject({ overwrittenRevision: 2, finalRevision: 3 });
+    });
+
+    it('G2: a create re-issued past retention is never cancelled by a delete: its old key may have been applied', async () => {
+      const { world, server, wire, login, holder } = await setUp(kind);
+      await login(A);
+      const alice = await holder(A);
+      const created = await alice.api.enqueue(createNote({ title: 'maybe there' }));
+      await loseNextAnswer(server, 'POST /api/notes', A);
+      await alice.api.flush();
+      world.clock.advance(8 * DAY);
+      await server.sweeper.sweep();
+      const api = await login(A);
+      await alice.api.flush({ force: true });
+      expect(await world.row(created.id)).toMatchObject({ blockedCode: 'retention_exceeded' });
+      await alice.api.retry(created.id);
+      // The app deletes the note it made: the create may exist on the server, so the delete
+      // waits on it as an intent instead of cancelling both.
+      const removed = await alice.api.enqueue(deleteNote(created.targetId));
+      expect(removed.outcome).toBe('intent');
+      await alice.api.flush({ force: true });
+      await alice.api.flush({ force: true });
+      expect(await world.rows(A)).toEqual([]);
+      // The re-issued create went, and the delete after it: cancelling both would have left the
+      // note the old key may have made with nothing ever sent to remove it. That first note is
+      // the app's to find (its key is forgotten); the one this outbox made is gone.
+      expect(wire.filter((w) => w.method === 'DELETE')).toHaveLength(1);
+      expect((await notesOf(api)).length).toBeLessThanOrEqual(1);
     });
 
     it('a lost 201 whose key the server still remembers: settled as applied from the lookup, never resent', async () => {
