@@ -117,6 +117,7 @@ export function planRetry(
           reason: 'retry',
         },
         ctx.record,
+        row,
       ),
     };
   }
@@ -143,6 +144,7 @@ export function planRetry(
         reason: 'retry',
       },
       ctx.record,
+      row,
     ),
   };
 }
@@ -211,6 +213,7 @@ function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1
         reason: 'retry',
       },
       ctx.record,
+      row,
     ),
   };
 }
@@ -219,7 +222,11 @@ function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1
  * A retry planned from a read of its record holds only while the record is as read: an edit of
  * it claimed in between is in flight, and the retried row must queue after it (G4).
  */
-function asRead(plan: ReplacePlan, record: readonly Observed[] | undefined): ReplacePlan {
+function asRead(
+  plan: ReplacePlan,
+  record: readonly Observed[] | undefined,
+  row: OutboxRow,
+): ReplacePlan {
   if (record === undefined) return plan;
   const seen = new Set(plan.expected.map((e) => e.id));
   return {
@@ -227,6 +234,15 @@ function asRead(plan: ReplacePlan, record: readonly Observed[] | undefined): Rep
     expected: [
       ...plan.expected,
       ...record.filter((o) => !seen.has(o.row.id)).map((o) => ({ id: o.row.id, row: o.raw })),
+    ],
+    // And no row of it added since: one committed in between was made before the retry, and
+    // must take its place before it (§6.1).
+    records: [
+      {
+        collection: row.collection,
+        targetId: row.targetId,
+        ids: [row.id, ...record.map((o) => o.row.id)],
+      },
     ],
   };
 }

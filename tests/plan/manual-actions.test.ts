@@ -118,6 +118,13 @@ describe('the place of a retried row', () => {
     );
   });
 
+  it('holds only while its record has exactly the rows it was planned from: a row added since was made before the retry', () => {
+    const other = updateRow({ id: id(9), seq: 4 });
+    expect(planOf([other]).records).toEqual([
+      { collection: retried.collection, targetId: retried.targetId, ids: [retried.id, other.id] },
+    ]);
+  });
+
   it('the rows without seq of its record take their places before it, in the same transaction', () => {
     const legacy = [
       updateRow({ id: 'v0row-000000000000000000002', savedAt: NOW - 20 }),
