@@ -2,6 +2,7 @@ import type { OutboxError } from '../model/errors.ts';
 import { outboxError } from '../model/outbox-error.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import { decodeRow } from '../model/row.ts';
+import type { RowKey } from '../model/store.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
 import { inMadeOrder, placingUnsequenced } from '../plan/made-order.ts';
@@ -84,7 +85,7 @@ export function createOwnerActions(
       for (let attempt = 1; ; attempt++) {
         const observed = await ownRow(ctx, id);
         const newer = await newerEditOf(ctx, observed.row);
-        const { inFlight, record } = await inFlightOf(ctx, observed.row);
+        const { inFlight, record, keys } = await inFlightOf(ctx, observed.row);
         const handler = deps.handlers[observed.row.collection];
         const reissue =
           observed.row.blockedCode === 'retention_exceeded' && handler !== undefined
@@ -95,6 +96,7 @@ export function createOwnerActions(
           planned = planRetry(observed, {
             owner,
             record,
+            recordKeys: keys,
             ...(reissue === undefined ? {} : { reissue }),
             ...(newer === undefined ? {} : { newer }),
             ...(inFlight === undefined ? {} : { inFlight }),
@@ -168,16 +170,19 @@ async function ownRow({ store, owner }: OwnerContext, id: string): Promise<Obser
 async function inFlightOf(
   { deps, store, owner }: OwnerContext,
   row: OutboxRow,
-): Promise<{ inFlight?: Observed; record: Observed[] }> {
+): Promise<{ inFlight?: Observed; record: Observed[]; keys: RowKey[] }> {
   const now = deps.clock.now();
-  const record = (await store.byTarget(owner, row.collection, row.targetId)).flatMap((raw) => {
+  const raws = await store.byTarget(owner, row.collection, row.targetId);
+  const record = raws.flatMap((raw) => {
     const decoded = decodeRow(raw);
     return decoded.ok && decoded.row.id !== row.id ? [{ row: decoded.row, raw }] : [];
   });
+  // Every key the record holds, a value this bundle cannot read among them (§6.1).
+  const keys = raws.map((raw) => (raw as { id: RowKey }).id);
   const sending = inMadeOrder(
     record.filter((other) => isRowInFlight(other.row, now, deps.leaseMs)),
   ).at(-1);
-  return sending === undefined ? { record } : { inFlight: sending, record };
+  return sending === undefined ? { record, keys } : { inFlight: sending, record, keys };
 }
 
 /**

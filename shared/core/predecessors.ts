@@ -1,7 +1,7 @@
 import { decodeRow, type OutboxRow } from '../model/row.ts';
-import { isUnknownVersion, observeStored } from '../plan/unknown-version.ts';
 import type { Expectation, OutboxStore } from '../model/store.ts';
 import type { PredecessorLookup, PredecessorState } from '../plan/select.ts';
+import { isUnknownVersion, observeStored } from '../plan/unknown-version.ts';
 
 interface Resolved {
   state: PredecessorState;

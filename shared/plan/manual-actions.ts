@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../model/errors.ts';
 import type { CollectionHandler } from '../model/handler.ts';
 import { isIntentRow, type Observed, type OutboxRow } from '../model/row.ts';
-import type { Receipt, ReplacePlan } from '../model/store.ts';
+import type { Receipt, ReplacePlan, RowKey } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { planConflictRule } from './conflict-successor.ts';
 import { buildRowRequest } from './identity.ts';
@@ -75,6 +75,8 @@ export function planRetry(
     inFlight?: Observed;
     /** The other rows of the record, as read with `inFlight`. */
     record?: readonly Observed[];
+    /** Every key the record held at that read, this row's and unreadable values' included. */
+    recordKeys?: readonly RowKey[];
     /**
      * For a row blocked `retention_exceeded` (§15): its handler and the request id its new
      * request takes. Its old key is forgotten by the server, so it goes as a new request.
@@ -118,6 +120,7 @@ export function planRetry(
         },
         ctx.record,
         row,
+        ctx.recordKeys,
       ),
     };
   }
@@ -145,6 +148,7 @@ export function planRetry(
       },
       ctx.record,
       row,
+      ctx.recordKeys,
     ),
   };
 }
@@ -214,6 +218,7 @@ function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1
       },
       ctx.record,
       row,
+      ctx.recordKeys,
     ),
   };
 }
@@ -226,6 +231,7 @@ function asRead(
   plan: ReplacePlan,
   record: readonly Observed[] | undefined,
   row: OutboxRow,
+  keys: readonly RowKey[] = [row.id, ...(record ?? []).map((o) => o.row.id)],
 ): ReplacePlan {
   if (record === undefined) return plan;
   const seen = new Set(plan.expected.map((e) => e.id));
@@ -241,7 +247,7 @@ function asRead(
       {
         collection: row.collection,
         targetId: row.targetId,
-        ids: [row.id, ...record.map((o) => o.row.id)],
+        ids: [...keys],
       },
     ],
   };
