@@ -1,7 +1,7 @@
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import type { Expectation, OutboxStore } from '../model/store.ts';
-import type { PredecessorLookup, PredecessorState } from '../plan/select.ts';
-import { isUnknownVersion, observeStored } from '../plan/unknown-version.ts';
+import { holdsNothing, type PredecessorLookup, type PredecessorState } from '../plan/select.ts';
+import { observeStored } from '../plan/unknown-version.ts';
 
 interface Resolved {
   state: PredecessorState;
@@ -89,12 +89,4 @@ async function resolve(store: OutboxStore, owner: string, id: string): Promise<R
     chain.push(current);
   }
   return { state: 'absent', chain };
-}
-
-/**
- * A predecessor that does not hold its successors (§6, §7): blocked for the app, or of a newer
- * format — its bundle sends it, and the edit made after it goes at once.
- */
-function holdsNothing(row: OutboxRow): boolean {
-  return row.state === 'blocked' || isUnknownVersion(row);
 }

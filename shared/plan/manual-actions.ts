@@ -53,6 +53,26 @@ export interface NewerEdit {
   now: number;
 }
 
+/** What `retry` reads before it plans (§13). */
+export interface RetryContext {
+  owner: string;
+  newer?: NewerEdit;
+  /**
+   * A row of the record on the wire now — an edit that went past this one while it was
+   * blocked. The retried row queues after it: never two rows of a record in flight (G4).
+   */
+  inFlight?: Observed;
+  /** The other rows of the record, as read with `inFlight`. */
+  record?: readonly Observed[];
+  /** Every key the record held at that read, this row's and unreadable values' included. */
+  recordKeys?: readonly RowKey[];
+  /**
+   * For a row blocked `retention_exceeded` (§15): its handler and the request id its new
+   * request takes. Its old key is forgotten by the server, so it goes as a new request.
+   */
+  reissue?: { handler: CollectionHandler; requestId: string };
+}
+
 /**
  * Queues a blocked row again, with its request, key and fence unchanged: the server replays the
  * answer if it had applied it (G2). A quarantined corrupt row has nothing to send and is refused.
@@ -63,27 +83,7 @@ export interface NewerEdit {
  * what it overwrites; under `block` it stays blocked as `revision_conflict`. A row that may have
  * been applied (`handler_failed`) keeps its key: its resend is answered from the ledger.
  */
-export function planRetry(
-  { row, raw }: Observed,
-  ctx: {
-    owner: string;
-    newer?: NewerEdit;
-    /**
-     * A row of the record on the wire now — an edit that went past this one while it was
-     * blocked. The retried row queues after it: never two rows of a record in flight (G4).
-     */
-    inFlight?: Observed;
-    /** The other rows of the record, as read with `inFlight`. */
-    record?: readonly Observed[];
-    /** Every key the record held at that read, this row's and unreadable values' included. */
-    recordKeys?: readonly RowKey[];
-    /**
-     * For a row blocked `retention_exceeded` (§15): its handler and the request id its new
-     * request takes. Its old key is forgotten by the server, so it goes as a new request.
-     */
-    reissue?: { handler: CollectionHandler; requestId: string };
-  },
-): ManualPlan {
+export function planRetry({ row, raw }: Observed, ctx: RetryContext): ManualPlan {
   if (row.state !== 'blocked')
     return { kind: 'refuse', code: 'not_blocked', details: { id: row.id, state: row.state } };
   if (row.blockedCode === 'row_corrupt') {
@@ -108,13 +108,12 @@ export function planRetry(
     });
     // The successor carries the app's new decision: it is ordered as made now (§6.1). A row
     // blocked in place puts no row under that id, and the store assigns nothing.
-    const freed = releaseLinks(new Set([row.id, ...supersedes(row)]), ctx.record);
     return {
       kind: 'apply',
       plan: asRead(
         {
           ...planned.plan,
-          put: [...(planned.plan.put ?? []), ...freed],
+          put: [...(planned.plan.put ?? []), ...releasedBy(row, ctx.record)],
           seq: [newer.successorId],
           reason: 'retry',
         },
@@ -124,33 +123,7 @@ export function planRetry(
       ),
     };
   }
-  const {
-    blockedAt: _a,
-    blockedCode: _c,
-    blockedDetail: _d,
-    nextAttemptAt: _n,
-    overtakenBy: _o,
-    ...rest
-  } = row;
-  const after = placeAfter(ctx);
-  // A link to the rows a conflict successor stands for is a link to it (§10).
-  const freed = releaseLinks(new Set([row.id, ...supersedes(row)]), ctx.record);
-  return {
-    kind: 'apply',
-    plan: asRead(
-      {
-        owner: ctx.owner,
-        expected: [{ id: row.id, row: raw }],
-        put: [{ ...rest, ...after, state: 'queued' }, ...freed],
-        // A retry is the app's new decision: the row is ordered as made now (§6.1).
-        seq: [row.id],
-        reason: 'retry',
-      },
-      ctx.record,
-      row,
-      ctx.recordKeys,
-    ),
-  };
+  return { kind: 'apply', plan: queuedAgain({ row, raw }, ctx, {}) };
 }
 
 /**
@@ -160,7 +133,7 @@ export function planRetry(
  * what the server really answered. Its evidence starts anew: nothing of the new key has left.
  * Like any retry it queues behind an edit of its record on the wire (G4).
  */
-function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1]): ManualPlan {
+function planReissue({ row, raw }: Observed, ctx: RetryContext): ManualPlan {
   if (ctx.reissue === undefined || row.request === undefined)
     return {
       kind: 'refuse',
@@ -180,6 +153,28 @@ function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1
     ctx.reissue.requestId,
     baseRevision,
   );
+  return {
+    kind: 'apply',
+    plan: queuedAgain({ row, raw }, ctx, {
+      request,
+      // Nothing of the new key has left, but the old one may have been applied: the row is never
+      // merged nor cancelled (§6, G2), and a create of it goes even if deleted after.
+      evidence: { attemptCount: 0, lastErrorCode: 'retention_exceeded', mayHaveApplied: true },
+    }),
+  };
+}
+
+/**
+ * The retried row queued again with `changes`, its block gone (§13). A retry is the app's new
+ * decision: ordered as made now (§6.1), after the row of its record on the wire if any — never two
+ * in flight (G4) — and the rows that waited on it no longer do. It holds only while the record is
+ * as read.
+ */
+function queuedAgain(
+  { row, raw }: Observed,
+  ctx: RetryContext,
+  changes: Partial<OutboxRow>,
+): ReplacePlan {
   const {
     blockedAt: _a,
     blockedCode: _c,
@@ -188,39 +183,19 @@ function planReissue({ row, raw }: Observed, ctx: Parameters<typeof planRetry>[1
     overtakenBy: _o,
     ...rest
   } = row;
-  const after = placeAfter(ctx);
-  const freed = releaseLinks(new Set([row.id, ...supersedes(row)]), ctx.record);
-  return {
-    kind: 'apply',
-    plan: asRead(
-      {
-        owner: ctx.owner,
-        expected: [{ id: row.id, row: raw }],
-        put: [
-          {
-            ...rest,
-            ...after,
-            state: 'queued',
-            request,
-            // Nothing of the new key has left, but the old one may have been applied: the row is
-            // never merged nor cancelled (§6, G2), and a create of it goes even if deleted after.
-            evidence: {
-              attemptCount: 0,
-              lastErrorCode: 'retention_exceeded',
-              mayHaveApplied: true,
-            },
-          },
-          ...freed,
-        ],
-        // Like every retry, the app's new decision: ordered as made now (§6.1).
-        seq: [row.id],
-        reason: 'retry',
-      },
-      ctx.record,
-      row,
-      ctx.recordKeys,
-    ),
-  };
+  const after = ctx.inFlight === undefined ? {} : { successorOf: ctx.inFlight.row.id };
+  return asRead(
+    {
+      owner: ctx.owner,
+      expected: [{ id: row.id, row: raw }],
+      put: [{ ...rest, ...after, state: 'queued', ...changes }, ...releasedBy(row, ctx.record)],
+      seq: [row.id],
+      reason: 'retry',
+    },
+    ctx.record,
+    row,
+    ctx.recordKeys,
+  );
 }
 
 /**
@@ -254,21 +229,14 @@ function asRead(
 }
 
 /**
- * What a retried row follows (§6.1): the row of its record on the wire now, if any. The rows
- * without `seq` it was retried after take their places before it in the same transaction
- * (`placingUnsequenced`, by the caller, which knows the clock).
- */
-function placeAfter(ctx: { inFlight?: Observed }): Pick<OutboxRow, 'successorOf'> {
-  return ctx.inFlight === undefined ? {} : { successorOf: ctx.inFlight.row.id };
-}
-
-/**
- * The rows of the record that wait on the retried row (`ids`: it and the rows it stands for),
+ * The rows of the record that wait on the retried row (or on the rows it stands for),
  * with that link taken off. A retry is ordered as made at the retry (§6.1): the edits made before
  * it go first — it no longer goes before them — and one of them on the wire now is what the
  * retried row itself follows. Intents keep theirs: their link names the create they wait on (§8).
  */
-function releaseLinks(ids: ReadonlySet<string>, record: readonly Observed[] = []): OutboxRow[] {
+function releasedBy(retried: OutboxRow, record: readonly Observed[] = []): OutboxRow[] {
+  // A link to the rows a conflict successor stands for is a link to it (§10).
+  const ids = new Set([retried.id, ...supersedes(retried)]);
   return record.flatMap(({ row }) => {
     if (row.successorOf === undefined || !ids.has(row.successorOf) || isIntentRow(row)) return [];
     const { successorOf: _link, ...rest } = row;

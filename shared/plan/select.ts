@@ -77,7 +77,7 @@ export function recordTurn(
 ): RecordTurn {
   if (rows.some((row) => isRowInFlight(row, ctx.now, ctx.leaseMs)))
     return { kind: 'wait', why: 'in_flight' };
-  const open = rows.filter((row) => !isSettled(row));
+  const open = rows.filter((row) => !holdsNothing(row));
   // A row without `seq` that no row with one links to was committed after them all: an edit's
   // transaction that saw it would have linked to it or merged it (§6), and one that did not see
   // it committed first. So the rows with `seq` go first, and a link is the only way across.
@@ -118,7 +118,7 @@ function linkedFirst(row: OutboxRow, open: ReadonlyMap<string, OutboxRow>): Outb
  * (its bundle sends it). A row held for credentials still holds them: every later row of its
  * record needs the same credentials, and one let past would be overwritten by it once they come.
  */
-function isSettled(row: OutboxRow): boolean {
+export function holdsNothing(row: OutboxRow): boolean {
   return row.state === 'blocked' || isUnknownVersion(row);
 }
 
