@@ -51,9 +51,14 @@ test('a worker restarted without the page’s token gets it again from the page 
       .filter((entry) => entry.key === id)
       .map((entry) => entry.authorized),
   ).toEqual([true, true]);
-  const events = await app.events<{ type: string; trigger?: string }>();
-  const pushed = events.filter((event) => event.type === 'flushed' && event.trigger === 'push');
-  expect(pushed.length).toBeGreaterThan(0);
+  // The push's run reports `flushed` once its loop is done, which is after the server applied the
+  // row: wait for it rather than read the log at the moment of the effect.
+  await expect
+    .poll(async () => {
+      const events = await app.events<{ type: string; trigger?: string }>();
+      return events.some((event) => event.type === 'flushed' && event.trigger === 'push');
+    })
+    .toBe(true);
   await expect.poll(() => app.total()).toBe(0);
 });
 

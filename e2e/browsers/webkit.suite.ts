@@ -37,8 +37,9 @@ test('a tab closed while the server holds its worker’s request: WebKit cuts th
   server,
   user,
 }) => {
-  // A lease longer than WebKit's 10 s, so the cut is the browser's and not the request timeout.
-  const params = { owner: user, login: { user, persist: true }, sw: { lease: '15000' } };
+  // A lease (and so a request timeout) far longer than WebKit's 10 s, so the cut is the browser's
+  // and not the request timeout, with room for a loaded machine to be late.
+  const params = { owner: user, login: { user, persist: true }, sw: { lease: '40000' } };
   const app = await profile.open(params);
   await server.fault({ kind: 'delay', ms: 60_000, route: 'POST /api/notes', user, count: 1 });
   const id = await app.createNote('cut off');
@@ -49,13 +50,14 @@ test('a tab closed while the server holds its worker’s request: WebKit cuts th
   // With no page left WebKit stops the worker after 10 s, even inside waitUntil: the request
   // it is still waiting on is aborted.
   await expect
-    .poll(async () => statuses(await server.sends(user, id)), { timeout: 25_000 })
+    .poll(async () => statuses(await server.sends(user, id)), { timeout: 35_000 })
     .toEqual(['aborted']);
   const [cut] = await server.sends(user, id);
   const after = cut!.endedAt! - closed;
   note('request cut after the last page left', `${after} ms`);
   expect(after).toBeGreaterThan(8000);
-  expect(after).toBeLessThan(14_000);
+  // Seen at 10–20 s; the request timeout would end it at 40 s.
+  expect(after).toBeLessThan(32_000);
 
   // The server goes on and commits it: an effect nobody heard of.
   expect(await server.release(user)).toBe(1);
@@ -64,7 +66,7 @@ test('a tab closed while the server holds its worker’s request: WebKit cuts th
   // The next visit starts a new instance; once the dead holder's lease is over it takes the row
   // over and resends the same key and bytes, and the server answers from its ledger.
   const again = await profile.open(params);
-  await again.flushUntilEmpty(30_000);
+  await again.flushUntilEmpty(45_000);
   const sends = await server.sends(user, id);
   expect(statuses(sends)).toEqual(['aborted', 201]);
   expect(sends[1]!.digest).toBe(sends[0]!.digest);
