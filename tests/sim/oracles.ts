@@ -218,6 +218,12 @@ export class Truth {
    * can tell whether the old key was applied: the app's retry may apply the edit again.
    */
   readonly reissued = new Set<string>();
+  /**
+   * The rows of its record each row's writer read when it made the row (§6.1): committed before
+   * it, so the row goes only once each of them settled. A conflict successor takes its
+   * original's; a retried row is made anew at the retry.
+   */
+  readonly madeAfter = new Map<string, Set<string>>();
   /** Row ids of merged-away rows and what they were when absorbed (for diagnosis). */
   readonly absorbed = new Map<string, string>();
 
@@ -518,6 +524,18 @@ export class Truth {
             fence: claim.fence,
             expiresAt: claim.expiresAt,
           });
+        // §6.1: "A row is sent only when every earlier row of its record is settled (deleted,
+        // or blocked / held)": the rows its writer read when it made the row were committed first.
+        for (const earlier of this.madeAfter.get(String(row.id)) ?? []) {
+          const other = asRaw(this.rows.get(earlier));
+          if (other === undefined || isFuture(other)) continue;
+          if (other.state !== 'queued' && other.state !== 'sending') continue;
+          this.fail(
+            'G4',
+            'sent-before-an-earlier-row',
+            `${by.holder} claimed ${String(row.id)} while ${earlier}, made before it in its record, was ${String(other.state)}${this.why(String(row.id))}`,
+          );
+        }
         const position = (r: Raw) => [Number(r.savedAt), String(r.id)] as const;
         const [at, id] = position(row);
         for (const other of this.recordRows(by.owner, row.collection, row.targetId, row.id)) {
@@ -581,6 +599,7 @@ export class Truth {
           this.legacyReordered.add(`${by.owner}\u0000${String(row.targetId)}`);
       }
     }
+    this.trackMadeAfter(plan);
     this.reachPrunedAndTies(by, plan);
     if (plan.reason === 'enqueue') {
       for (const value of plan.put ?? []) {
@@ -762,6 +781,50 @@ export class Truth {
         if (writer === undefined || writer === by.holder) continue;
         if (fresh && other.savedAt === row.savedAt) this.reach('clock-tie');
         if (claimed && other.sentAt === row.sentAt) this.reach('clock-tie');
+      }
+    }
+  }
+
+  /** What each new row's writer knew to be earlier in its record (§6.1), for the claim check. */
+  private trackMadeAfter(plan: ReplacePlan): void {
+    const deleted = new Set<unknown>(plan.delete ?? []);
+    if (plan.reason === 'conflict') {
+      // The successor carries its original's edit and place.
+      for (const value of plan.put ?? []) {
+        const row = asRaw(value);
+        const original = row?.successorOf;
+        if (row === undefined || typeof original !== 'string' || !deleted.has(original)) continue;
+        this.madeAfter.set(String(row.id), new Set(this.madeAfter.get(original)));
+        for (const set of this.madeAfter.values())
+          if (set.delete(original)) set.add(String(row.id));
+      }
+      return;
+    }
+    if (plan.reason !== 'enqueue' && plan.reason !== 'retry') return;
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      if (row === undefined) continue;
+      const id = String(row.id);
+      const fresh = !this.rows.has(id);
+      const retried = plan.reason === 'retry' && asRaw(this.rows.get(id))?.state === 'blocked';
+      if (!fresh && !retried) continue;
+      const earlier = new Set<string>();
+      this.madeAfter.set(id, earlier);
+      // Made at the retry: the rows made before it are earlier now (§6.1)...
+      if (retried) for (const [other, set] of this.madeAfter) if (other !== id) set.delete(id);
+      // ...but a create stays first of its record (its intents follow it, §8), and an edit the
+      // server already applied is answered from the ledger where it landed.
+      const carried = [...this.carriedBy(id)];
+      if (retried && (row.kind === 'create' || carried.some((e) => this.appliedBy.has(e))))
+        continue;
+      for (const { id: other } of plan.expected) {
+        if (typeof other !== 'string' || other === id || deleted.has(other)) continue;
+        const seen = asRaw(this.rows.get(other));
+        if (seen?.owner === row.owner && seen?.collection === row.collection) earlier.add(other);
+      }
+      for (const gone of deleted) {
+        for (const o of this.madeAfter.get(String(gone)) ?? []) earlier.add(o);
+        earlier.delete(String(gone));
       }
     }
   }

@@ -81,11 +81,18 @@ export const ACTORS = [
    * Drawn after everything else, as the late faults are.
    */
   'sign-out',
+  /**
+   * The legacy v0 tab is busy: it flushes as the app makes an edit (an older bundle flushes on
+   * every page event), so its sends race this bundle's claims of the same records (SPEC §6.1,
+   * §17). Drawn after everything else; it adds no op to the script, so a seed's ops and their
+   * numbers stay as they were.
+   */
+  'legacy-busy',
 ] as const;
 export type Actor = (typeof ACTORS)[number];
 
 /** Actors drawn after every other draw. */
-const LATE_ACTORS: ReadonlySet<Actor> = new Set(['sign-out']);
+const LATE_ACTORS: ReadonlySet<Actor> = new Set(['sign-out', 'legacy-busy']);
 
 export type StoreKind = 'memory' | 'idb';
 

@@ -93,6 +93,7 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     corruptor: ['actor:corruptor'],
     'cross-owner': ['actor:cross-owner'],
     'sign-out': ['actor:sign-out', 'actor:sign-in'],
+    'legacy-busy': ['actor:legacy-busy'],
   };
   for (const actor of ACTORS)
     for (const key of actorKeys[actor]) rows.push({ group: 'actor', key, label: key.slice(6) });

@@ -198,9 +198,11 @@ export class World {
   #otherNo = 0;
   readonly #open: () => Promise<OutboxStore>;
   readonly legacy: LegacyWriter;
+  readonly #busy: Prng;
 
   constructor(readonly config: SimConfig) {
     this.rng = new Prng(config.seed, 3);
+    this.#busy = new Prng(config.seed, 6);
     this.faults = new Set(config.faults);
     this.actors = new Set(config.actors);
     this.owners = OWNERS.slice(0, config.owners);
@@ -509,6 +511,16 @@ export class World {
     const needsHolder =
       'holder' in op && op.op !== 'kill' && op.op !== 'restart' && op.op !== 'clock-step';
     if (needsHolder && holder === undefined) return 'no live holder in that slot';
+    // A busy legacy tab flushes as the app edits (its own draws: other seeds run as before).
+    if (
+      (op.op === 'update' || op.op === 'delete') &&
+      this.actors.has('legacy-busy') &&
+      this.actors.has('legacy-v0') &&
+      this.#busy.chance(0.5)
+    ) {
+      this.count('actor:legacy-busy');
+      void this.legacy.flush(ownerName);
+    }
     switch (op.op) {
       case 'create': {
         this.count('actor:create');
