@@ -12,6 +12,7 @@ import { isRowInFlight, wasAttempted } from './in-flight.ts';
 import { intentShapeIssues } from './intent-issues.ts';
 import { inMadeOrder, placingUnsequenced, supersedes } from './made-order.ts';
 import { isQuarantined } from './quarantine.ts';
+import { holdsNothing } from './select.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
 /**
@@ -206,12 +207,12 @@ function openRows(
 
 /**
  * The row a new edit goes after: the last of `before` that still holds its successors (not
- * blocked, §7) — among rows in flight the one made last (by `seq`, §6.1; never the one sent
- * last: two holders' `sentAt` are readings of two clocks) — else the last blocked one, whose link
- * is kept but does not hold.
+ * blocked nor of a newer format, §6, §7) — among rows in flight the one made last (by `seq`,
+ * §6.1; never the one sent last: two holders' `sentAt` are readings of two clocks) — else the
+ * last that holds nothing, whose link is kept but does not hold.
  */
 function predecessorAmong(before: Observed[], ctx: EnqueueContext): Observed | undefined {
-  const holding = before.filter(({ row }) => row.state !== 'blocked');
+  const holding = before.filter(({ row }) => !holdsNothing(row));
   const last = holding[holding.length - 1] ?? before[before.length - 1];
   if (last === undefined || !isRowInFlight(last.row, ctx.now, ctx.leaseMs)) return last;
   const inFlight = before.filter(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));

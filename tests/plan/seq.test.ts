@@ -180,7 +180,23 @@ describe('which edit came first (SPEC §6.1)', () => {
       rows: [legacySending(u2, NOW - 100), claimedBy(u1, OTHER, 1, NOW - 5_000)],
       predecessor: u2.id,
     },
-  ])('a new edit of a record with two rows in flight follows $rule', ({ rows, predecessor }) => {
+    {
+      rule: 'the row in flight, not a newer format’s row saved after it, which holds nothing (§6)',
+      rows: [
+        legacySending(
+          updateRow({ id: 'notes-0000000000000000000000v0', seq: undefined }),
+          NOW - 100,
+        ),
+        updateRow({
+          id: 'notes-0000000000000000000000f2',
+          seq: undefined,
+          v: 2,
+          savedAt: NOW - 50,
+        }),
+      ],
+      predecessor: 'notes-0000000000000000000000v0',
+    },
+  ])('a new edit of a record with rows in flight follows $rule', ({ rows, predecessor }) => {
     const plan = enqueued(rows);
     const row = plan.put?.find((r) => (r as OutboxRow).id === NEW_ID) as OutboxRow;
     expect(row.successorOf).toBe(predecessor);
