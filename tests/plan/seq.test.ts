@@ -187,12 +187,10 @@ describe('which edit came first (SPEC §6.1)', () => {
           updateRow({ id: 'notes-0000000000000000000000v0', seq: undefined }),
           NOW - 100,
         ),
-        updateRow({
-          id: 'notes-0000000000000000000000f2',
-          seq: undefined,
+        {
+          ...updateRow({ id: 'notes-0000000000000000000000f2', seq: undefined, savedAt: NOW - 50 }),
           v: 2,
-          savedAt: NOW - 50,
-        }),
+        } as unknown as OutboxRow,
       ],
       predecessor: 'notes-0000000000000000000000v0',
     },
