@@ -34,6 +34,8 @@ const MAX_STEPS = 12_000;
 /** Steps the drain may take in all. */
 const MAX_DRAIN_STEPS = 30_000;
 const DRAIN_ROUNDS = 10;
+/** The longest the network holds a ready request or answer back while time moves on. */
+const MAX_STALL_MS = 60_000;
 /** Blocked rows the app retries once the handler is fixed (their request replays). */
 const RETRYABLE = new Set(['handler_failed', 'successor_unprepared']);
 
@@ -46,8 +48,14 @@ const RETRYABLE = new Set(['handler_failed', 'successor_unprepared']);
 async function stepOnce(world: World, nextOp?: () => Promise<void>): Promise<boolean> {
   const ready = world.sched.ready();
   const due = world.sched.nextDue();
-  // A ready timer fires before time moves on: an event loop may be slow, never hours late.
-  const stalls = world.live && world.on('delay') && !ready.some((step) => step.timer);
+  // A ready timer fires before time moves on: an event loop may be slow, never hours late. And
+  // bytes on the wire are slow for seconds, not for the days a device sleeps: what is ready
+  // lands before such a jump.
+  const stalls =
+    world.live &&
+    world.on('delay') &&
+    !ready.some((step) => step.timer) &&
+    (due === undefined || due - world.sched.now <= MAX_STALL_MS);
   const weights = ready.map(() => 1);
   const opMayRun = nextOp !== undefined && world.sched.now >= world.waitUntil;
   weights.push(opMayRun ? Math.max(1, ready.length * 0.3) : 0);
