@@ -259,6 +259,41 @@ test.describe('in a build (vite preview)', () => {
     }
   });
 
+  test('a todo the worker saved with every tab closed shows when the app next opens offline', async ({
+    context,
+    api,
+  }) => {
+    const app = await ExampleApp.start('build', api);
+    try {
+      const page = await context.newPage();
+      await open(page, app);
+      await add(page, 'Bread');
+      await expect
+        .poll(() => page.evaluate(() => localStorage.getItem('todos') ?? ''))
+        .toContain('"Bread"');
+
+      // Written offline, sent by the worker once the network is back and no tab is open: no
+      // page fetched a list that has it.
+      await context.setOffline(true);
+      await add(page, 'Milk');
+      await page.close();
+      await context.setOffline(false);
+      await expect
+        .poll(async () => (await api.todos()).map((t) => t.title), { timeout: 30_000 })
+        .toEqual(['Bread', 'Milk']);
+
+      await context.setOffline(true);
+      const again = await context.newPage();
+      await open(again, app);
+      await expect(again.getByRole('alert')).toContainText('You are offline');
+      await expect(item(again, 'Bread')).toHaveAttribute('data-status', 'synced');
+      await expect(item(again, 'Milk')).toHaveAttribute('data-status', 'synced');
+      await expect(again.locator('li[data-key]')).toHaveCount(2);
+    } finally {
+      await app.stop();
+    }
+  });
+
   test('a todo the API refuses shows as not saved in the list and the inspector, and Discard drops it', async ({
     context,
     api,

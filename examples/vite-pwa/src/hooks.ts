@@ -1,15 +1,17 @@
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import { usePendingCount } from 'sw-outbox/react';
-import { cachedTodos, fetchTodos, type Todo } from './api.ts';
+import { useOutbox, usePendingCount } from 'sw-outbox/react';
+import { cachedTodos, fetchTodos, type Todo, withApplied } from './api.ts';
 
 /**
  * The server's list as the app last fetched it: on start, when the browser comes back online,
  * and each time the outbox's queue of todos shrinks (a change reached the server). Until the
  * refetch lands, `useRecords` shows the server's answer to that change, so the list never shows
- * the old value in between. Offline, the list last fetched.
+ * the old value in between. Offline, the list last fetched with the changes the outbox applied
+ * since (its receipts), whether or not a page was open then.
  */
 export function useServerTodos(): Todo[] | undefined {
-  const [todos, setTodos] = useState(() => (navigator.onLine ? undefined : cachedTodos()));
+  const outbox = useOutbox();
+  const [todos, setTodos] = useState<Todo[] | undefined>(undefined);
   const online = useOnline();
   const pending = usePendingCount({ collection: 'todos' });
   // One more each time the queue shrinks: a change reached the server (or was discarded).
@@ -24,16 +26,26 @@ export function useServerTodos(): Todo[] | undefined {
   const asked = useRef(0);
   // biome-ignore lint/correctness/useExhaustiveDependencies: `changes` is the refetch's trigger.
   useEffect(() => {
-    if (!online) return;
     // Only the newest answer counts: an older one that lands late would undo a newer.
     const n = ++asked.current;
-    fetchTodos().then(
-      (fresh) => {
-        if (n === asked.current) setTodos(fresh);
-      },
-      // Offline or failing: keep what the list shows, or show the last list fetched.
-      () => setTodos((shown) => shown ?? cachedTodos()),
-    );
+    // Offline or failing: keep what the list shows, or show the last list fetched.
+    const fallBack = () => {
+      const cached = cachedTodos();
+      if (cached === undefined) return;
+      outbox.receipts().then(
+        (receipts) => {
+          if (n === asked.current) setTodos((shown) => shown ?? withApplied(cached, receipts));
+        },
+        () => setTodos((shown) => shown ?? cached.todos),
+      );
+    };
+    if (!online) {
+      fallBack();
+      return;
+    }
+    fetchTodos().then((fresh) => {
+      if (n === asked.current) setTodos(fresh);
+    }, fallBack);
   }, [online, changes]);
   return todos;
 }
