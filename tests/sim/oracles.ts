@@ -301,6 +301,38 @@ export class Truth {
   }
 
   /**
+   * G5: conflict evidence says what the server really answered (§6.1, §10): the key that met the
+   * conflict (the last of its lineage) got an answer with that status and current revision.
+   */
+  private checkEvidence(by: Committer, plan: ReplacePlan): void {
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      const evidence = asRaw(row?.conflict);
+      if (row === undefined || evidence === undefined) continue;
+      const before = asRaw(this.rows.get(row.id));
+      if (deepEqual(before?.conflict, row.conflict)) continue;
+      // A merge carries a row's evidence on (§6): it was judged when it was written.
+      const carried = plan.expected.some((e) => deepEqual(asRaw(e.row)?.conflict, row.conflict));
+      if (carried) continue;
+      this.exercise('G5');
+      const lineage = Array.isArray(evidence.lineage) ? evidence.lineage : [];
+      const last = asRaw(lineage.length > 0 ? lineage[lineage.length - 1] : evidence.predecessor);
+      const key = String(last?.requestId);
+      const failure = asRaw(evidence.failure);
+      const sent = this.conflictsSent.get(key) ?? [];
+      const matches = sent.some(
+        (a) => a.status === failure?.status && a.currentRevision === failure?.currentRevision,
+      );
+      if (!matches)
+        this.fail(
+          'G5',
+          'evidence-not-what-the-server-said',
+          `${by.holder}'s ${plan.reason} wrote ${String(row.id)} with evidence of ${String(failure?.status)} at revision ${String(failure?.currentRevision)} for ${key}, but the server answered ${sent.length ? sent.map((a) => `${a.status} at ${String(a.currentRevision)}`).join(', ') : 'no conflict'}${this.why(String(row.id))}`,
+        );
+    }
+  }
+
+  /**
    * G5: a ledger entry is written once per overwrite, when its resend settled applied, with the
    * revisions the server said (§10): the overwritten one the conflict named, the final one the
    * applying write made.
@@ -409,6 +441,7 @@ export class Truth {
   }
 
   private checkCommit(by: Committer, plan: ReplacePlan): void {
+    this.checkEvidence(by, plan);
     this.checkLedger(by, plan);
     this.exercise('G6');
     if (plan.owner !== by.owner)
@@ -670,9 +703,9 @@ export class Truth {
             'superseded-twice',
             `${tomb.id} got a second conflict successor ${tomb.into}`,
           );
-        // A retry after a newer edit was applied resends through the conflict rule on what the
-        // receipts say, without asking the server first (§13).
-        if (!this.conflictAnswers.has(tomb.id) && plan.reason !== 'retry')
+        // A retry after a newer edit was applied meets it through the server's own answer too
+        // (§6.1): no successor is written from a receipt.
+        if (!this.conflictAnswers.has(tomb.id))
           this.fail(
             'G5',
             'successor-without-conflict',
