@@ -6,13 +6,7 @@ import type { RowKey } from '../model/store.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
 import { inMadeOrder, placingUnsequenced } from '../plan/made-order.ts';
-import {
-  type ManualPlan,
-  type NewerEdit,
-  planDiscard,
-  planResumeHeld,
-  planRetry,
-} from '../plan/manual-actions.ts';
+import { type ManualPlan, planDiscard, planResumeHeld, planRetry } from '../plan/manual-actions.ts';
 import { planRestore, planRestoreSource, type RestoreRefusal } from '../plan/restore.ts';
 import type { OwnerApi } from './outbox-api.ts';
 import type { OwnerContext } from './owner-context.ts';
@@ -84,7 +78,6 @@ export function createOwnerActions(
       // and the retry is planned again against it.
       for (let attempt = 1; ; attempt++) {
         const observed = await ownRow(ctx, id);
-        const newer = await newerEditOf(ctx, observed.row);
         const { inFlight, record, keys } = await inFlightOf(ctx, observed.row);
         const handler = deps.handlers[observed.row.collection];
         const reissue =
@@ -98,11 +91,10 @@ export function createOwnerActions(
             record,
             recordKeys: keys,
             ...(reissue === undefined ? {} : { reissue }),
-            ...(newer === undefined ? {} : { newer }),
             ...(inFlight === undefined ? {} : { inFlight }),
           });
         } catch (error) {
-          // The planner is pure; what throws in it is the handler (its request, a conflict policy).
+          // The planner is pure; what throws in it is the handler making a new request.
           const message = error instanceof Error ? error.message : String(error);
           throw outboxError('handler_failed', message, { id });
         }
@@ -183,28 +175,6 @@ async function inFlightOf(
     record.filter((other) => isRowInFlight(other.row, now, deps.leaseMs)),
   ).at(-1);
   return sending === undefined ? { record, keys } : { inFlight: sending, record, keys };
-}
-
-/**
- * The newest edit of a blocked row's record applied after the row was blocked, for `retry`
- * (§13, G4): the receipt its ACK named when it marked the row (`overtakenBy`). Receipts are
- * bounded and pruned: one no longer kept still tells that an edit went past the row, without
- * the revision it produced.
- */
-async function newerEditOf(
-  { deps, store, owner }: OwnerContext,
-  row: OutboxRow,
-): Promise<NewerEdit | undefined> {
-  const handler = deps.handlers[row.collection];
-  if (row.state !== 'blocked' || handler === undefined || row.overtakenBy === undefined)
-    return undefined;
-  const receipt = await store.getReceipt(row.overtakenBy, owner);
-  return {
-    ...(receipt === undefined ? {} : { receipt }),
-    handler,
-    successorId: newRequestId(deps.ids, row.collection),
-    now: deps.clock.now(),
-  };
 }
 
 /** Commits a manual action's plan, or throws why it cannot be done. */

@@ -84,7 +84,7 @@ export const OutboxRowSchema = z.looseObject({
   /**
    * Set on a blocked row by the success ACK of a newer edit of its record (that edit's request
    * id): the row is never merged into a later edit, its older fields would land over the newer
-   * one (§6, G4). A retry clears it.
+   * one (§6, G4). A retry that queues the row again clears it; one that cannot (§13) keeps it.
    */
   overtakenBy: z.optional(z.string()),
   evidence: z.optional(EvidenceSchema),

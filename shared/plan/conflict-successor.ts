@@ -97,22 +97,6 @@ export function planConflictSuccessor(
   ctx: ConflictSuccessorContext,
 ): ConflictSuccessorPlan {
   if (!isClaimMine(current, ctx.holderId, ctx.fence)) return { kind: 'stale' };
-  return planConflictRule(current, raw, conflict, status, ctx);
-}
-
-/**
- * The conflict rule itself (SPEC §10), for a row known to meet a newer revision: the durable
- * successor under `rebase` or a custom policy, the row quarantined under `block` or without a
- * current revision. The caller has checked the row is its to change (a claim, or a blocked row
- * the app retries, §13).
- */
-export function planConflictRule(
-  current: OutboxRow,
-  raw: unknown,
-  conflict: ConflictFacts,
-  status: number,
-  ctx: Omit<ConflictSuccessorContext, 'holderId' | 'fence'>,
-): Exclude<ConflictSuccessorPlan, { kind: 'stale' }> {
   const evidence = buildConflictEvidence(current, conflict, status, ctx.now);
   const expected = [{ id: current.id, row: raw }];
   const policy = ctx.handler.conflict ?? 'rebase';

@@ -1,9 +1,8 @@
 import type { ErrorCode } from '../model/errors.ts';
 import type { CollectionHandler } from '../model/handler.ts';
 import { isIntentRow, type Observed, type OutboxRow } from '../model/row.ts';
-import type { Receipt, ReplacePlan, RowKey } from '../model/store.ts';
+import type { ReplacePlan, RowKey } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
-import { planConflictRule } from './conflict-successor.ts';
 import { buildRowRequest } from './identity.ts';
 import { supersedes } from './made-order.ts';
 import { isUnknownVersion } from './unknown-version.ts';
@@ -39,24 +38,9 @@ export function planResumeHeld(
   };
 }
 
-/**
- * What `retry` knows of a later edit of the row's record: the receipt of one applied after the
- * row was blocked (the newest), with what the conflict rule needs. No receipt: an edit was
- * applied past the row (its ACK marked it, `overtakenBy`) but its receipt is no longer kept, so
- * the revision it produced is unknown.
- */
-export interface NewerEdit {
-  receipt?: Receipt;
-  handler: CollectionHandler;
-  /** The request id a conflict successor would take. */
-  successorId: string;
-  now: number;
-}
-
 /** What `retry` reads before it plans (§13). */
 export interface RetryContext {
   owner: string;
-  newer?: NewerEdit;
   /**
    * A row of the record on the wire now — an edit that went past this one while it was
    * blocked. The retried row queues after it: never two rows of a record in flight (G4).
@@ -77,11 +61,12 @@ export interface RetryContext {
  * Queues a blocked row again, with its request, key and fence unchanged: the server replays the
  * answer if it had applied it (G2). A quarantined corrupt row has nothing to send and is refused.
  *
- * Once a later edit of the record was applied, a row the server rejected would now land over it
- * with its old bytes (G4). It goes through the conflict rule instead (§10), against the revision
- * that edit produced: under `rebase` a durable successor at that revision, with the evidence of
- * what it overwrites; under `block` it stays blocked as `revision_conflict`. A row that may have
- * been applied (`handler_failed`) keeps its key: its resend is answered from the ledger.
+ * Once a later edit of the record was applied past the row (`overtakenBy`), the retry meets it
+ * through the conflict rule (§6.1, §10) with what the server really answers: a row with a
+ * revision check goes as it is, and the server's answer to its stale `If-Match` (a 412) is what
+ * the conflict rule runs on. A row the server refused that has no revision check would land
+ * over that edit unchecked (G4): it stays blocked as `revision_conflict`, with no evidence of an
+ * answer the server never gave, for the app to resolve with a new edit or a discard.
  */
 export function planRetry({ row, raw }: Observed, ctx: RetryContext): ManualPlan {
   if (row.state !== 'blocked')
@@ -95,34 +80,26 @@ export function planRetry({ row, raw }: Observed, ctx: RetryContext): ManualPlan
     };
   }
   if (row.blockedCode === 'retention_exceeded') return planReissue({ row, raw }, ctx);
-  const { newer } = ctx;
-  if (newer !== undefined && attemptOutcome(row) === 'not_applied' && row.request !== undefined) {
-    // An unknown revision leaves the row blocked as a revision conflict (§10): resent as it is,
-    // a request without a revision check would land over the edit that went past it.
-    const conflict = { currentRevision: newer.receipt?.revision ?? null };
-    const planned = planConflictRule(row, raw, conflict, 412, {
-      owner: ctx.owner,
-      now: newer.now,
-      successorId: newer.successorId,
-      handler: newer.handler,
-    });
-    // The successor carries the app's new decision: it is ordered as made now (§6.1). A row
-    // blocked in place puts no row under that id, and the store assigns nothing.
+  if (
+    row.overtakenBy !== undefined &&
+    row.baseRevision == null &&
+    attemptOutcome(row) === 'not_applied'
+  )
     return {
       kind: 'apply',
-      plan: asRead(
-        {
-          ...planned.plan,
-          put: [...(planned.plan.put ?? []), ...releasedBy(row, ctx.record)],
-          seq: [newer.successorId],
-          reason: 'retry',
-        },
-        ctx.record,
-        row,
-        ctx.recordKeys,
-      ),
+      plan: {
+        owner: ctx.owner,
+        expected: [{ id: row.id, row: raw }],
+        put: [
+          {
+            ...row,
+            blockedCode: 'revision_conflict',
+            blockedDetail: `A later edit (${row.overtakenBy}) was applied; this request has no revision to check.`,
+          },
+        ],
+        reason: 'retry',
+      },
     };
-  }
   return { kind: 'apply', plan: queuedAgain({ row, raw }, ctx, {}) };
 }
 

@@ -10,7 +10,6 @@ import {
   notes,
   OWNER,
   observe,
-  receiptOf,
   updateRow,
 } from './fixtures.ts';
 
@@ -147,79 +146,61 @@ describe('the place of a retried row', () => {
   });
 });
 
-/** `retry` once a later edit of the record was applied (§13, G4): through the conflict rule. */
+/**
+ * `retry` once a later edit of the record was applied past the row (`overtakenBy`, SPEC §6.1):
+ * it meets that edit through the conflict rule (§10), with evidence of what the server really
+ * answered — so none is written at the retry, where the server has answered nothing yet.
+ */
 describe('retrying a blocked row after a later edit of its record was applied', () => {
-  const rejected: OutboxRow = {
-    ...blocked('http_422', updateRow({ baseRevision: null })),
-    evidence: { attemptCount: 1, lastErrorCode: 'http_422' },
-  };
-  const newer = (conflict?: 'block') => ({
-    receipt: {
-      ...receiptOf(updateRow({ id: 'notes-0000000000000000000000u2' }), 'n_1', 4),
-      settledAt: NOW,
+  const OVERTAKEN_BY = 'notes-0000000000000000000000u2';
+  const overtaken = (code: string, baseRevision: number | null, mayHaveApplied = false) => ({
+    ...blocked(code, updateRow({ baseRevision })),
+    overtakenBy: OVERTAKEN_BY,
+    evidence: {
+      attemptCount: 1,
+      lastErrorCode: code,
+      ...(mayHaveApplied ? { mayHaveApplied } : {}),
     },
-    handler: conflict ? { ...notes, conflict } : notes,
-    successorId: 'notes-0000000000000000000000s1',
-    now: NOW,
   });
 
-  it('a rejected row becomes a durable successor at the revision that edit produced, with evidence (rebase)', () => {
-    const planned = planRetry(observe(rejected), { owner: OWNER, newer: newer() });
-    if (planned.kind !== 'apply') throw new Error('expected a plan');
-    const successor = planned.plan.put![0] as OutboxRow;
-    expect(successor).toMatchObject({
-      id: 'notes-0000000000000000000000s1',
+  it.each([
+    {
+      rule: 'a refused row with a revision check goes as it is: its stale If-Match meets the server’s 412',
+      row: overtaken('http_422', 3),
       state: 'queued',
-      successorOf: rejected.id,
-      baseRevision: 4,
-      request: { headers: { 'if-match': '"4"' } },
-      conflict: { failure: { kind: 'revision_mismatch', currentRevision: 4 } },
-    });
-    expect(planned.plan.delete).toEqual([rejected.id]);
-    expect(planned.plan.tombstones).toMatchObject([{ id: rejected.id, reason: 'superseded' }]);
-    // A queued request that never left: the original's rejection is its evidence, not its state.
-    expect(successor).not.toHaveProperty('blockedAt');
-    expect(successor).not.toHaveProperty('blockedCode');
-    expect(successor).not.toHaveProperty('blockedDetail');
-  });
-
-  it('once the overtaking receipt was pruned, the row stays blocked as a revision conflict at an unknown revision', () => {
-    const { receipt: _pruned, ...unknown } = newer();
-    const planned = planRetry(observe(rejected), { owner: OWNER, newer: unknown });
-    if (planned.kind !== 'apply') throw new Error('expected a plan');
-    expect(planned.plan.put).toHaveLength(1);
-    expect(planned.plan.put![0]).toMatchObject({
-      id: rejected.id,
+    },
+    {
+      rule: 'a row that may have been applied keeps its key and bytes: the server replays its answer',
+      row: overtaken('handler_failed', null, true),
+      state: 'queued',
+    },
+    {
+      rule: 'a refused row with no revision check stays blocked as a revision conflict: it would land over that edit unchecked',
+      row: overtaken('http_422', null),
       state: 'blocked',
-      blockedCode: 'revision_conflict',
-      conflict: { failure: { currentRevision: null } },
-    });
+    },
+    {
+      rule: 'a refused row with no revision check and no edit past it goes as it is',
+      row: { ...overtaken('http_422', null), overtakenBy: undefined },
+      state: 'queued',
+    },
+  ])('$rule', ({ row, state }) => {
+    const planned = planRetry(observe(row as OutboxRow), { owner: OWNER });
+    if (planned.kind !== 'apply') throw new Error('expected a plan');
+    const put = planned.plan.put![0] as OutboxRow;
+    // The same row, key and bytes; nothing superseded, no conflict evidence the server never gave.
+    expect(put).toMatchObject({ id: row.id, state, request: row.request });
+    expect(put).not.toHaveProperty('conflict');
     expect(planned.plan.delete ?? []).toEqual([]);
-  });
-
-  it('under the block policy the row stays blocked, as a revision conflict with its evidence', () => {
-    const planned = planRetry(observe(rejected), { owner: OWNER, newer: newer('block') });
-    if (planned.kind !== 'apply') throw new Error('expected a plan');
-    expect(planned.plan.put![0]).toMatchObject({
-      id: rejected.id,
-      state: 'blocked',
-      blockedCode: 'revision_conflict',
-      conflict: { failure: { currentRevision: 4 } },
-    });
-  });
-
-  it('a row that may have been applied (its answer could not be read) keeps its key: the server replays', () => {
-    const unread: OutboxRow = {
-      ...blocked('handler_failed'),
-      evidence: { attemptCount: 1, lastErrorCode: 'handler_failed', mayHaveApplied: true },
-    };
-    const planned = planRetry(observe(unread), { owner: OWNER, newer: newer() });
-    if (planned.kind !== 'apply') throw new Error('expected a plan');
-    expect(planned.plan.put![0]).toMatchObject({
-      id: unread.id,
-      state: 'queued',
-      request: unread.request,
-    });
+    expect(planned.plan.tombstones ?? []).toEqual([]);
+    if (state === 'blocked') {
+      expect(put).toMatchObject({ blockedCode: 'revision_conflict', overtakenBy: OVERTAKEN_BY });
+      expect(put.blockedDetail).toContain(OVERTAKEN_BY);
+      // Still blocked: it takes no place among the rows to send.
+      expect(planned.plan.seq ?? []).toEqual([]);
+    } else {
+      expect(planned.plan.seq).toEqual([row.id]);
+    }
   });
 });
 

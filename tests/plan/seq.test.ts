@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
 import type { ReplacePlan } from '../../shared/model/store.ts';
-import { planConflictRule } from '../../shared/plan/conflict-successor.ts';
+import { planConflictSuccessor } from '../../shared/plan/conflict-successor.ts';
 import { planEnqueue } from '../../shared/plan/enqueue.ts';
 import type { EnqueueContext, NewIntent } from '../../shared/plan/enqueue-types.ts';
 import { planIntentConversion } from '../../shared/plan/intent-conversion.ts';
@@ -103,8 +103,10 @@ describe('the place a planner gives each row it writes (SPEC §6.1)', () => {
 
   it('a conflict successor keeps the seq of the edit it carries', () => {
     const original = claimedBy(updateRow({ seq: 8 }), OTHER, 1);
-    const planned = planConflictRule(original, original, { currentRevision: 9 }, 412, {
+    const planned = planConflictSuccessor(original, original, { currentRevision: 9 }, 412, {
       owner: OWNER,
+      holderId: OTHER,
+      fence: 1,
       now: NOW,
       successorId: 'notes-0000000000000000000000s1',
       handler: notes,
@@ -143,19 +145,15 @@ describe('the place a planner gives each row it writes (SPEC §6.1)', () => {
     expect(planned.plan.seq).toEqual([row.id]);
   });
 
-  it('a retry that meets a newer applied edit gives its conflict successor a fresh seq', () => {
-    const row = blocked(updateRow({ seq: 2, baseRevision: null }));
-    const planned = planRetry(observe(row), {
-      owner: OWNER,
-      newer: {
-        receipt: { ...receiptOf(updateRow({ id: 'notes-0000000000000000000000u2' }), 'n_1', 4) },
-        handler: notes,
-        successorId: 'notes-0000000000000000000000s1',
-        now: NOW,
-      },
-    });
+  it('a retry after a newer edit was applied gives the row it queues again a fresh seq', () => {
+    const row = {
+      ...blocked(updateRow({ seq: 2, baseRevision: 3 })),
+      overtakenBy: 'notes-0000000000000000000000u2',
+      evidence: { attemptCount: 1, lastErrorCode: 'http_422' },
+    };
+    const planned = planRetry(observe(row), { owner: OWNER });
     if (planned.kind !== 'apply') throw new Error('expected a plan');
-    expect(planned.plan.seq).toEqual(['notes-0000000000000000000000s1']);
+    expect(planned.plan.seq).toEqual([row.id]);
   });
 });
 

@@ -636,15 +636,20 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     expect(await a.api.row(edit.id)).toBeUndefined();
   });
 
-  it.each([{ policy: 'rebase' as const }, { policy: 'block' as const }])(
-    'G4: retrying a rejected edit after its successor was applied goes through the conflict rule ($policy), never silently over it',
-    async ({ policy }) => {
+  it.each([
+    { policy: 'rebase' as const, base: 1 },
+    { policy: 'block' as const, base: 1 },
+    { policy: 'rebase' as const, base: undefined },
+    { policy: 'block' as const, base: undefined },
+  ])(
+    'G4: retrying a rejected edit after its successor was applied meets it through the conflict rule ($policy, base revision $base), with what the server answered, never silently over it',
+    async ({ policy, base }) => {
       const record = world.server.seed(OWNER, { title: 'a' });
       const a = await world.holder('A', { handlers: world.handlers({ conflict: policy }) });
-      // Edits made with no revision: nothing on the wire would stop an old one overwriting.
-      const u1 = await a.api.enqueue(updateNote(record.id, { title: 'one' }));
+      const u1 = await a.api.enqueue(updateNote(record.id, { title: 'one' }, base));
       const flush = (await world.holdInFlight(a, u1.id)).done;
-      const u2 = await a.api.enqueue(updateNote(record.id, { title: 'two' }));
+      // Made on top of U1, from the same revision.
+      const u2 = await a.api.enqueue(updateNote(record.id, { title: 'two' }, base));
       world.server.inject('reject');
       a.transport.open();
       await flush;
@@ -655,10 +660,21 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
       expect(await world.row(u1.id)).toMatchObject({ state: 'blocked', blockedCode: 'http_422' });
       await a.api.retry(u1.id);
       await a.api.flush();
-      // U1's old bytes never went out again over U2's value.
-      expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
       expect(world.server.effects.map((e) => e.key)).not.toContain(u1.requestId);
       expect(world.server.effectsFor(u2.requestId!)).toBe(1);
+      if (base === undefined) {
+        // No revision for the server to check: resent, U1's old bytes would land over U2's value.
+        // It stays blocked for the app, with no evidence of a conflict the server never answered.
+        expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
+        const row = await world.row(u1.id);
+        expect(row).toMatchObject({ state: 'blocked', blockedCode: 'revision_conflict' });
+        expect(row).not.toHaveProperty('conflict');
+        expect(world.server.records.get(record.id)?.data.title).toBe('two');
+        expect(await a.api.conflicts()).toEqual([]);
+        return;
+      }
+      // Resent as it is, its If-Match meets the server's 412: the conflict rule runs on that.
+      expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(2);
       if (policy === 'rebase') {
         const [entry] = await a.api.conflicts();
         expect(entry).toMatchObject({
@@ -671,6 +687,7 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
         expect(await world.row(u1.id)).toMatchObject({
           state: 'blocked',
           blockedCode: 'revision_conflict',
+          conflict: { failure: { status: 412, currentRevision: 2 } },
         });
         expect(world.server.records.get(record.id)?.data.title).toBe('two');
       }

@@ -586,13 +586,17 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
       title: 'legacy',
       tag: 'third',
     });
-    // Retried, U1 meets the edit applied last (U3's) through the conflict rule, not blindly.
+    // Retried, U1 meets the edit applied last (U3's) through the conflict rule, not blindly: with
+    // no revision for the server to check, it stays blocked for the app (§6.1, §10).
     expect(await world.row(u1.id)).toMatchObject({ overtakenBy: u3.requestId });
     await a.api.retry(u1.id);
     await a.api.flush();
     expect(world.server.seen.filter((s) => s.key === u1.requestId)).toHaveLength(1);
-    const [entry] = await a.api.conflicts();
-    expect(entry).toMatchObject({ originalId: u1.requestId, overwrittenRevision: 3 });
+    expect(await world.row(u1.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'revision_conflict',
+    });
+    expect(world.server.records.get(record.id)?.data).toEqual({ title: 'legacy', tag: 'third' });
   });
 
   it('G4: a rejected edit retried after the receipt of the edit that overtook it was pruned stays blocked as a revision conflict, not resent over that edit', async () => {

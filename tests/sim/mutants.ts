@@ -197,10 +197,14 @@ export const REVERTS: Record<string, Mutant> = {
     ],
   },
   'retry-ignores-newer-edit': {
-    title: 'retry of a blocked row after its successor was applied resends it as it is',
+    title:
+      'retry of a blocked row made without a revision, after its successor was applied, resends it as it is',
     file: 'shared/plan/manual-actions.ts',
     edits: [
-      { from: `  const { newer } = ctx;`, to: `  const newer: typeof ctx.newer = undefined;` },
+      {
+        from: `    row.overtakenBy !== undefined &&\n    row.baseRevision == null &&`,
+        to: `    false &&\n    row.baseRevision == null &&`,
+      },
     ],
   },
 };

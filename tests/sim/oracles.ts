@@ -211,6 +211,10 @@ export class Truth {
   readonly retried = new Set<string>();
   /** Where each retried edit stood among the edits before the app retried it. */
   readonly madeBeforeRetry = new Map<string, number>();
+  /** How many effects the server had applied when the app last retried each moved edit. */
+  readonly retriedAfter = new Map<string, number>();
+  /** Each record's newest applied position after each effect that raised it: [landing, position]. */
+  readonly positions = new Map<string, Array<[number, number]>>();
   /**
    * Edits the app re-issued under a new key after the server forgot the old one: SPEC §15 "when
    * the server no longer knows the key the row is blocked with `retention_exceeded` ... for the
@@ -298,6 +302,38 @@ export class Truth {
     const list = this.conflictsSent.get(key) ?? [];
     list.push({ status, currentRevision });
     this.conflictsSent.set(key, list);
+  }
+
+  /**
+   * G5: conflict evidence says what the server really answered (§6.1, §10): the key that met the
+   * conflict (the last of its lineage) got an answer with that status and current revision.
+   */
+  private checkEvidence(by: Committer, plan: ReplacePlan): void {
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      const evidence = asRaw(row?.conflict);
+      if (row === undefined || evidence === undefined) continue;
+      const before = asRaw(this.rows.get(row.id));
+      if (deepEqual(before?.conflict, row.conflict)) continue;
+      // A merge carries a row's evidence on (§6): it was judged when it was written.
+      const carried = plan.expected.some((e) => deepEqual(asRaw(e.row)?.conflict, row.conflict));
+      if (carried) continue;
+      this.exercise('G5');
+      const lineage = Array.isArray(evidence.lineage) ? evidence.lineage : [];
+      const last = asRaw(lineage.length > 0 ? lineage[lineage.length - 1] : evidence.predecessor);
+      const key = String(last?.requestId);
+      const failure = asRaw(evidence.failure);
+      const sent = this.conflictsSent.get(key) ?? [];
+      const matches = sent.some(
+        (a) => a.status === failure?.status && a.currentRevision === failure?.currentRevision,
+      );
+      if (!matches)
+        this.fail(
+          'G5',
+          'evidence-not-what-the-server-said',
+          `${by.holder}'s ${plan.reason} wrote ${String(row.id)} with evidence of ${String(failure?.status)} at revision ${String(failure?.currentRevision)} for ${key}, but the server answered ${sent.length ? sent.map((a) => `${a.status} at ${String(a.currentRevision)}`).join(', ') : 'no conflict'}${this.why(String(row.id))}`,
+        );
+    }
   }
 
   /**
@@ -409,6 +445,7 @@ export class Truth {
   }
 
   private checkCommit(by: Committer, plan: ReplacePlan): void {
+    this.checkEvidence(by, plan);
     this.checkLedger(by, plan);
     this.exercise('G6');
     if (plan.owner !== by.owner)
@@ -670,9 +707,9 @@ export class Truth {
             'superseded-twice',
             `${tomb.id} got a second conflict successor ${tomb.into}`,
           );
-        // A retry after a newer edit was applied resends through the conflict rule on what the
-        // receipts say, without asking the server first (§13).
-        if (!this.conflictAnswers.has(tomb.id) && plan.reason !== 'retry')
+        // A retry after a newer edit was applied meets it through the server's own answer too
+        // (§6.1): no successor is written from a receipt.
+        if (!this.conflictAnswers.has(tomb.id))
           this.fail(
             'G5',
             'successor-without-conflict',
@@ -710,12 +747,15 @@ export class Truth {
       // record, through the revision check (G4, checked where it lands).
       // SPEC §6.1: "`retry` is the app's new decision: the retried row takes a new `seq` at the
       // retry (it is ordered as made then)".
-      for (const value of plan.put ?? []) {
-        const row = asRaw(value);
-        if (plan.seq?.includes(row?.id as string) !== true) continue;
-        const reissue = asRaw(row?.evidence)?.lastErrorCode === 'retention_exceeded';
+      // In the order the plan gives them their `seq`: rows of the record without one take their
+      // places before the retried row (§6.1).
+      const put = new Map((plan.put ?? []).map((value) => [asRaw(value)?.id, asRaw(value)]));
+      for (const rowId of plan.seq ?? []) {
+        const row = put.get(rowId);
+        if (row === undefined) continue;
+        const reissue = asRaw(row.evidence)?.lastErrorCode === 'retention_exceeded';
         // The edits it carries move together, in the order they had among themselves.
-        const carried = [...this.carriedBy(row?.id as string)].sort(
+        const carried = [...this.carriedBy(String(rowId))].sort(
           (a, b) => (this.edits.get(a)?.made ?? 0) - (this.edits.get(b)?.made ?? 0),
         );
         for (const id of carried) {
@@ -728,8 +768,9 @@ export class Truth {
           // through `pending:<C>` follow it whenever it goes (§8).
           // A re-issued edit is applied anew, as made at the retry, whatever its old key did.
           const stays = this.appliedBy.has(id) && !reissue;
-          if (edit === undefined || stays || row?.kind === 'create') continue;
+          if (edit === undefined || stays || row.kind === 'create') continue;
           if (!this.madeBeforeRetry.has(id)) this.madeBeforeRetry.set(id, edit.made);
+          this.retriedAfter.set(id, this.#landings);
           edit.made = ++this.#made;
         }
       }
@@ -1061,10 +1102,22 @@ export class Truth {
     const last = this.lastPosition.get(record) ?? -1;
     const lastRow = this.lastApplied.get(record);
     const carried = judged.flatMap((id) => this.edits.get(id) ?? []);
-    // Retried edits a newer one overtook, alone or merged into an edit made after that one.
-    const overtaken = carried.filter(
-      (e) => this.retried.has(e.id) && (this.madeBeforeRetry.get(e.id) ?? e.made) < last,
-    );
+    // Retried edits a newer one overtook, alone or merged into an edit made after that one. SPEC
+    // §6.1: the retried row "meets any newer edit already applied through the conflict rule" —
+    // applied before the retry; one made before the retry and applied after it is older than the
+    // retried row, which is "ordered as made then", and goes before it as any older edit does.
+    const overtaken = carried.filter((e) => {
+      if (!this.retried.has(e.id)) return false;
+      const at = this.retriedAfter.get(e.id);
+      const before =
+        at === undefined
+          ? last
+          : Math.max(
+              -1,
+              ...(this.positions.get(record) ?? []).flatMap(([l, p]) => (l <= at ? [p] : [])),
+            );
+      return (this.madeBeforeRetry.get(e.id) ?? e.made) < before;
+    });
     if (overtaken.length > 0 && (position < last || overtaken.length < carried.length)) {
       // The app retried an edit a newer one overtook: it lands over it, but only through the
       // revision check and the conflict rule, with evidence — never silently (G4). A request
@@ -1097,6 +1150,7 @@ export class Truth {
       );
     if (position >= last) {
       this.lastPosition.set(record, position);
+      this.positions.set(record, [...(this.positions.get(record) ?? []), [landing, position]]);
       if (rowId !== undefined) this.lastApplied.set(record, rowId);
     }
   }
