@@ -59,7 +59,10 @@ export interface Receipt {
   settledAt: number;
 }
 
-/** One summary per settled conflict successor (SPEC §10). No bodies. */
+/**
+ * One summary per overwrite (SPEC §10, §20 G5): written with the conflict successor, before it
+ * is sent, and completed by its success ACK. No bodies.
+ */
 export interface ConflictLedgerEntry {
   successorId: string;
   originalId: string;
@@ -67,11 +70,19 @@ export interface ConflictLedgerEntry {
   collection: string;
   targetId: string;
   overwrittenRevision: number | null;
+  /** The revision the resend produced; null until its ACK, or when the receipt named none. */
   finalRevision: number | null;
   lineageLength: number;
   copy: Json;
   recordedAt: number;
+  /** When the ACK settled the resend; while `unsettled`, when the entry was written. */
   settledAt: number;
+  /**
+   * No answer read by this bundle has settled the resend yet: it is queued, on the wire, blocked
+   * after it may have been applied, discarded after that, or sent and removed by a legacy tab
+   * (§17), which writes no ledger. Its final revision is unknown, so it cannot be restored.
+   */
+  unsettled?: true;
   /** The successor's kind (`update`, `delete`, …); absent on entries written before §10.1. */
   kind?: string;
   /** What the resend overwrote, readable through the server (§10.1); null when not kept. */
@@ -160,6 +171,11 @@ export interface ReplacePlan {
   delete?: RowKey[];
   receipts?: Receipt[];
   ledger?: ConflictLedgerEntry[];
+  /**
+   * Ledger entries to remove, by successor id: the resend of each left the outbox, or carried
+   * its evidence on to another row, known never to have been applied (§10).
+   */
+  ledgerDelete?: string[];
   tombstones?: Tombstone[];
   /** Record names to write (§6.1): the success ACK of a create writes its server id's. */
   names?: RecordName[];

@@ -94,6 +94,7 @@ export async function applyPlans(
       tx.objectStore(STORE.receipts).put(receipt);
       present.receipts.add(receipt.requestId);
     }
+    for (const id of plan.ledgerDelete ?? []) tx.objectStore(STORE.conflicts).delete(id);
     for (const entry of plan.ledger ?? []) tx.objectStore(STORE.conflicts).put(entry);
     for (const tombstone of plan.tombstones ?? []) {
       tx.objectStore(STORE.tombstones).put(tombstone);

@@ -296,7 +296,7 @@ async function readAll(
 function storesFor(plan: ReplacePlan): StoreName[] {
   const stores: StoreName[] = [STORE.rows];
   if (plan.receipts?.length || plan.absent?.receipts?.length) stores.push(STORE.receipts);
-  if (plan.ledger?.length) stores.push(STORE.conflicts);
+  if (plan.ledger?.length || plan.ledgerDelete?.length) stores.push(STORE.conflicts);
   if (plan.tombstones?.length || plan.absent?.tombstones?.length) stores.push(STORE.tombstones);
   if (plan.seq?.length) stores.push(STORE.meta);
   if (plan.names?.length || plan.records?.length) stores.push(STORE.names);

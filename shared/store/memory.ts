@@ -291,6 +291,10 @@ class MemoryConnection implements OutboxStore {
       keep(stores.rows, id);
       stores.rows.delete(id);
     }
+    for (const id of plan.ledgerDelete ?? []) {
+      keep(stores.conflicts, id);
+      stores.conflicts.delete(id);
+    }
     for (const [store, key, value] of writes) {
       keep(store, key);
       store.put(key, value);

@@ -935,6 +935,32 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         expect(await store.listReceipts(OWNER, 10)).toHaveLength(1);
       });
 
+      it('removes ledger entries by successor id in the plan that completes or replaces others, and in a stale plan removes none', async () => {
+        const pending = { ...ledgerEntry('s-1', 5), finalRevision: null, unsettled: true as const };
+        await seed([row('r1', 1)]);
+        await store.replace(plan({ ledger: [pending, ledgerEntry('s-2', 6)] }));
+        const stale = plan({
+          expected: [{ id: 'r1', row: null }],
+          ledgerDelete: ['s-1'],
+          ledger: [ledgerEntry('s-3', 7)],
+        });
+        expect(await store.replace(stale)).toBe('stale');
+        expect((await store.listConflicts(OWNER, 10)).map((e) => e.successorId)).toEqual([
+          's-2',
+          's-1',
+        ]);
+        const moved = plan({
+          expected: [{ id: 'r1', row: row('r1', 1) }],
+          ledgerDelete: ['s-1', 'never-written'],
+          ledger: [ledgerEntry('s-3', 7)],
+        });
+        expect(await store.replace(moved)).toBe('committed');
+        expect(await store.listConflicts(OWNER, 10)).toEqual([
+          ledgerEntry('s-3', 7),
+          ledgerEntry('s-2', 6),
+        ]);
+      });
+
       it('lists receipts and ledger entries newest first, limited, per owner', async () => {
         await store.replace(
           plan({
