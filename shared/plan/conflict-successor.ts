@@ -8,12 +8,13 @@ import type { HistoryRef } from '../model/history.ts';
 import type { OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { isClaimMine } from './claim.ts';
+import { ledgerChanges } from './conflict-ledger.ts';
 import { buildRowRequest } from './identity.ts';
 
 /**
  * Revision conflicts (SPEC §10, seed 003): the evidence of what a resend overwrites and the
- * durable successor planner. The ledger summary written with the successor's ACK is in
- * `conflict-ledger.ts`.
+ * durable successor planner, which writes the successor's ledger entry with it (the entry and its
+ * completion by the ACK are in `conflict-ledger.ts`).
  */
 
 function summarize(row: OutboxRow, now: number): ConflictPredecessor {
@@ -99,6 +100,10 @@ export function planConflictSuccessor(
   if (!isClaimMine(current, ctx.holderId, ctx.fence)) return { kind: 'stale' };
   const evidence = buildConflictEvidence(current, conflict, status, ctx.now);
   const expected = [{ id: current.id, row: raw }];
+  // The 412 says this key applied nothing: the row's entry (it was a resend) goes, its evidence
+  // carried on. Not when the row was re-issued under a new key (§15): its old key may have been.
+  const superseded =
+    current.request?.requestId !== current.id && current.evidence?.mayHaveApplied ? [] : [current];
   const policy = ctx.handler.conflict ?? 'rebase';
   if (policy === 'block' || conflict.currentRevision === null) {
     const blocked: OutboxRow = {
@@ -116,7 +121,16 @@ export function planConflictSuccessor(
       conflict: evidence,
     };
     const { sentAt: _sent, ...row } = blocked;
-    return { kind: 'block', plan: { owner: ctx.owner, expected, put: [row], reason: 'conflict' } };
+    return {
+      kind: 'block',
+      plan: {
+        owner: ctx.owner,
+        expected,
+        put: [row],
+        ...ledgerChanges(superseded),
+        reason: 'conflict',
+      },
+    };
   }
   const payload =
     typeof policy === 'function' ? policy({ row: current, conflict }) : current.payload;
@@ -178,6 +192,8 @@ export function planConflictSuccessor(
       expected: [...expected, { id: successor.id, row: null }],
       put: [successor],
       delete: [current.id],
+      // Written with the resend, before it can be sent: no sender can settle it without (G5).
+      ...ledgerChanges(superseded, [successor]),
       tombstones: [
         {
           id: current.id,

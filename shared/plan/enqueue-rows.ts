@@ -4,6 +4,7 @@ import type { EnqueueResult } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
 import { isIntentRow, type OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
+import { ledgerChanges } from './conflict-ledger.ts';
 import type { EnqueueContext, EnqueuePlan, NewIntent } from './enqueue-types.ts';
 import { buildRowRequest } from './identity.ts';
 import { mergeIntents } from './merge.ts';
@@ -220,6 +221,7 @@ function planCancel(
       expected: expectAll(chain, intent.id),
       ...recordAsRead(intent.collection, intent.targetId, ctx),
       delete: cancelled.map(({ row }) => row.id),
+      ...ledgerChanges(cancelled.map(({ row }) => row)),
       tombstones: ids.map((id) => ({
         id,
         owner: ctx.owner,
@@ -336,6 +338,11 @@ function planRowWrite(
       ...recordAsRead(row.collection, row.targetId, ctx),
       ...placeOf(row, replaced),
       delete: replaced.map(({ row: r }) => r.id),
+      // The rows it absorbs were never applied (§6); what it carries of their evidence is its own.
+      ...ledgerChanges(
+        replaced.map(({ row: r }) => r),
+        [row],
+      ),
       tombstones: replaced.map(({ row: r }) => ({
         id: r.id,
         owner: ctx.owner,

@@ -3,6 +3,7 @@ import type { CollectionHandler } from '../model/handler.ts';
 import { isIntentRow, type Observed, type OutboxRow } from '../model/row.ts';
 import type { ReplacePlan, RowKey } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
+import { ledgerChanges } from './conflict-ledger.ts';
 import { buildRowRequest } from './identity.ts';
 import { supersedes } from './made-order.ts';
 import { isUnknownVersion } from './unknown-version.ts';
@@ -224,7 +225,9 @@ function releasedBy(retried: OutboxRow, record: readonly Observed[] = []): Outbo
 /**
  * Removes a blocked or held row for good, tombstoned as `discarded` (G1: an explicit app call).
  * A discarded create takes the other rows of its record along — its intents could never be sent
- * (§8) — so `record` is read for a create and ignored otherwise.
+ * (§8) — so `record` is read for a create and ignored otherwise. A discarded resend that may have
+ * been applied (`handler_failed`, no answer) keeps its ledger entry: discarding takes back
+ * nothing the server did (G5). One known to have applied nothing takes its entry along.
  */
 export function planDiscard(
   { row, raw }: Observed,
@@ -234,7 +237,9 @@ export function planDiscard(
   if (row.state !== 'blocked' && row.state !== 'held')
     return { kind: 'refuse', code: 'not_blocked', details: { id: row.id, state: row.state } };
   const taken = row.kind === 'create' ? record.filter((other) => other.row.id !== row.id) : [];
-  const ids = [row.id, ...taken.map((other) => other.row.id)];
+  const rows = [row, ...taken.map((other) => other.row)];
+  const ids = rows.map((r) => r.id);
+  const unknown = (r: OutboxRow) => attemptOutcome(r) === 'unknown';
   return {
     kind: 'apply',
     plan: {
@@ -244,6 +249,10 @@ export function planDiscard(
         ...taken.map((other) => ({ id: other.row.id, row: other.raw })),
       ],
       delete: ids,
+      ...ledgerChanges(
+        rows.filter((r) => !unknown(r)),
+        rows.filter(unknown),
+      ),
       tombstones: ids.map((id) => ({
         id,
         owner: ctx.owner,

@@ -53,13 +53,15 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * (§2, G3), a re-issued request keeping that its old key may have applied (§15, G2) and a retry
  * checking its whole record (§6.1) +206 B, to 40,426 B; measured 40,337 B after later fixes, a
  * retry meeting a newer edit through the server's own answer rather than a conflict successor
- * written from a receipt (§6.1, §10) −73 B, to 40,264 B — over the budget by 3,400 B. Until the
- * budget is restated or the engine cut to it,
+ * written from a receipt (§6.1, §10) −73 B, to 40,264 B; a conflict ledger entry written with its
+ * resend and completed by the ACK, so that no sender (a legacy tab) and no discard can lose it,
+ * and removed with a resend known never applied (§10, §20 G5) +156 B, from 40,264 B to 40,420 B —
+ * over the budget by 3,556 B. Until the budget is restated or the engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 40_377;
+const WORKER_CEILING = 40_440;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

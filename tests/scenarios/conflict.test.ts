@@ -3,6 +3,7 @@ import type { ConflictEvidence } from '../../shared/model/conflict-evidence.ts';
 import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
 import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
+import { legacyRewrite } from '../support/legacy-tab.ts';
 
 /** SPEC §18 rows C1–C7 (seed 003 §5): durable conflict successors, evidence and the ledger. */
 describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
@@ -313,6 +314,112 @@ describe.each(STORE_KINDS)('conflict scenarios on the %s store', (kind) => {
         payload: {},
       }),
     ).resolves.toMatchObject({ outcome: 'existing' });
+  });
+
+  /** The ledger entry written with the successor, before it is sent: no final revision yet. */
+  const unsettledEntry = (successorId: string, originalId: string) => ({
+    successorId,
+    originalId,
+    overwrittenRevision: 2,
+    finalRevision: null,
+    lineageLength: 0,
+    unsettled: true,
+  });
+
+  it('G5: a conflict successor the server applied, blocked handler_failed when its answer could not be read, then discarded, keeps its ledger entry', async () => {
+    world = await World.create(kind);
+    const record = await staleEdit();
+    const a = await world.holder('A', {
+      handlers: world.handlers({
+        readReceipt: () => {
+          throw new Error('receipt parser broke');
+        },
+      }),
+    });
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+    await a.api.flush();
+    const [successor] = await world.rows();
+    expect(successor).toMatchObject({ state: 'blocked', blockedCode: 'handler_failed' });
+    expect(world.server.records.get(record.id)).toMatchObject({
+      revision: 3,
+      data: { title: 'mine' },
+    });
+    await a.api.discard(successor!.id);
+    expect(await world.rows()).toEqual([]);
+    // Discarding takes back nothing the server did: the overwrite of revision 2 stays recorded.
+    const ledger = await a.api.conflicts();
+    expect(ledger).toHaveLength(1);
+    expect(ledger[0]).toMatchObject(unsettledEntry(successor!.id, u.requestId!));
+    await expect(a.api.restore(successor!.id)).rejects.toMatchObject({
+      code: 'history_unavailable',
+      details: { reason: 'final_revision_unknown' },
+    });
+  });
+
+  it('G5: a conflict successor sent and removed by a legacy v0 tab, which writes no ledger, still has its ledger entry', async () => {
+    world = await World.create(kind);
+    const record = await staleEdit();
+    const a = await world.holder('A');
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+    // The successor is written, and the network goes before it is sent.
+    world.server.beforeApply = () => {
+      world.server.inject('network');
+      world.server.beforeApply = undefined;
+    };
+    await a.api.flush();
+    const [successor] = await world.rows();
+    expect(successor).toMatchObject({ successorOf: u.id, state: 'queued' });
+    expect(await a.api.conflicts()).toEqual([
+      expect.objectContaining(unsettledEntry(successor!.id, u.requestId!)),
+    ]);
+    // A tab of the old bundle marks it sending, sends it, and removes it on the 2xx (§17).
+    const raw = (await a.store.get(successor!.id)) as Record<string, unknown>;
+    const sending = { ...raw, state: 'sending', sentAt: world.clock.now() };
+    expect(await legacyRewrite(a.store, raw, sending)).toBe('committed');
+    const answer = world.server.handle(successor!.request!, OWNER);
+    expect(answer).toMatchObject({ kind: 'response', status: 200 });
+    expect(await legacyRewrite(a.store, sending)).toBe('committed');
+    expect(world.server.records.get(record.id)).toMatchObject({
+      revision: 3,
+      data: { title: 'mine' },
+    });
+    await a.api.flush({ force: true });
+    expect(world.server.effects).toHaveLength(1);
+    const ledger = await a.api.conflicts();
+    expect(ledger).toHaveLength(1);
+    expect(ledger[0]).toMatchObject(unsettledEntry(successor!.id, u.requestId!));
+  });
+
+  it('G5: an entry whose successor is known never to have been applied goes — rebased again, merged into a later edit, or rejected and discarded — and one overwrite has one entry', async () => {
+    world = await World.create(kind);
+    const record = await staleEdit();
+    const a = await world.holder('A');
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+    // The first successor meets yet another edit: its 412 says it applied nothing. The second
+    // is answered 503 (nothing applied).
+    world.server.beforeApply = (request) => {
+      if (request.requestId === u.requestId) return;
+      world.server.editElsewhere(record.id, { title: 'again' });
+      world.server.inject('fail503');
+      world.server.beforeApply = undefined;
+    };
+    await a.api.flush();
+    const [second] = await world.rows();
+    expect((second!.conflict as ConflictEvidence).lineage).toHaveLength(1);
+    expect((await a.api.conflicts()).map((e) => e.successorId)).toEqual([second!.id]);
+    // A later edit merges it (it was never sent): the merged row carries the entry on.
+    const merged = await a.api.enqueue(updateNote(record.id, { body: 'more' }, 1));
+    expect(merged.outcome).toBe('coalesced');
+    expect(await a.api.conflicts()).toEqual([
+      expect.objectContaining({ successorId: merged.id, overwrittenRevision: 3, unsettled: true }),
+    ]);
+    // The server rejects it for good (422): it applied nothing, and its discard takes the entry.
+    world.server.inject('reject');
+    await a.api.flush({ force: true });
+    expect(await world.row(merged.id)).toMatchObject({ state: 'blocked' });
+    await a.api.discard(merged.id);
+    expect(await a.api.conflicts()).toEqual([]);
+    expect(world.server.effects).toEqual([]);
   });
 
   it('a custom conflict policy sends the payload it returns at the current revision', async () => {

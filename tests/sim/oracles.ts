@@ -171,8 +171,6 @@ export class Truth {
   readonly outdated = new Set<string>();
   /** What the server answered each key that met a revision conflict: status and revision. */
   readonly conflictsSent = new Map<string, Array<{ status: number; currentRevision: unknown }>>();
-  /** Ledger entries written for each successor (§10: idempotent by successor id). */
-  readonly ledgerWrites = new Map<string, number>();
   /** Superseded key → its conflict successor. */
   readonly superseded = new Map<string, string>();
   /** How many conflict successors stand before a row (K1 → K2 → …). */
@@ -337,45 +335,85 @@ export class Truth {
   }
 
   /**
-   * G5: a ledger entry is written once per overwrite, when its resend settled applied, with the
-   * revisions the server said (§10): the overwritten one the conflict named, the final one the
-   * applying write made.
+   * G5: a ledger entry is written once per overwrite (§10, §20): with its resend, before it can be
+   * sent, saying the revision the conflict named and no final one yet (`unsettled`); completed
+   * only when the resend settled applied, with the final revision the applying write made. It
+   * changes only from unsettled to settled (or by `restore`, not judged here).
    */
   private checkLedger(by: Committer, plan: ReplacePlan): void {
+    for (const id of plan.ledgerDelete ?? []) {
+      const entry = this.ledger.get(id);
+      if (entry !== undefined && entry.owner !== by.owner)
+        this.fail(
+          'G6',
+          'row-of-other-owner',
+          `${by.holder} for ${by.owner} deleted the ledger entry ${id} of ${entry.owner}`,
+        );
+      if (entry !== undefined && !entry.unsettled)
+        this.fail(
+          'G5',
+          'ledger-entry-lost',
+          `${by.holder}'s ${plan.reason} deleted the settled ledger entry of ${id}`,
+        );
+    }
     for (const entry of plan.ledger ?? []) {
       if (entry.restoredBy !== undefined) continue;
       this.exercise('G5');
       const earlier = this.ledger.get(entry.successorId);
+      const base = (e: ConflictLedgerEntry) => ({
+        ...e,
+        restoredBy: undefined,
+        finalRevision: undefined,
+        settledAt: undefined,
+        unsettled: undefined,
+      });
       if (earlier !== undefined) {
-        if (!deepEqual({ ...earlier, restoredBy: undefined }, { ...entry, restoredBy: undefined }))
+        const same = deepEqual(
+          { ...earlier, restoredBy: undefined },
+          { ...entry, restoredBy: undefined },
+        );
+        if (!same && !(earlier.unsettled && deepEqual(base(earlier), base(entry))))
           this.fail(
             'G5',
             'ledger-entry-twice',
             `${by.holder}'s ${plan.reason} wrote a second, different ledger entry for ${entry.successorId}`,
           );
+        if (same) continue;
+      }
+      // The row the entry is about: written in this plan (a resend), or settled by it.
+      const written = (plan.put ?? []).map(asRaw).find((r) => r?.id === entry.successorId);
+      const row = written ?? asRaw(this.rows.get(entry.successorId));
+      const failure = asRaw(asRaw(row?.conflict)?.failure);
+      if (entry.overwrittenRevision !== (failure?.currentRevision ?? null))
+        this.fail(
+          'G5',
+          'ledger-not-what-the-server-said',
+          `the ledger entry of ${entry.successorId} says r${String(entry.overwrittenRevision)} was overwritten; the conflict named r${String(failure?.currentRevision)}`,
+        );
+      if (entry.unsettled) {
+        if (entry.finalRevision !== null)
+          this.fail(
+            'G5',
+            'ledger-not-what-the-server-said',
+            `the unsettled ledger entry of ${entry.successorId} names a final revision r${entry.finalRevision}`,
+          );
         continue;
       }
-      this.ledgerWrites.set(entry.successorId, (this.ledgerWrites.get(entry.successorId) ?? 0) + 1);
-      const row = asRaw(this.rows.get(entry.successorId));
       const key = asRaw(row?.request)?.requestId;
       const effect = typeof key === 'string' ? this.applied.get(key) : undefined;
       if (effect === undefined) {
         this.fail(
           'G5',
           'ledger-without-overwrite',
-          `${by.holder}'s ${plan.reason} wrote a ledger entry for ${entry.successorId}, whose request the server never applied`,
+          `${by.holder}'s ${plan.reason} settled a ledger entry for ${entry.successorId}, whose request the server never applied`,
         );
         continue;
       }
-      const failure = asRaw(asRaw(row?.conflict)?.failure);
-      if (
-        entry.finalRevision !== effect.revision ||
-        entry.overwrittenRevision !== (failure?.currentRevision ?? null)
-      )
+      if (entry.finalRevision !== effect.revision)
         this.fail(
           'G5',
           'ledger-not-what-the-server-said',
-          `the ledger entry of ${entry.successorId} says r${String(entry.overwrittenRevision)} → r${String(entry.finalRevision)}; the conflict named r${String(failure?.currentRevision)} and ${String(key)} made r${effect.revision}`,
+          `the ledger entry of ${entry.successorId} says r${String(entry.overwrittenRevision)} → r${String(entry.finalRevision)}; ${String(key)} made r${effect.revision}`,
         );
     }
   }
@@ -908,6 +946,7 @@ export class Truth {
     }
     for (const receipt of plan.receipts ?? []) this.receipts.set(receipt.requestId, receipt);
     for (const tomb of plan.tombstones ?? []) this.tombstones.set(tomb.id, tomb);
+    for (const id of plan.ledgerDelete ?? []) this.ledger.delete(id);
     for (const entry of plan.ledger ?? []) this.ledger.set(entry.successorId, entry);
   }
 
@@ -1259,10 +1298,8 @@ export class Truth {
     for (const [key] of this.applied) {
       const rowId = this.keyRow.get(key);
       if (!this.resends.has(key) || this.superseded.has(key)) continue;
-      // The legacy writer settles without a ledger: it knows nothing of conflicts (§17). A row
-      // the app discarded (after its handler failed on the answer) takes its evidence with it.
-      if (rowId !== undefined && this.legacySettled.has(rowId)) continue;
-      if (rowId !== undefined && this.tombstones.get(rowId)?.reason === 'discarded') continue;
+      // Every overwrite has exactly one ledger entry (§20): whoever sent the resend (a legacy tab
+      // too) and whatever became of its row (discarded after its handler failed on the answer).
       // SPEC §15: "when the server no longer knows the key the row is blocked with
       // retention_exceeded and its evidence kept": the evidence stays in the row, since no
       // answer ever said the resend was applied.
@@ -1270,13 +1307,31 @@ export class Truth {
       if (kept?.state === 'blocked' && kept.blockedCode === 'retention_exceeded' && kept.conflict)
         continue;
       this.exercise('G5');
-      const entries = this.ledgerWrites.get(rowId!) ?? 0;
-      if (entries !== 1)
+      // Written once, with the resend (checkLedger judges every later write of it).
+      if (!this.ledger.has(rowId!))
         this.fail(
           'G5',
-          entries === 0 ? 'overwrite-without-ledger' : 'ledger-entry-twice',
-          `${key} overwrote a conflicting version and the ledger has ${entries} entries for it${this.why(rowId)}`,
+          'overwrite-without-ledger',
+          `${key} overwrote a conflicting version and the ledger has no entry for it${this.why(rowId)}`,
         );
+    }
+
+    // G5: and none for a resend the server never applied, once nothing can send it any more.
+    const appliedRows = new Set([...this.applied.keys()].map((key) => this.keyRow.get(key)));
+    for (const [id, entry] of this.ledger) {
+      if (!entry.unsettled || this.rows.has(id) || appliedRows.has(id)) continue;
+      this.exercise('G5');
+      // What the engine cannot know: a row discarded after an answer that may have followed an
+      // effect (§6), or re-issued past the server's retention (§15) and then superseded, whose
+      // old key may have been applied.
+      const tomb = this.tombstones.get(id);
+      if (tomb?.reason === 'discarded') continue;
+      if ([...this.carriedBy(id)].some((edit) => this.reissued.has(edit))) continue;
+      this.fail(
+        'G5',
+        'ledger-without-overwrite',
+        `the ledger keeps an entry for ${id}, ${tomb ? `${tomb.reason} without` : 'gone without'} ever being applied${this.why(id)}`,
+      );
     }
 
     // G4: each record's final value is the fold of its applied edits in the order they were made.

@@ -137,7 +137,7 @@ async function drain(world: World): Promise<void> {
       const api = holder.api(owner);
       world.call(holder, 'resumeHeld', () => api.resumeHeld());
       // The app writes back what a conflict overwrote, once the network is good (§10.1).
-      const entry = [...world.truth.ledger.values()].find((e) => e.owner === owner);
+      const entry = [...world.truth.ledger.values()].find((e) => e.owner === owner && !e.unsettled);
       if (round === 0 && entry !== undefined && world.actors.has('restore')) {
         world.count('actor:restore');
         world.call(holder, 'restore', () => api.restore(entry.successorId));

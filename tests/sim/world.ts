@@ -621,7 +621,10 @@ export class World {
         this.call(holder!, 'resumeHeld', () => holder!.api(ownerName).resumeHeld());
         return 'resumeHeld';
       case 'restore': {
-        const entries = [...this.truth.ledger.values()].filter((e) => e.owner === ownerName);
+        // An unsettled entry has no final revision to restore at (§10.1).
+        const entries = [...this.truth.ledger.values()].filter(
+          (e) => e.owner === ownerName && !e.unsettled,
+        );
         if (entries.length === 0) return 'no conflict to restore';
         const entry = entries[op.pick % entries.length]!;
         this.count('actor:restore');
