@@ -262,7 +262,13 @@ function conflictItem(entry: ConflictLedgerEntry, data: Snapshot, actions: ViewA
       el(
         'pre',
         {},
-        value === undefined ? 'reading…' : value === null ? 'no longer kept by the server' : value,
+        revision === null
+          ? 'not known here'
+          : value === undefined
+            ? 'reading…'
+            : value === null
+              ? 'no longer kept by the server'
+              : value,
       ),
     );
   };
@@ -274,11 +280,17 @@ function conflictItem(entry: ConflictLedgerEntry, data: Snapshot, actions: ViewA
         code(entry.restoredBy.rowId, 10),
         '.',
       )
-    : ref && entry.kind !== 'delete' && !entry.historyExpired
-      ? act('Restore overwritten version', () => actions.restore(entry.successorId), {
-          'data-action': 'restore',
-        })
-      : el('p', { class: 'restored' }, 'The server kept no copy of what was overwritten.');
+    : entry.unsettled
+      ? el(
+          'p',
+          { class: 'restored' },
+          'Restore waits for the resend’s answer: its final revision is not known here.',
+        )
+      : ref && entry.kind !== 'delete' && !entry.historyExpired
+        ? act('Restore overwritten version', () => actions.restore(entry.successorId), {
+            'data-action': 'restore',
+          })
+        : el('p', { class: 'restored' }, 'The server kept no copy of what was overwritten.');
   return el(
     'li',
     { class: 'conflict', 'data-successor': entry.successorId },
@@ -287,7 +299,9 @@ function conflictItem(entry: ConflictLedgerEntry, data: Snapshot, actions: ViewA
       {},
       el('strong', {}, `${entry.collection} ${short(entry.targetId)}: `),
       `made from an older revision; the server was at revision ${entry.overwrittenRevision ?? '?'}. `,
-      `Resent at that revision and applied as revision ${entry.finalRevision ?? '?'} (${entry.overwrittenRevision ?? '?'} → ${entry.finalRevision ?? '?'}).`,
+      entry.unsettled
+        ? 'Resent at that revision; no answer read here settled it yet (it may be queued, blocked, or sent by an older tab).'
+        : `Resent at that revision and applied as revision ${entry.finalRevision ?? '?'} (${entry.overwrittenRevision ?? '?'} → ${entry.finalRevision ?? '?'}).`,
     ),
     el(
       'dl',
@@ -296,7 +310,7 @@ function conflictItem(entry: ConflictLedgerEntry, data: Snapshot, actions: ViewA
       ...pair('resent as', code(entry.successorId, 10)),
       ...pair('resends', String((entry.lineageLength ?? 0) + 1)),
       ...pair('server copy', copyText(entry.copy)),
-      ...pair('settled', time(entry.settledAt)),
+      ...pair(entry.unsettled ? 'written' : 'settled', time(entry.settledAt)),
     ),
     ref && actions.versions
       ? el(

@@ -146,6 +146,34 @@ describe('<outbox-inspector> (SPEC §23)', () => {
     expect(outbox.restore).toHaveBeenCalledWith('notes-dddddddddddd');
   });
 
+  it('shows an unsettled conflict entry as not settled yet, with when it was written and no restore (G5)', async () => {
+    defineOutboxInspector();
+    const { outbox } = fakeOutbox();
+    const inspector = document.createElement('outbox-inspector');
+    inspector.outbox = {
+      ...outbox,
+      conflicts: vi.fn(async () => [
+        {
+          successorId: 'notes-eeeeeeeeeeee',
+          collection: 'notes',
+          targetId: 'n_2',
+          overwrittenRevision: 5,
+          finalRevision: null,
+          settledAt: NOW,
+          historyRef: { supersededRevision: 5 },
+          unsettled: true,
+        } as unknown as ConflictLedgerEntry,
+      ]),
+    };
+    document.body.append(inspector);
+    await vi.waitFor(() => expect(inspector.querySelector('li.conflict')).not.toBeNull());
+    const item = inspector.querySelector('li.conflict')!.textContent ?? '';
+    expect(item).toContain('no answer read here settled it yet');
+    expect(item).toContain('written');
+    expect(item).not.toContain('applied as revision');
+    expect(button(inspector, 'Restore overwritten version')).toBeUndefined();
+  });
+
   it('marks a claim held by no live sender as not current (its lease must end first)', async () => {
     const { inspector } = await mount();
     const sending = inspector.querySelector('tr[data-row="notes-bbbbbbbbbbbb"]')!;
