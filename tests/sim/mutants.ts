@@ -196,6 +196,23 @@ export const REVERTS: Record<string, Mutant> = {
       },
     ],
   },
+  'ledger-at-ack-only': {
+    title:
+      'the conflict ledger entry is written only by the ACK: a legacy tab that settles the resend, or a discard after it may have applied, leaves its overwrite without one',
+    file: 'shared/plan/conflict-successor.ts',
+    edits: [
+      {
+        from: `...ledgerChanges(superseded, [successor]),`,
+        to: `...ledgerChanges(superseded),`,
+      },
+    ],
+    also: [
+      {
+        file: 'shared/plan/manual-actions.ts',
+        edits: [{ from: `        rows.filter(unknown),\n`, to: '' }],
+      },
+    ],
+  },
   'retry-ignores-newer-edit': {
     title:
       'retry of a blocked row made without a revision, after its successor was applied, resends it as it is',
