@@ -262,13 +262,7 @@ function conflictItem(entry: ConflictLedgerEntry, data: Snapshot, actions: ViewA
       el(
         'pre',
         {},
-        revision === null
-          ? 'not known here'
-          : value === undefined
-            ? 'reading…'
-            : value === null
-              ? 'no longer kept by the server'
-              : value,
+        value === undefined ? 'reading…' : value === null ? 'no longer kept by the server' : value,
       ),
     );
   };
@@ -312,7 +306,7 @@ function conflictItem(entry: ConflictLedgerEntry, data: Snapshot, actions: ViewA
       ...pair('server copy', copyText(entry.copy)),
       ...pair(entry.unsettled ? 'written' : 'settled', time(entry.settledAt)),
     ),
-    ref && actions.versions
+    ref && actions.versions && !entry.unsettled
       ? el(
           'div',
           { class: 'versions' },

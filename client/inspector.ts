@@ -139,7 +139,9 @@ export class OutboxInspector extends HTMLElement {
     if (read === undefined) return;
     const wanted: Array<[ConflictLedgerEntry, number]> = [];
     for (const entry of conflicts) {
-      if (!entry.historyRef) continue;
+      // The overwritten version is history only once the resend settled: read earlier, the
+      // server would say it has none, and that answer would stay.
+      if (!entry.historyRef || entry.unsettled) continue;
       for (const revision of [entry.historyRef.supersededRevision, entry.finalRevision]) {
         if (revision !== null && !(versionKey(entry.targetId, revision) in this.#versions))
           wanted.push([entry, revision]);

@@ -146,10 +146,13 @@ describe('<outbox-inspector> (SPEC §23)', () => {
     expect(outbox.restore).toHaveBeenCalledWith('notes-dddddddddddd');
   });
 
-  it('shows an unsettled conflict entry as not settled yet, with when it was written and no restore (G5)', async () => {
+  it('shows an unsettled conflict entry as not settled yet, with when it was written, no versions and no restore (G5)', async () => {
     defineOutboxInspector();
     const { outbox } = fakeOutbox();
     const inspector = document.createElement('outbox-inspector');
+    // What it overwrote is history only once the resend settled: nothing is read before.
+    const readVersion = vi.fn(async () => 'a version');
+    inspector.readVersion = readVersion;
     inspector.outbox = {
       ...outbox,
       conflicts: vi.fn(async () => [
@@ -172,6 +175,8 @@ describe('<outbox-inspector> (SPEC §23)', () => {
     expect(item).toContain('written');
     expect(item).not.toContain('applied as revision');
     expect(button(inspector, 'Restore overwritten version')).toBeUndefined();
+    expect(inspector.querySelector('li.conflict [data-version]')).toBeNull();
+    expect(readVersion).not.toHaveBeenCalled();
   });
 
   it('marks a claim held by no live sender as not current (its lease must end first)', async () => {
