@@ -86,7 +86,8 @@ export function createOwnerEnqueue(ctx: OwnerContext): OwnerEnqueue {
       const plan = {
         ...planned.plan,
         absent: { receipts: [id], tombstones: [id] },
-        ...(ledger === undefined ? {} : { ledger }),
+        // Beside what the plan writes itself: the entry of a merged row carrying evidence (§10).
+        ...(ledger === undefined ? {} : { ledger: [...(planned.plan.ledger ?? []), ...ledger] }),
         ...(keepId
           ? {
               tombstones: [

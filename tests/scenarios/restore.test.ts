@@ -243,4 +243,43 @@ describe.each(STORE_KINDS)('restoring what a conflict overwrote on the %s store'
     });
     expect(await a.api.conflicts()).toHaveLength(1);
   });
+
+  it('G5: a restore merged into a queued conflict successor carries its ledger entry on: the merged row has it, and its ACK settles it', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const { record, entry } = await overwriteTheirs(a);
+    // Another conflict of the record: its successor is written, then answered 503 (nothing applied).
+    world.server.editElsewhere(record.id, { title: 'Trip again' });
+    const u = await a.api.enqueue(updateNote(record.id, { title: 'Trip, mine' }, 3));
+    world.server.beforeApply = (request) => {
+      if (request.requestId !== u.requestId) return;
+      world.server.inject('fail503');
+      world.server.beforeApply = undefined;
+    };
+    await a.api.flush();
+    const [successor] = await world.rows();
+    expect(successor).toMatchObject({ successorOf: u.id, state: 'queued', baseRevision: 4 });
+    // The restore's update absorbs the successor, which was never applied.
+    const restored = await a.api.restore(entry.successorId);
+    expect(restored.outcome).toBe('coalesced');
+    expect(await world.row(successor!.id)).toBeUndefined();
+    const ledger = await a.api.conflicts();
+    expect(ledger.map((e) => e.successorId).sort()).toEqual(
+      [entry.successorId, restored.id].sort(),
+    );
+    expect(ledger.find((e) => e.successorId === restored.id)).toMatchObject({
+      overwrittenRevision: 4,
+      finalRevision: null,
+      unsettled: true,
+    });
+    expect(ledger.find((e) => e.successorId === entry.successorId)).toMatchObject({
+      restoredBy: { rowId: restored.id },
+    });
+    await a.api.flush({ force: true });
+    expect(world.server.records.get(record.id)?.revision).toBe(5);
+    expect((await a.api.conflicts()).find((e) => e.successorId === restored.id)).toMatchObject({
+      overwrittenRevision: 4,
+      finalRevision: 5,
+    });
+  });
 });
