@@ -785,12 +785,15 @@ export class Truth {
       // record, through the revision check (G4, checked where it lands).
       // SPEC §6.1: "`retry` is the app's new decision: the retried row takes a new `seq` at the
       // retry (it is ordered as made then)".
-      // In the order the plan gives them their `seq`: rows of the record without one take their
-      // places before the retried row (§6.1).
-      const put = new Map((plan.put ?? []).map((value) => [asRaw(value)?.id, asRaw(value)]));
+      // In the order the plan gives them their `seq`. A row put back exactly as it was is only
+      // given its place among the sequenced rows of its record (a legacy row the retry's read
+      // found, §6.1) and keeps the place its edit was made in: the app retried the row it
+      // changed, and only that one is made anew.
+      const put = new Map((plan.put ?? []).map((value) => [asRaw(value)?.id, value]));
       for (const rowId of plan.seq ?? []) {
-        const row = put.get(rowId);
-        if (row === undefined) continue;
+        const value = put.get(rowId);
+        const row = asRaw(value);
+        if (row === undefined || deepEqual(value, this.rows.get(rowId))) continue;
         const reissue = asRaw(row.evidence)?.lastErrorCode === 'retention_exceeded';
         // The edits it carries move together, in the order they had among themselves.
         const carried = [...this.carriedBy(String(rowId))].sort(
@@ -1126,7 +1129,9 @@ export class Truth {
         this.createdRecord.set(id, effect.id);
     }
     const landing = ++this.#landings;
-    for (const id of edits) if (!this.landed.has(id)) this.landed.set(id, landing);
+    // Where an edit lands again — re-issued past retention under a new key (§15), or its key
+    // resent by a legacy tab after the server forgot it — the server holds its latest landing.
+    for (const id of edits) this.landed.set(id, landing);
     if (legacy) for (const id of edits) this.legacyApplied.add(id);
     // G4: a record's effects follow the order its edits were made. Where a legacy tab reordered
     // the record, its edits land where it sent them: this bundle's are judged among themselves.
