@@ -1,10 +1,12 @@
 import type { Outcome } from '../model/outcome.ts';
 import type { BatchRoute, SendDeadline, TransportResult } from '../model/ports.ts';
-import type { Observed, OutboxRow } from '../model/row.ts';
+import { decodeRow, type Observed, type OutboxRow } from '../model/row.ts';
 import { planClaim } from '../plan/claim.ts';
 import { classifyResult } from '../plan/classify.ts';
+import { isRecordClear } from '../plan/in-flight.ts';
 import { isLeaseLapsed, sendDeadline } from '../plan/lease.ts';
 import { requestOrigin } from '../plan/origin-recovery.ts';
+import { observeStored } from '../plan/unknown-version.ts';
 import type { Flush } from './flush.ts';
 import { type ClaimedRow, screenKeyAge, type Unsent } from './key-age.ts';
 import { type BatchAnswer, settleAnswer, settleMany, settleOutcome } from './settle-outcome.ts';
@@ -142,6 +144,7 @@ function whileLeased<T>(
   const deadline = {
     leaveBy: Math.min(...deadlines.map((d) => d.leaveBy)),
     abortAt: Math.min(...deadlines.map((d) => d.abortAt)),
+    clear: () => recordsClear(flush, rows),
   };
   return flush.sends.run(async () => {
     if (flush.stop !== undefined) return 'flush_stopped';
@@ -149,6 +152,30 @@ function whileLeased<T>(
       if (isLeaseLapsed(row, clock.now(), leaseMs, deadline.leaveBy)) return 'lease_lapsed';
     return go(deadline);
   });
+}
+
+/**
+ * The last look before the wire (SPEC §6.1): each row's record, read again under both its names,
+ * has no other row in flight. A record that cannot be read is not clear: the row waits.
+ */
+async function recordsClear(flush: Flush, rows: readonly OutboxRow[]): Promise<boolean> {
+  const { store, owner, deps } = flush;
+  try {
+    const records = await Promise.all(
+      rows.map((row) => store.byTarget(owner, row.collection, row.targetId)),
+    );
+    const now = deps.clock.now();
+    return rows.every((row, i) =>
+      isRecordClear(
+        records[i]!.flatMap((raw) => observeStored(decodeRow(raw))?.row ?? []),
+        row,
+        now,
+        deps.leaseMs,
+      ),
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** A request that never left: a device-side transient, nothing applied (SPEC §4, §11). */

@@ -38,6 +38,7 @@ export const ERROR_CODES = {
   flush_stopped:
     'The flush stopped (offline, storage) before this claimed row was sent; it goes next flush.',
   lease_lapsed: "The claim's lease ran too short to send the request; the row goes next flush.",
+  record_busy: 'An older tab sent an edit of this record first; the row goes after it.',
   retention_exceeded:
     'The server no longer remembers this request, which may have been applied; check, then retry (a new request) or discard.',
 } as const;
@@ -76,6 +77,7 @@ export const ERROR_CODE_TRAITS: { readonly [K in ErrorCode]?: ErrorCodeTraits } 
   network: { unanswered: true },
   flush_stopped: { appliedNothing: true, unanswered: true },
   lease_lapsed: { appliedNothing: true, unanswered: true },
+  record_busy: { appliedNothing: true },
   // The attempt that found the key too old sent nothing; what earlier ones left unknown stays
   // marked (`mayHaveApplied`), so the row is still never merged (§6, §15).
   retention_exceeded: { appliedNothing: true },

@@ -34,8 +34,11 @@ export type TransportResult =
   | { kind: 'timeout' }
   | { kind: 'auth_unavailable' }
   | { kind: 'refused'; code: 'origin_not_allowed'; message: string }
-  /** Nothing left: the claim's deadline passed before the request could go (SPEC §4). */
-  | { kind: 'not_sent'; code: 'lease_lapsed'; message: string };
+  /**
+   * Nothing left: the claim's deadline passed before the request could go (SPEC §4), or another
+   * row of its record went on the wire first (§6.1).
+   */
+  | { kind: 'not_sent'; code: 'lease_lapsed' | 'record_busy'; message: string };
 
 /**
  * When a claimed request must be on the wire by, and when it is aborted, in the holder's clock
@@ -46,6 +49,11 @@ export interface SendDeadline {
   leaveBy: number;
   /** The claim's `expiresAt`: a request still running then is aborted. */
   abortAt: number;
+  /**
+   * The last look before the wire (SPEC §6.1), awaited once nothing else is: false when another
+   * row of a record the request carries went on the wire since the claim, and it does not leave.
+   */
+  clear?: () => Promise<boolean>;
 }
 
 /** The outcome of a receipt lookup by request id (§8, §15 `GET /idempotency/<key>`). */

@@ -20,3 +20,18 @@ export function wasAttempted(row: OutboxRow): boolean {
     (row.evidence?.attemptCount ?? 0) > 0 || row.sentAt !== undefined || row.claim !== undefined
   );
 }
+
+/**
+ * Whether a claimed row may still leave (SPEC §6.1): no other row of its record is in flight by
+ * any holder, the legacy fallback included. Its claim's transaction saw none, but a legacy v0 tab,
+ * which knows nothing of claims (§17), may have sent one since; `record` is the record as read
+ * after the last await before the wire.
+ */
+export function isRecordClear(
+  record: readonly OutboxRow[],
+  sending: OutboxRow,
+  now: number,
+  leaseMs: number,
+): boolean {
+  return record.every((row) => row.id === sending.id || !isRowInFlight(row, now, leaseMs));
+}

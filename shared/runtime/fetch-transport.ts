@@ -83,6 +83,8 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
     const prepared = await withinDeadline(prepare(rawUrl, options.baseUrl, owner), deadline, now);
     if (prepared === LAPSED) return lapsed(`while auth(${owner}) was awaited`);
     if (!('url' in prepared)) return prepared;
+    // A legacy tab, which knows nothing of claims, may have sent a row of the record meanwhile.
+    if (deadline?.clear !== undefined && !(await deadline.clear())) return RECORD_BUSY;
     const request = init(prepared.auth);
     // The last look before the wire: whatever the hook or the assembly took counts (§4).
     if (deadline !== undefined && now() >= deadline.leaveBy) return lapsed('before it could leave');
@@ -280,6 +282,13 @@ function historyLookup(fetched: Fetched): HistoryLookup {
 }
 
 const LAPSED = Symbol('lapsed');
+
+/** A send held back because another row of its record went on the wire first (SPEC §6.1). */
+const RECORD_BUSY: TransportResult = {
+  kind: 'not_sent',
+  code: 'record_busy',
+  message: 'another row of its record is on the wire',
+};
 
 /** A send refused because its claim's deadline passed before anything left (SPEC §4). */
 function lapsed(when: string): TransportResult {

@@ -22,6 +22,7 @@ describe('the one table of error codes', () => {
     ['auth_required', true],
     ['origin_not_allowed', true],
     ['lease_lapsed', true],
+    ['record_busy', true],
     ['flush_stopped', true],
     // Intent rows carry no request yet (§8).
     ['successor_unprepared', true],

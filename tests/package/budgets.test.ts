@@ -55,13 +55,16 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * retry meeting a newer edit through the server's own answer rather than a conflict successor
  * written from a receipt (§6.1, §10) −73 B, to 40,264 B; a conflict ledger entry written with its
  * resend and completed by the ACK, so that no sender (a legacy tab) and no discard can lose it,
- * and removed with a resend known never applied (§10, §20 G5) +156 B, from 40,264 B to 40,420 B —
- * over the budget by 3,556 B. Until the budget is restated or the engine cut to it,
+ * and removed with a resend known never applied (§10, §20 G5) +156 B, from 40,264 B to 40,420 B;
+ * the last look at a claimed row's record before its request leaves, after the auth hook (§6.1:
+ * a legacy tab may have sent a row of it since the claim), and its `record_busy` code +182 B,
+ * from 40,420 B to 40,602 B — over the budget by 3,738 B. Until the budget is restated or the
+ * engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 40_440;
+const WORKER_CEILING = 40_620;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

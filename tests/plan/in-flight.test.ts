@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
-import { isRowInFlight, wasAttempted } from '../../shared/plan/in-flight.ts';
+import { isRecordClear, isRowInFlight, wasAttempted } from '../../shared/plan/in-flight.ts';
 import {
   BUNDLE,
   claimedBy,
   deferred,
   LEASE,
   legacySending,
+  ME,
   NOW,
   OTHER,
   updateRow,
@@ -111,5 +112,47 @@ describe('wasAttempted', () => {
     },
   ])('$name', ({ row, attempted }) => {
     expect(wasAttempted(row)).toBe(attempted);
+  });
+});
+
+/**
+ * SPEC §6.1 "A row is sent only when ... no other row of its record is in flight by any holder,
+ * the legacy fallback included": the last look before the wire, on the record read again after
+ * the claim — a legacy tab, which knows nothing of claims (§17), may have sent a row meanwhile.
+ */
+describe('isRecordClear (SPEC §6.1)', () => {
+  const mine = claimedBy(updateRow(), ME, 1, NOW - 50);
+  const other = updateRow({ id: 'notes-000000000000000000000002', seq: 2 });
+  const legacy = legacySending(updateRow({ id: 'v0-row-1' }), NOW);
+  it.each([
+    { name: 'the record holds only the claimed row', record: [mine], clear: true },
+    { name: 'the other rows are queued', record: [mine, other], clear: true },
+    {
+      name: 'a legacy tab put another row of the record on the wire since the claim',
+      record: [mine, legacySending(other, NOW - 10)],
+      clear: false,
+    },
+    {
+      name: 'a legacy tab wrote a new row of the record and sent it at once',
+      record: [legacy, mine],
+      clear: false,
+    },
+    {
+      name: 'a legacy row whose lease has run out is no longer in flight (§4 rule 2)',
+      record: [mine, legacySending(other, NOW - LEASE)],
+      clear: true,
+    },
+    {
+      name: "another holder's live claim on a row of the record",
+      record: [mine, claimedBy(other, OTHER, 1, NOW - 10)],
+      clear: false,
+    },
+    {
+      name: 'a settled row of the record keeps its expired claim and holds nothing',
+      record: [mine, deferred(other)],
+      clear: true,
+    },
+  ])('$name: clear is $clear', ({ record, clear }) => {
+    expect(isRecordClear(record, mine, NOW, LEASE)).toBe(clear);
   });
 });

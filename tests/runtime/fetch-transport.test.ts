@@ -257,6 +257,31 @@ describe('the fetch transport under a claim deadline (SPEC §4, G3)', () => {
     expect(seen[0]!.init.signal?.aborted).toBe(true);
   });
 
+  it('takes its last look at the record once the auth hook has answered, and sends nothing when another row of it went first (§6.1)', async () => {
+    const order: string[] = [];
+    const { t, seen } = transport({
+      clock: fixedClock(10_000),
+      auth: async () => {
+        order.push('auth');
+        return { authorization: 'Bearer t' };
+      },
+    });
+    const look = (clear: boolean) => async () => {
+      order.push('look');
+      return clear;
+    };
+    const deadline = { leaveBy: 18_000, abortAt: 20_000 };
+    expect(
+      await t.send(request(), { ...ctx, deadline: { ...deadline, clear: look(false) } }),
+    ).toMatchObject({ kind: 'not_sent', code: 'record_busy' });
+    expect(seen).toHaveLength(0);
+    expect(
+      await t.send(request(), { ...ctx, deadline: { ...deadline, clear: look(true) } }),
+    ).toMatchObject({ kind: 'response', status: 201 });
+    expect(seen).toHaveLength(1);
+    expect(order).toEqual(['auth', 'look', 'auth', 'look']);
+  });
+
   it('sends as before while the deadline is ahead', async () => {
     const { t, seen } = transport({ clock: fixedClock(10_000) });
     const result = await t.send(request(), {

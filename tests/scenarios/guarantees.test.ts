@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lookupPredecessors } from '../../shared/core/predecessors.ts';
+import type { OutboxRow } from '../../shared/model/row.ts';
 import type { OutboxStore } from '../../shared/model/store.ts';
 import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
@@ -99,6 +100,57 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     // A's old bytes would overwrite 'new' (no If-Match): nothing of A's may reach the wire.
     expect(a.net.wire).toEqual([]);
     expect(world.server.records.get(record.id)?.data.title).toBe('new');
+  });
+
+  it('G4: a legacy tab that sends an edit of the record while a claimed row awaits its auth hook keeps that row off the wire until it settles', async () => {
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await fetchHolder(world, 'A');
+    const u1 = await a.holder.api.enqueue(updateNote(record.id, { title: 'one' }));
+    const flushA = a.holder.api.flush();
+    await world.until(() => a.auth.calls === 1, 'A awaits its auth hook');
+    // The claim saw no other row of the record. Now an old tab, which knows nothing of claims
+    // (§17), writes its own edit of the record and puts it on the wire at once.
+    const raw = (await a.holder.store.get(u1.id)) as OutboxRow;
+    const {
+      v: _v,
+      seq: _seq,
+      claim: _claim,
+      writer: _writer,
+      evidence: _evidence,
+      successorOf: _link,
+      ...fields
+    } = raw;
+    const legacy = {
+      ...fields,
+      id: 'v0-edit-1',
+      payload: { title: 'legacy' },
+      state: 'sending',
+      sentAt: world.clock.now(),
+      request: { ...raw.request!, requestId: 'v0-edit-1' },
+    };
+    expect(
+      await a.holder.store.replace({
+        owner: OWNER,
+        expected: [{ id: legacy.id, row: null }],
+        put: [legacy],
+        reason: 'legacy',
+      }),
+    ).toBe('committed');
+    a.auth.answer();
+    await flushA;
+    // Two rows of one record are never on the wire at once (§6.1): U1 gives its claim back.
+    expect(a.net.wire).toEqual([]);
+    expect(await world.row(u1.id)).toMatchObject({
+      state: 'queued',
+      evidence: { lastErrorCode: 'record_busy' },
+    });
+    // The tab's request is answered and it deletes its row: U1 goes after it.
+    await legacyRewrite(a.holder.store, await a.holder.store.get(legacy.id));
+    const next = a.holder.api.flush({ force: true });
+    await world.until(() => a.auth.calls === 2, 'A awaits its auth hook again');
+    a.auth.answer();
+    await next;
+    expect(a.net.wire.map((w) => w.key)).toEqual([u1.requestId]);
   });
 
   it('G4: an edit made while a successor is in flight goes after it, even beside its blocked predecessor', async () => {
