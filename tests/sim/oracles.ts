@@ -85,6 +85,8 @@ export interface WireRequest {
   deadline?: number;
   done: boolean;
   legacy: boolean;
+  /** A legacy tab's request: the `sentAt` the tab wrote on its row as it sent it. */
+  sentAt?: number;
   /** The server processed it (or it was lost before getting there): no copy of it lands later. */
   processed?: boolean;
   /**
@@ -1021,6 +1023,7 @@ export class Truth {
         );
     }
     if (req.legacy && row) {
+      if (typeof row.sentAt === 'number') req.sentAt = row.sentAt;
       const mine = [...this.carriedBy(rowId)].map((e) => this.edits.get(e)?.made ?? -1);
       const newest = Math.max(-1, ...mine);
       for (const other of this.recordRows(req.owner, row.collection, row.targetId, rowId)) {
@@ -1049,8 +1052,15 @@ export class Truth {
         continue;
       if (spent(other.key)) continue;
       // A legacy tab has no lease and no abort: its request is on the wire until the server
-      // processed it, however long that takes.
+      // processed it, however long that takes. Yet a holder counts it in flight only for the
+      // lease after the `sentAt` its tab wrote, by the holder's own clock (§4 rule 2, §17).
       if (other.legacy && other.processed) continue;
+      const lapsed =
+        other.legacy &&
+        !req.legacy &&
+        other.sentAt !== undefined &&
+        holderNow - other.sentAt >= this.leaseMs;
+      if (lapsed) continue;
       this.fail(
         'G4',
         'two-on-the-wire',
