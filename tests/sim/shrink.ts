@@ -25,6 +25,7 @@ export async function shrink(failing: SimResult, options: ShrinkOptions = {}): P
   const run = options.run ?? runSim;
   const kind = failureKind(failing.violation!);
   let budget = options.budget ?? 250;
+  // Fewer ops may interleave into a longer story: what is returned is the shortest trace found.
   let best = failing;
   let narrowing: Narrowing = { ...failing.narrowing };
   const config = failing.config;
@@ -33,7 +34,7 @@ export async function shrink(failing: SimResult, options: ShrinkOptions = {}): P
     if (budget-- <= 0) return false;
     const result = await run(config, candidate);
     if (result.violation && failureKind(result.violation) === kind) {
-      best = result;
+      if (result.trace.length <= best.trace.length) best = result;
       narrowing = candidate;
       return true;
     }
