@@ -198,11 +198,11 @@ function classify(flush: Flush, row: OutboxRow, result: TransportResult): Outcom
   const handler = deps.handlers[row.collection];
   const fallback = classifyResult(result, deps.clock.now());
   if (!handler?.classify) return fallback;
-  if (result.kind !== 'network_error' && result.kind !== 'timeout')
-    return handler.classify(result, fallback);
-  // No answer came back: the server may still be committing the request (§6). A classifier that
-  // throws on it has nothing to read, and blocking the row would release its successors ahead of
-  // that commit (§7, G4): the fallback stands and the row keeps its place.
+  if (fallback.kind !== 'transient') return handler.classify(result, fallback);
+  // No answer, or one that is not final (409 request in progress, 5xx, 429): the server may still
+  // be committing the request (§6, §11). Blocking the row on a classifier that throws would
+  // release its successors ahead of that commit (§7, G4): the fallback stands and the row keeps
+  // its place and key.
   try {
     return handler.classify(result, fallback);
   } catch (error) {

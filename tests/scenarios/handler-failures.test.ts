@@ -2,10 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createOutboxCore } from '../../shared/core/outbox-core.ts';
 import type { CollectionHandler } from '../../shared/model/handler.ts';
 import type { Json } from '../../shared/model/json.ts';
+import type { Transport } from '../../shared/model/ports.ts';
+import { PROBLEM } from '../../shared/wire/protocol.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { countingIds } from '../support/clock.ts';
 import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
+import { GatedTransport } from '../support/model-server.ts';
 
 /**
  * App code that throws (G7: a typed error, nothing lost, the loop keeps going). A collection
@@ -78,6 +81,54 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
         return fallback;
       },
     });
+  });
+
+  it('classify throws on an answer that is not final (409 request in progress): the row keeps its key and place, and the edit made after it waits for it (G4)', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    // The first copy of the first edit is still being committed when the answer comes.
+    const gate = new GatedTransport(world.server, world.log, 'A');
+    let inProgress = 1;
+    const transport: Transport = {
+      lookupReceipt: (id, ctx) => gate.lookupReceipt(id, ctx),
+      async send(request, ctx) {
+        if (inProgress-- <= 0) return gate.send(request, ctx);
+        return {
+          kind: 'response',
+          status: 409,
+          headers: { 'content-type': 'application/problem+json', 'retry-after': '0' },
+          body: JSON.stringify({ type: PROBLEM.inProgress, title: 'In progress', status: 409 }),
+        };
+      },
+    };
+    const a = await world.holder('A', {
+      transport,
+      handlers: world.handlers({
+        classify(result, fallback) {
+          if (result.kind === 'response' && result.status === 409)
+            throw new Error('unexpected 409');
+          return fallback;
+        },
+      }),
+    });
+    const first = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
+    await a.api.flush();
+    const view = await a.api.row(first.id);
+    expect(view?.row).toMatchObject({
+      state: 'queued',
+      request: { requestId: first.requestId },
+      evidence: { lastErrorCode: 'request_in_progress' },
+    });
+    expect(view?.row.blockedCode).toBeUndefined();
+
+    // The next edit of the record goes after the first, never ahead of its commit.
+    const second = await a.api.enqueue(updateNote(record.id, { title: 'second' }));
+    expect((await a.api.row(second.id))?.row.successorOf ?? first.id).toBe(first.id);
+    world.clock.advance(60_000);
+    await a.api.flush({ force: true });
+    await a.api.flush({ force: true });
+    expect(world.server.effects.map((e) => e.key)).toEqual([first.requestId, second.requestId]);
+    expect(world.server.records.get(record.id)?.data).toEqual({ title: 'second' });
   });
 
   it('a conflict policy that throws: the row is blocked with the reason, nothing else is sent', async () => {
