@@ -153,14 +153,9 @@ function queuedAgain(
   ctx: RetryContext,
   changes: Partial<OutboxRow>,
 ): ReplacePlan {
-  const {
-    blockedAt: _a,
-    blockedCode: _c,
-    blockedDetail: _d,
-    nextAttemptAt: _n,
-    overtakenBy: _o,
-    ...rest
-  } = row;
+  const { blockedAt: _a, blockedCode: _c, blockedDetail: _d, nextAttemptAt: _n, ...rest } = row;
+  // A row a newer edit overtook keeps that mark until it meets the server: merged into a later
+  // edit, its fields would land over that newer edit at the later edit's revision, unchecked (G4).
   const after = ctx.inFlight === undefined ? {} : { successorOf: ctx.inFlight.row.id };
   return asRead(
     {

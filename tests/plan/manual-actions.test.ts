@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
+import { planEnqueue } from '../../shared/plan/enqueue.ts';
 import { placingUnsequenced } from '../../shared/plan/made-order.ts';
 import { planDiscard, planResumeHeld, planRetry } from '../../shared/plan/manual-actions.ts';
 import {
   createRow,
   deferred,
   intentRow,
+  LEASE,
   NOW,
   notes,
   OWNER,
@@ -200,7 +202,33 @@ describe('retrying a blocked row after a later edit of its record was applied', 
       expect(planned.plan.seq ?? []).toEqual([]);
     } else {
       expect(planned.plan.seq).toEqual([row.id]);
+      // Queued again with the mark of the edit that went past it: never merged into a later edit.
+      expect(put.overtakenBy).toBe(row.overtakenBy);
     }
+  });
+
+  it('a later edit follows the retried row instead of folding its fields in over the newer edit (G4)', () => {
+    const planned = planRetry(observe(overtaken('http_422', 3) as OutboxRow), { owner: OWNER });
+    if (planned.kind !== 'apply') throw new Error('expected a plan');
+    const retried = planned.plan.put![0] as OutboxRow;
+    const later = planEnqueue(
+      {
+        id: 'notes-00000000000000000000new1',
+        collection: 'notes',
+        kind: 'update',
+        targetId: retried.targetId,
+        payload: { body: 'later' },
+        baseRevision: 4,
+      },
+      [observe(retried)],
+      undefined,
+      { owner: OWNER, now: NOW, leaseMs: LEASE, maxRowBytes: 4096, handler: notes },
+    );
+    if (later.kind !== 'write') throw new Error('expected a write');
+    expect(later.plan.delete ?? []).toEqual([]);
+    expect(later.plan.put).toContainEqual(
+      expect.objectContaining({ id: 'notes-00000000000000000000new1', successorOf: retried.id }),
+    );
   });
 });
 
