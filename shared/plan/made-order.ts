@@ -40,12 +40,14 @@ export function supersedes(row: OutboxRow): string[] {
 
 /**
  * Places the rows of a record that have no `seq` yet (SPEC §6.1): a plan that reads the record
- * and gives a row a fresh `seq` first gives one to each of them not in flight, in their writers'
- * order, in the same transaction — they were committed before it, so they take their places
- * before it. A row without `seq` is then only ever one committed after the record's last such
- * plan, and ordering rows without `seq` after those with one is their commit order, whatever
- * links later settle away. Rows the plan deletes or writes itself, rows in flight (their links
- * order them) and rows of a newer format (not this bundle's to write) are left as they are.
+ * and gives a row a fresh `seq` first gives one to each of them, in their writers' order, in the
+ * same transaction — they were committed before it, so they take their places before it. A row
+ * without `seq` is then only ever one committed after the record's last such plan, and ordering
+ * rows without `seq` after those with one is their commit order, whatever links later settle
+ * away. A row in flight cannot be written, so neither it nor any row after it is placed (placed,
+ * a later one would go before it should it come back): the plan's new rows follow the last of
+ * them instead. Rows the plan deletes or writes itself and rows of a newer format (not this
+ * bundle's to write) are left as they are.
  */
 export function placingUnsequenced(
   plan: ReplacePlan,
@@ -57,26 +59,39 @@ export function placingUnsequenced(
     ...(plan.delete ?? []),
     ...(plan.put ?? []).map((row) => (row as { id?: unknown }).id),
   ]);
-  const placed = inMadeOrder(
+  const unsequenced = inMadeOrder(
     record.filter(
-      ({ row }) =>
-        row.seq === undefined &&
-        !touched.has(row.id) &&
-        !isUnknownVersion(row) &&
-        !isRowInFlight(row, ctx.now, ctx.leaseMs),
+      ({ row }) => row.seq === undefined && !touched.has(row.id) && !isUnknownVersion(row),
     ),
   );
-  if (placed.length === 0) return plan;
+  const inFlight = unsequenced.findIndex(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
+  const placed = inFlight < 0 ? unsequenced : unsequenced.slice(0, inFlight);
+  // The last of them that holds its successors (a blocked one holds nothing, §7).
+  const last =
+    inFlight < 0
+      ? undefined
+      : unsequenced
+          .slice(inFlight)
+          .filter(({ row }) => row.state !== 'blocked')
+          .at(-1);
+  if (placed.length === 0 && last === undefined) return plan;
+  const fresh = new Set(plan.seq);
   const expected = new Set(plan.expected.map(({ id }) => id));
   return {
     ...plan,
     expected: [
       ...plan.expected,
-      ...placed
+      ...[...placed, ...(last ? [last] : [])]
         .filter(({ row }) => !expected.has(row.id))
         .map(({ row, raw }) => ({ id: row.id, row: raw })),
     ],
-    put: [...(plan.put ?? []), ...placed.map(({ raw }) => raw)],
+    put: [
+      ...(plan.put ?? []).map((value) => {
+        const row = value as OutboxRow;
+        return last !== undefined && fresh.has(row.id) ? { ...row, successorOf: last.row.id } : row;
+      }),
+      ...placed.map(({ raw }) => raw),
+    ],
     seq: [...placed.map(({ row }) => row.id), ...plan.seq],
   };
 }

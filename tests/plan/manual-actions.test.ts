@@ -140,10 +140,35 @@ describe('the place of a retried row', () => {
       now: NOW,
       leaseMs: 10_000,
     });
-    // In their writers' order, then the retried row; the one in flight is left to its links.
+    // In their writers' order, then the retried row; the one in flight cannot be written, and
+    // the retried row follows it.
     expect(plan.seq).toEqual([legacy[1]!.id, legacy[0]!.id, retried.id]);
     expect(plan.expected.map(({ id }) => id)).toEqual(
-      expect.arrayContaining([legacy[0]!.id, legacy[1]!.id]),
+      expect.arrayContaining([legacy[0]!.id, legacy[1]!.id, legacy[2]!.id]),
+    );
+    expect(plan.put).toContainEqual(
+      expect.objectContaining({ id: retried.id, successorOf: legacy[2]!.id }),
+    );
+  });
+
+  it('a row without seq made after one in flight is not placed ahead of it: the retried row follows it instead', () => {
+    const legacy = [
+      {
+        ...updateRow({ id: 'v0row-000000000000000000001', savedAt: NOW - 50 }),
+        state: 'sending',
+        sentAt: NOW - 1,
+      },
+      updateRow({ id: 'v0row-000000000000000000002', savedAt: NOW - 20 }),
+    ] as OutboxRow[];
+    const plan = placingUnsequenced(planOf(legacy), legacy.map(observe), {
+      now: NOW,
+      leaseMs: 10_000,
+    });
+    // Placed, the second would go before the first should that one come back unsent.
+    expect(plan.seq).toEqual([retried.id]);
+    expect(plan.put?.map((row) => (row as OutboxRow).id)).not.toContain(legacy[1]!.id);
+    expect(plan.put).toContainEqual(
+      expect.objectContaining({ id: retried.id, successorOf: legacy[1]!.id }),
     );
   });
 });
