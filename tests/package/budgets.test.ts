@@ -58,13 +58,16 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * and removed with a resend known never applied (§10, §20 G5) +156 B, from 40,264 B to 40,420 B;
  * the last look at a claimed row's record before its request leaves, after the auth hook (§6.1:
  * a legacy tab may have sent a row of it since the claim), and its `record_busy` code +182 B,
- * from 40,420 B to 40,602 B — over the budget by 3,738 B. Until the budget is restated or the
- * engine cut to it,
+ * from 40,420 B to 40,602 B; a new edit's predecessor passing over a newer format's row (§6), a
+ * classifier's throw on an answer that is not final leaving the default outcome (§11, G4), a
+ * retried row keeping the mark of the edit that overtook it (§6.1), and rows without `seq` after
+ * one in flight left unplaced with the plan's new row following them (§6.1) +125 B, from 40,602 B
+ * to 40,727 B — over the budget by 3,863 B. Until the budget is restated or the engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 40_620;
+const WORKER_CEILING = 40_750;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {
