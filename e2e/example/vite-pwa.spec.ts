@@ -98,6 +98,17 @@ async function add(page: Page, title: string): Promise<void> {
   await expect(item(page, title)).toHaveCount(1);
 }
 
+/** Adds a todo online and waits until it is saved and the app keeps a list that has it. */
+async function addSaved(page: Page, api: TodoApi, title: string): Promise<void> {
+  await add(page, title);
+  await expect.poll(async () => (await api.todos()).map((t) => t.title)).toContain(title);
+  await expect(item(page, title)).toHaveAttribute('data-status', 'synced');
+  // The app's refetch after the settle has landed: it keeps that list for offline starts.
+  await expect
+    .poll(() => page.evaluate(() => localStorage.getItem('todos') ?? ''))
+    .toContain(JSON.stringify(title));
+}
+
 async function rename(page: Page, from: string, to: string): Promise<void> {
   await page.getByRole('button', { name: `Edit ${from}` }).click();
   await page.getByLabel('Title').fill(to);
@@ -240,13 +251,7 @@ test.describe('in a build (vite preview)', () => {
     try {
       const page = await context.newPage();
       await open(page, app);
-      await add(page, 'Bread');
-      await expect.poll(async () => (await api.todos()).length).toBe(1);
-      await expect(item(page, 'Bread')).toHaveAttribute('data-status', 'synced');
-      // The app's refetch after the settle has landed: it keeps that list for offline starts.
-      await expect
-        .poll(() => page.evaluate(() => localStorage.getItem('todos') ?? ''))
-        .toContain('"Bread"');
+      await addSaved(page, api, 'Bread');
 
       await context.setOffline(true);
       await page.reload();
@@ -267,10 +272,7 @@ test.describe('in a build (vite preview)', () => {
     try {
       const page = await context.newPage();
       await open(page, app);
-      await add(page, 'Bread');
-      await expect
-        .poll(() => page.evaluate(() => localStorage.getItem('todos') ?? ''))
-        .toContain('"Bread"');
+      await addSaved(page, api, 'Bread');
 
       // Written offline, sent by the worker once the network is back and no tab is open: no
       // page fetched a list that has it.
