@@ -93,13 +93,22 @@ for (const scenario of SCENARIOS) {
  * The same outage in a Chromium whose DevTools are not attached to the worker (puppeteer-core,
  * which can leave a target alone), so Chromium stops it by its own rules: how long its backoff
  * timer kept retrying after the tab closed, when the browser stopped it, and what sent the edit.
- * The server is back 1 min after the tab closed, while the worker still runs; or only once the
- * browser has stopped the worker, and 20 s more (at most 10 minutes after the tab closed). No
+ * The server is back 1 min after the tab closed, while the worker still runs (answering 503 with
+ * `Retry-After: 1`, or refusing connections, where the engine's own backoff paces the worker);
+ * or only once the browser has stopped the worker, and 20 s more (at most 10 minutes after the
+ * tab closed). No
  * code runs in this worker from outside: its tries are read at the server, the browser's syncs
  * in its Background Sync log.
  */
-for (const recover of ['after 1 min', 'after the browser stopped the worker'] as const) {
-  test(`tab closed through a server outage (503, no DevTools on the worker, back ${recover}): how long the worker retries on its own, then what sends the edit`, async ({
+const UNATTACHED = [
+  { fault: '503', early: true },
+  { fault: '503', early: false },
+  { fault: 'refused', early: true },
+] as const;
+
+for (const { fault, early } of UNATTACHED) {
+  const name = `${fault}, no DevTools on the worker, back ${early ? 'after 1 min' : 'after the browser stopped the worker'}`;
+  test(`tab closed through a server outage (${name}): how long the worker retries on its own, then what sends the edit`, async ({
     server,
     user,
   }) => {
@@ -110,8 +119,8 @@ for (const recover of ['after 1 min', 'after the browser stopped the worker'] as
       targetFilter: (target) => target.type() !== 'service_worker',
     });
     try {
-      const result = await measureUnattached(browser, server, user, recover === 'after 1 min');
-      report(`503, no DevTools on the worker, back ${recover}`, result.summary, result);
+      const result = await measureUnattached(browser, server, user, fault, early);
+      report(name, result.summary, result);
       expect(result.effects).toBe(1);
     } finally {
       await server.clearFaults(user);
@@ -122,12 +131,35 @@ for (const recover of ['after 1 min', 'after the browser stopped the worker'] as
 
 async function measureUnattached(
   browser: PuppeteerBrowser,
-  server: ReferenceServer,
+  shared: ReferenceServer,
   user: string,
+  fault: '503' | 'refused',
   early: boolean,
 ) {
+  let server: ReferenceServer =
+    fault === 'refused' ? await PortServer.listen(await freePort()) : shared;
+  try {
+    return await unattached(browser, shared, user, fault, early, server, (next) => {
+      server = next;
+    });
+  } finally {
+    if (server !== shared) await server.stop();
+  }
+}
+
+async function unattached(
+  browser: PuppeteerBrowser,
+  shared: ReferenceServer,
+  user: string,
+  fault: '503' | 'refused',
+  early: boolean,
+  first: ReferenceServer,
+  restarted: (server: ReferenceServer) => void,
+) {
+  let server = first;
+  const url = server.url;
   const page = await browser.newPage();
-  await page.goto(`${server.url}/app/`);
+  await page.goto(`${url}/app/`);
   const tab = new OutboxTab(page.evaluate.bind(page) as unknown as Evaluate);
   // The engine's own backoff (base 1 s, cap 5 min): how often a real worker retries meanwhile.
   await tab.start({ owner: user, login: { user, persist: true }, sw: { backoff: 'default' } });
@@ -138,7 +170,8 @@ async function measureUnattached(
     on: (event, handler) => cdp.on(event as never, handler as never),
   });
 
-  await unavailable(server, user);
+  if (fault === '503') await unavailable(shared, user);
+  else await server.stop();
   const enqueuedAt = Date.now();
   const id = await tab.createNote('made during the outage');
   // The page hears the worker's events (e2e/app/page.ts): the enqueue's sync failed.
@@ -165,7 +198,11 @@ async function measureUnattached(
         ? now - closedAt >= RECOVER_MS
         : (stoppedAt !== undefined && now - stoppedAt >= 20_000) || now - closedAt >= 10 * 60_000)
     ) {
-      await server.clearFaults(user);
+      if (fault === '503') await shared.clearFaults(user);
+      else {
+        server = await PortServer.listen(Number(new URL(url).port));
+        restarted(server);
+      }
       recoveredAt = Date.now();
     }
     if (recoveredAt !== undefined && ((await server.stats(user)).effectsByKey[id] ?? 0) > 0) {
@@ -181,10 +218,10 @@ async function measureUnattached(
   const since = (from: number | undefined, at: number | undefined) =>
     from === undefined || at === undefined ? undefined : round((at - from) / 1000);
   const summary = {
-    fault: '503',
+    fault,
     'failed sync after the enqueue, s': since(enqueuedAt, failedAt),
     'tab closed after the failed sync, s': since(failedAt, closedAt),
-    'worker tries after the tab closed': afterClose.length,
+    'worker tries after the tab closed': fault === '503' ? afterClose.length : 'not logged',
     'last worker try after the tab closed, s': since(closedAt, afterClose.at(-1)?.at),
     'worker stopped by the browser after the tab closed, s': since(closedAt, stoppedAt),
     'worker starts after the tab closed, s (from the failed sync)': monitor.starts
