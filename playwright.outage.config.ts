@@ -13,7 +13,7 @@ export default defineConfig({
   testDir: 'e2e/outage',
   testMatch: '*.measure.ts',
   globalSetup: './e2e/support/global-setup.ts',
-  workers: 4,
+  workers: 8,
   fullyParallel: true,
   retries: 0,
   timeout: 40 * 60_000,
