@@ -6,7 +6,7 @@ import { createOutboxEngine, type EngineEvent, restHandler } from '../../sw/inde
  * worker update), `sync=none` (a browser without Background Sync, as Firefox and Safari are),
  * `heartbeat` (ms, see below), a clock a test may move ahead (below), `batch` (`off` sends every row alone; a path is the configured
  * batch endpoint; unset, the one the server advertises), `stall` (the watchdog's bound, ms),
- * `throw` (the script throws as it first runs), `install=fail` (its install event rejects). Every engine event is kept in `self.__e2e.events` and broadcast on
+ * `throw` (the script throws as it first runs), `install=fail` (its install event rejects), `backoff=default` (the engine's backoff instead of the suite's short one). Every engine event is kept in `self.__e2e.events` and broadcast on
  * `e2e-events`, tagged with this worker start's holder id, so tests can read an event log.
  */
 
@@ -48,7 +48,8 @@ const engine = createOutboxEngine({
   clock: { now: () => Date.now() + aheadMs },
   leaseMs,
   requestTimeoutMs: Number(params.get('timeout') ?? leaseMs),
-  backoff: { baseMs: 250, maxMs: 2000 },
+  // `backoff=default`: the engine's own (base 1 s, cap 5 min), as an app ships it.
+  ...(params.get('backoff') === 'default' ? {} : { backoff: { baseMs: 250, maxMs: 2000 } }),
   ...(params.has('stall') ? { watchdog: { stallAfterMs: Number(params.get('stall')) } } : {}),
   onEvent(event) {
     const record = { ...event, holder: engine.holderId, version, at: Date.now() };
