@@ -156,14 +156,13 @@ function whileLeased<T>(
 
 /**
  * The last look before the wire (SPEC §6.1): each row's record, read again under both its names,
- * has no other row in flight. A record that cannot be read is not clear: the row waits.
+ * has no other row in flight. A batch reads its records in one call, so the look is one moment
+ * for all of them. A record that cannot be read is not clear: the row waits.
  */
 async function recordsClear(flush: Flush, rows: readonly OutboxRow[]): Promise<boolean> {
   const { store, owner, deps } = flush;
   try {
-    const records = await Promise.all(
-      rows.map((row) => store.byTarget(owner, row.collection, row.targetId)),
-    );
+    const records = await store.byTargets(owner, rows);
     const now = deps.clock.now();
     return rows.every((row, i) =>
       isRecordClear(

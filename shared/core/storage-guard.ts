@@ -46,6 +46,7 @@ export function guardStore(store: OutboxStore, boundary: StorageBoundary): Outbo
     getMany: guard(store.getMany.bind(store)),
     scan: guard(store.scan.bind(store)),
     byTarget: guard(store.byTarget.bind(store)),
+    byTargets: guard(store.byTargets.bind(store)),
     replace: guard(store.replace.bind(store)),
     replaceEach: guard(store.replaceEach.bind(store)),
     getReceipt: guard(store.getReceipt.bind(store)),

@@ -202,6 +202,12 @@ export interface RowCursor {
   id: string;
 }
 
+/** One record of an owner, by collection and either of its names (§6.1). */
+export interface RecordRef {
+  collection: string;
+  targetId: string;
+}
+
 /** The storage port (SPEC §3): raw reads, one compare-and-swap write, receipts, ledger, meta and change notices. */
 export interface OutboxStore {
   /**
@@ -218,6 +224,11 @@ export interface OutboxStore {
    * `pending:<C>` and of the server id its {@link RecordName} names.
    */
   byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]>;
+  /**
+   * The rows of several records, each as {@link byTarget} reads it, in one call: the last look a
+   * batch takes at its records before it leaves (§6.1).
+   */
+  byTargets(owner: string, records: readonly RecordRef[]): Promise<unknown[][]>;
   /** Compare-and-swap in one transaction (SPEC §3). Throws only for storage faults. */
   replace(plan: ReplacePlan): Promise<ReplaceResult>;
   /**

@@ -5,6 +5,7 @@ import {
   type OutboxStore,
   type Receipt,
   type RecordName,
+  type RecordRef,
   type ReplacePlan,
   type Tombstone,
   unreadableValue,
@@ -183,6 +184,7 @@ function idbReads(
   | 'getMany'
   | 'scan'
   | 'byTarget'
+  | 'byTargets'
   | 'getReceipt'
   | 'listReceipts'
   | 'listConflicts'
@@ -190,6 +192,20 @@ function idbReads(
   | 'getName'
   | 'getMeta'
 > {
+  /** The rows of one record under both its names (§6.1). */
+  async function recordRows(owner: string, collection: string, targetId: string) {
+    const db = await database();
+    // Both names of the record (§6.1): a server id's rows and those of each `pending:<C>`
+    // that names it. A row renamed between the reads is caught by the `records` check of the
+    // plan made from them.
+    const names = objectStore(db, STORE.names).index(INDEX.namesByServerId);
+    const pending = await request<RecordName[]>(names.getAll([owner, collection, targetId], 16));
+    const others = pending.map((name) => name.pendingId);
+    const read = (name: string) =>
+      readAll(db, INDEX.rowsByOwnerTarget, IDBKeyRange.only([owner, collection, name]), owner);
+    return (await Promise.all([targetId, ...others].map(read))).flat();
+  }
+
   return {
     async get(id, owner) {
       const rows = objectStore(await database(), STORE.rows);
@@ -214,18 +230,12 @@ function idbReads(
       return readAll(db, INDEX.rowsByOwnerSavedAt, range, owner, limit);
     },
 
-    async byTarget(owner, collection, targetId) {
-      const db = await database();
-      // Both names of the record (§6.1): a server id's rows and those of each `pending:<C>`
-      // that names it. A row renamed between the reads is caught by the `records` check of the
-      // plan made from them.
-      const names = objectStore(db, STORE.names).index(INDEX.namesByServerId);
-      const pending = await request<RecordName[]>(names.getAll([owner, collection, targetId], 16));
-      const others = pending.map((name) => name.pendingId);
-      const read = (name: string) =>
-        readAll(db, INDEX.rowsByOwnerTarget, IDBKeyRange.only([owner, collection, name]), owner);
-      return (await Promise.all([targetId, ...others].map(read))).flat();
-    },
+    byTarget: (owner, collection, targetId) => recordRows(owner, collection, targetId),
+
+    byTargets: (owner, records: readonly RecordRef[]) =>
+      Promise.all(
+        records.map(({ collection, targetId }) => recordRows(owner, collection, targetId)),
+      ),
 
     async getName(owner, pendingId) {
       const names = objectStore(await database(), STORE.names);

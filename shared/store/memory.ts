@@ -6,6 +6,7 @@ import type {
   OutboxStore,
   Receipt,
   RecordName,
+  RecordRef,
   ReplacePlan,
   ReplaceResult,
   RowCursor,
@@ -188,6 +189,14 @@ class MemoryConnection implements OutboxStore {
   async byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]> {
     return this.#recordKeys(owner, collection, targetId).map((key) =>
       structuredClone(this.#stores().rows.get(key)),
+    );
+  }
+
+  async byTargets(owner: string, records: readonly RecordRef[]): Promise<unknown[][]> {
+    return records.map(({ collection, targetId }) =>
+      this.#recordKeys(owner, collection, targetId).map((key) =>
+        structuredClone(this.#stores().rows.get(key)),
+      ),
     );
   }
 

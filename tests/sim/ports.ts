@@ -6,6 +6,7 @@ import type {
   OutboxStore,
   Receipt,
   RecordName,
+  RecordRef,
   ReplacePlan,
   ReplaceResult,
   RowCursor,
@@ -180,6 +181,17 @@ export class SimStore implements OutboxStore {
       () => this.real.byTarget(owner, collection, targetId),
       (rows) => {
         for (const v of rows) this.#mine(v, 'a row');
+      },
+    );
+  }
+
+  byTargets(owner: string, records: readonly RecordRef[]): Promise<unknown[][]> {
+    this.#index(owner, `records ${records.map((r) => r.targetId).join(',')}`);
+    return this.#read(
+      `byTargets ${records.map((r) => r.targetId).join(',')}`,
+      () => this.real.byTargets(owner, records),
+      (lists) => {
+        for (const v of lists.flat()) this.#mine(v, 'a row');
       },
     );
   }

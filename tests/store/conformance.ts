@@ -913,6 +913,15 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         const found = await store.byTarget(OWNER, 'notes', 'n_1');
         expect(ids(found).sort()).toEqual(['a', 'b']);
         expect(await store.byTarget(OWNER, 'notes', 'n_9')).toEqual([]);
+        // Several records in one call, each as byTarget reads it, in the order asked.
+        const each = await store.byTargets(OWNER, [
+          { collection: 'notes', targetId: 'n_2' },
+          { collection: 'notes', targetId: 'n_9' },
+          { collection: 'notes', targetId: 'n_1' },
+          { collection: 'todos', targetId: 'n_1' },
+        ]);
+        expect(each.map((rows) => ids(rows).sort())).toEqual([['c'], [], ['a', 'b'], ['d']]);
+        expect(await store.byTargets(OWNER, [])).toEqual([]);
       });
 
       it('never returns another owner’s rows', async () => {
