@@ -86,7 +86,7 @@ export class DemoPage {
    */
   async editOverAnotherDevice(): Promise<void> {
     await this.addNote('Trip plan', 'Lisbon in May');
-    await expect(this.card('Trip plan').locator('.badge')).toHaveText('synced');
+    await expect(this.card('Trip plan').locator('.badge')).toHaveText(['synced']);
     await this.control('offline');
     await this.editNote('Trip plan', { body: 'Lisbon in June' });
     await expect(this.card('Trip plan').locator('.badge')).toHaveText('deferred');

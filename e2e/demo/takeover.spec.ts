@@ -26,7 +26,9 @@ test('a holder stopped mid-send is taken over after the lease and the note is ap
   await expect(demo.inspector('rows').locator('tr[data-row]')).toContainText('not current');
   await demo.screenshot('inspector', 'takeover-inspector');
 
-  await expect(demo.card('Slow note').locator('.badge')).toHaveText('synced', { timeout: 20_000 });
+  await expect(demo.card('Slow note').locator('.badge')).toHaveText(['synced'], {
+    timeout: 20_000,
+  });
   await expect(
     demo.page.locator('#events [data-event="claimed"]').filter({ hasText: 'fence 2' }),
   ).toHaveCount(1);
