@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from './e2e/support/chromium.ts';
+import base from './playwright.config.ts';
 
 /**
  * A measurement, not a test (SPEC §21, the README's browser table): what sends an edit in
@@ -7,25 +7,13 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from './e2e/support/chromium.ts';
  * Background Sync retries, or the next visit. It waits for the browser's own retry schedule
  * (minutes), so `npm test` never runs it: `npm run measure:outage`. Each scenario runs in its own
  * Playwright worker, all at once; the whole run takes about 25 minutes of wall time and little
- * CPU.
+ * CPU. The browser and its set-up are the end-to-end suite's.
  */
 export default defineConfig({
+  ...base,
   testDir: 'e2e/outage',
   testMatch: '*.measure.ts',
-  globalSetup: './e2e/support/global-setup.ts',
   workers: 8,
-  fullyParallel: true,
-  retries: 0,
   timeout: 40 * 60_000,
-  expect: { timeout: 15_000 },
-  reporter: [['list']],
   outputDir: 'test-results/outage',
-  use: {
-    headless: true,
-    trace: 'off',
-    launchOptions: {
-      executablePath: CHROMIUM_PATH,
-      args: CHROMIUM_ARGS,
-    },
-  },
 });
