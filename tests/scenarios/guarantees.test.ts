@@ -76,6 +76,19 @@ async function fetchHolder(world: World, name: string) {
   return { holder, net, auth };
 }
 
+/** A stored update of n_1 under `id`, a key of any type: valid but for its key, so it is corrupt. */
+function corruptUpdate(id: unknown, savedAt: number) {
+  return {
+    id,
+    owner: OWNER,
+    collection: 'notes',
+    kind: 'update',
+    targetId: 'n_1',
+    savedAt,
+    state: 'queued',
+  };
+}
+
 describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
   let world: World;
   beforeEach(async () => {
@@ -422,15 +435,7 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
         return replace(plan);
       }),
     });
-    const raw = {
-      id: 5,
-      owner: OWNER,
-      collection: 'notes',
-      kind: 'update',
-      targetId: 'n_1',
-      savedAt: world.clock.now(),
-      state: 'queued',
-    };
+    const raw = corruptUpdate(5, world.clock.now());
     await a.store.replace({ owner: OWNER, expected: [], put: [raw], reason: 'test' });
     const other = await a.api.enqueue(createNote({ title: 'fine' }));
     await a.api.flush();
@@ -448,15 +453,7 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
 
   it('G3, G7: corrupt values under keys that print alike (two Dates of one second, an array and a string) are each quarantined under a name of their own, and discarding one leaves the others', async () => {
     const a = await world.holder('A');
-    const value = (id: unknown) => ({
-      id,
-      owner: OWNER,
-      collection: 'notes',
-      kind: 'update',
-      targetId: 'n_1',
-      savedAt: world.clock.now(),
-      state: 'queued',
-    });
+    const value = (id: unknown) => corruptUpdate(id, world.clock.now());
     const keys = [
       new Date('2023-11-14T22:13:20.001Z'),
       new Date('2023-11-14T22:13:20.005Z'),
