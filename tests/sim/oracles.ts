@@ -223,6 +223,12 @@ export class Truth {
    */
   readonly reissued = new Set<string>();
   /**
+   * Where each edit stood when it last landed. A re-issued edit is "ordered as made at the retry"
+   * (§6.1) only if its new key lands: discarded or blocked before that, the server holds it where
+   * its old key landed.
+   */
+  readonly madeAtLanding = new Map<string, number>();
+  /**
    * The rows of its record each row's writer read when it made the row (§6.1): committed before
    * it, so the row goes only once each of them settled. A conflict successor takes its
    * original's; a retried row is made anew at the retry.
@@ -1141,7 +1147,10 @@ export class Truth {
     const landing = ++this.#landings;
     // Where an edit lands again — re-issued past retention under a new key (§15), or its key
     // resent by a legacy tab after the server forgot it — the server holds its latest landing.
-    for (const id of edits) this.landed.set(id, landing);
+    for (const id of edits) {
+      this.landed.set(id, landing);
+      this.madeAtLanding.set(id, this.edits.get(id)?.made ?? -1);
+    }
     if (legacy) for (const id of edits) this.legacyApplied.add(id);
     // G4: a record's effects follow the order its edits were made. Where a legacy tab reordered
     // the record, its edits land where it sent them: this bundle's are judged among themselves.
@@ -1172,6 +1181,8 @@ export class Truth {
             );
       return (this.madeBeforeRetry.get(e.id) ?? e.made) < before;
     });
+    // A retried edit landed after a newer edit the server applied before the retry (§6.1).
+    if (overtaken.length > 0) this.reach('retry-after-newer-edit');
     if (overtaken.length > 0 && (position < last || overtaken.length < carried.length)) {
       // The app retried an edit a newer one overtook: it lands over it, but only through the
       // revision check and the conflict rule, with evidence — never silently (G4). A request
@@ -1188,13 +1199,13 @@ export class Truth {
           'retry-silently-overwrote',
           `${effect.key} wrote the retried ${overtaken.map((e) => e.id).join(',')} over a newer edit of ${effect.id} without a revision conflict`,
         );
-      this.reach('retry-after-newer-edit');
       // They now sit just after the newest edit applied before them, and still before every
       // edit that was queued behind them, or merged into them.
       let step = 0;
       for (const edit of overtaken.sort((x, y) => x.made - y.made))
         edit.made = Math.max(edit.made, last + ++step / 1000);
       position = Math.max(...carried.map((e) => e.made));
+      for (const edit of carried) this.madeAtLanding.set(edit.id, edit.made);
     }
     if (position < last)
       this.fail(
@@ -1368,7 +1379,8 @@ export class Truth {
       if (found === undefined || found.owner !== edits[0]!.owner) continue;
       this.exercise('G4');
       const place = this.legacyReordered.has(key) ? this.landedPlaces(edits) : undefined;
-      edits.sort((a, b) => (place ? place.get(a)! - place.get(b)! : a.made - b.made));
+      const made = (e: Edit) => (this.reissued.has(e.id) ? this.madeAtLanding.get(e.id)! : e.made);
+      edits.sort((a, b) => (place ? place.get(a)! - place.get(b)! : made(a) - made(b)));
       const expected: Record<string, Json> = {};
       let deleted = false;
       for (const edit of edits) {
