@@ -8,6 +8,7 @@ import type {
 } from 'workbox-core';
 import { contentDigest } from '../../shared/model/digest.ts';
 import type { EnqueueResult } from '../../shared/model/page-api.ts';
+import type { IdSource } from '../../shared/model/ports.ts';
 import { classifyResult } from '../../shared/plan/classify.ts';
 import { newRequestId } from '../../shared/plan/request-id.ts';
 import { cryptoIds } from '../../shared/runtime/ids.ts';
@@ -70,6 +71,8 @@ export interface OutboxPluginOptions {
    * owner's rows wait `held`, never sent without credentials. Default false.
    */
   rememberCredentials?: boolean;
+  /** Where the requests' ids come from; the platform's `crypto` by default. */
+  ids?: IdSource;
 }
 
 /** What one request carries between its callbacks (Workbox's per-plugin `state`). */
@@ -88,7 +91,7 @@ const QUEUED_BEHIND = 'sw-outbox: queued behind earlier requests to this URL';
 /** A Workbox plugin that puts a route's failed writes into the outbox (SPEC §22). */
 export class OutboxPlugin implements WorkboxPlugin {
   readonly #options: OutboxPluginOptions;
-  /** Per owner and URL, the last request of it that has not settled yet (this worker's). */
+  /** Per URL, the last request of it that has not settled yet (this worker's). */
   readonly #unsettled = new Map<string, Promise<void>>();
   /** Per owner, the `Authorization` last seen: handed to the engine, or only marked as needed. */
   readonly #handed = new Map<string, string>();
@@ -103,12 +106,20 @@ export class OutboxPlugin implements WorkboxPlugin {
     event,
     state,
   }: RequestWillFetchCallbackParam): Promise<Request> => {
-    const capture = await this.#capture(request);
-    if (capture === undefined || state === undefined) return request;
-    state.capture = capture;
-    await this.#takeCredentials(request, capture.owner);
-    const earlier = this.#takeTurn(capture);
+    // The turn is taken before the first await: requests of a URL keep the order the page made
+    // them in, whatever each one's capture costs (G4).
+    const { earlier, release } = this.#takeTurn(request.url);
+    let capture: Capture | undefined;
     try {
+      capture = await this.#capture(request);
+    } finally {
+      if (capture === undefined || state === undefined) release();
+    }
+    if (capture === undefined || state === undefined) return request;
+    capture.release = release;
+    state.capture = capture;
+    try {
+      await this.#takeCredentials(request, capture.owner);
       // An earlier request of this URL still on the wire may yet fail and become a row: this one
       // waits for it, so it never lands first and is never queued ahead of it (G4).
       await earlier;
@@ -140,7 +151,8 @@ export class OutboxPlugin implements WorkboxPlugin {
     const capture = state?.capture as Capture | undefined;
     if (capture === undefined || capture.queued !== undefined) return;
     try {
-      capture.queued = await this.#enqueue(capture, event);
+      // It left: it may have been applied, under the key its row keeps (§6, §15).
+      capture.queued = await this.#enqueue(capture, event, 'network');
     } catch {
       // Not stored (quota, a row too large): the page sees the network error, as without us.
     } finally {
@@ -171,7 +183,7 @@ export class OutboxPlugin implements WorkboxPlugin {
   /** What a response makes of a request: a transient status queues it (§11). */
   async #settle(capture: Capture, response: Response, event: ExtendableEvent): Promise<Response> {
     if (response.ok) return response;
-    let transient: boolean;
+    let transient: string | undefined;
     try {
       const headers: Record<string, string> = {};
       response.headers.forEach((value, name) => {
@@ -183,13 +195,13 @@ export class OutboxPlugin implements WorkboxPlugin {
         { kind: 'response', status: response.status, headers, body },
         0,
       );
-      transient = outcome.kind === 'transient';
+      transient = outcome.kind === 'transient' ? outcome.code : undefined;
     } catch {
       return response;
     }
-    if (!transient) return response;
+    if (transient === undefined) return response;
     try {
-      capture.queued = await this.#enqueue(capture, event);
+      capture.queued = await this.#enqueue(capture, event, transient);
     } catch {
       // Not stored: the page sees the server's answer, as it would without the plugin.
       return response;
@@ -228,11 +240,11 @@ export class OutboxPlugin implements WorkboxPlugin {
   }
 
   /**
-   * Takes this request's turn on its URL: returns when every earlier request of it has settled,
-   * and sets `capture.release` for the next one.
+   * Takes a request's turn on its URL: `earlier` settles when every earlier request of it has,
+   * and `release` lets the next one go.
    */
-  #takeTurn(capture: Capture): Promise<void> {
-    const key = `${capture.owner}\u0000${requestTarget(capture.captured.url)}`;
+  #takeTurn(url: string): { earlier: Promise<void>; release: () => void } {
+    const key = requestTarget(url);
     const earlier = this.#unsettled.get(key) ?? Promise.resolve();
     let settled!: () => void;
     const mine = new Promise<void>((resolve) => {
@@ -240,11 +252,11 @@ export class OutboxPlugin implements WorkboxPlugin {
     });
     const turn = earlier.then(() => mine);
     this.#unsettled.set(key, turn);
-    capture.release = () => {
+    const release = () => {
       settled();
       if (this.#unsettled.get(key) === turn) this.#unsettled.delete(key);
     };
-    return earlier;
+    return { earlier, release };
   }
 
   async #capture(request: Request): Promise<Capture | undefined> {
@@ -263,19 +275,28 @@ export class OutboxPlugin implements WorkboxPlugin {
         ...(idempotencyHeader === undefined ? {} : { idempotencyHeader }),
       },
     );
-    return { owner: who, id: newRequestId(cryptoIds, REQUESTS_COLLECTION), captured };
+    const id = newRequestId(this.#options.ids ?? cryptoIds, REQUESTS_COLLECTION);
+    return { owner: who, id, captured };
   }
 
-  async #enqueue(capture: Capture, event: ExtendableEvent): Promise<EnqueueResult> {
+  /** The request as a row; `attempted`, the code its own attempt ended with, if it left. */
+  async #enqueue(
+    capture: Capture,
+    event: ExtendableEvent,
+    attempted?: string,
+  ): Promise<EnqueueResult> {
     const { engine } = this.#options;
     const api = await engine.forOwner(capture.owner);
-    const result = await api.enqueue({
-      id: capture.id,
-      collection: REQUESTS_COLLECTION,
-      kind: REQUEST_KIND,
-      targetId: requestTarget(capture.captured.url),
-      payload: { ...capture.captured },
-    });
+    const result = await api.enqueue(
+      {
+        id: capture.id,
+        collection: REQUESTS_COLLECTION,
+        kind: REQUEST_KIND,
+        targetId: requestTarget(capture.captured.url),
+        payload: { ...capture.captured },
+      },
+      attempted === undefined ? undefined : { attempted: { code: attempted } },
+    );
     // Send soon, and have the browser wake the worker when it is back online (§12).
     event.waitUntil(
       Promise.all([askForSync(), engine.flush({ owners: [capture.owner] }).catch(() => undefined)]),

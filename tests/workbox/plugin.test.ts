@@ -1,5 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
+import { planKeyAge } from '../../shared/plan/key-retention.ts';
 import { OutboxPlugin, type OutboxPluginOptions } from '../../sw/workbox/index.ts';
 import { engineFor, FakeServer, freshIndexedDb, write } from './support.ts';
 
@@ -9,6 +10,8 @@ import { engineFor, FakeServer, freshIndexedDb, write } from './support.ts';
  * that key, the page gets the configured answer, a URL with waiting rows keeps its order, and no
  * credential is stored.
  */
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 class FakeExtendableEvent extends Event {
   readonly pending: Promise<unknown>[] = [];
@@ -84,6 +87,36 @@ describe('OutboxPlugin', () => {
     expect(await rows()).toEqual([]);
   });
 
+  it('writes a request that left as attempted (G2): a lost answer may have applied it, so its key is asked about past the retention; a 503 applied nothing', async () => {
+    const { network, handle, rows, engine } = world();
+    // The rows as the plugin wrote them: no flush of the engine's own touches them.
+    engine.flush = async () => ({ sent: 0, remaining: 0 }) as never;
+    network.failures = ['drop', 503];
+    await expect(handle(write('/api/notes/a', { title: 'lost' }))).rejects.toThrow();
+    expect((await handle(write('/api/notes/b', { title: 'busy' }))).status).toBe(503);
+    const [lost, busy] = await rows();
+    expect(lost!.evidence).toMatchObject({
+      attemptCount: 1,
+      lastErrorCode: 'network',
+      mayHaveApplied: true,
+    });
+    expect(lost!.evidence!.firstAttemptAt).toBeTypeOf('number');
+    expect(
+      planKeyAge(lost!, {
+        now: lost!.evidence!.firstAttemptAt! + 8 * DAY_MS,
+        retentionMs: undefined,
+      }),
+    ).toBe('ask');
+    expect(busy!.evidence).toMatchObject({ attemptCount: 1, lastErrorCode: 'http_503' });
+    expect(busy!.evidence!.mayHaveApplied).toBeUndefined();
+    expect(
+      planKeyAge(busy!, {
+        now: busy!.evidence!.firstAttemptAt! + 8 * DAY_MS,
+        retentionMs: undefined,
+      }),
+    ).toBe('send');
+  });
+
   it('answers a queued request with 202 and the row id when asked to', async () => {
     const { network, handle, server } = world({ answer: 'accepted' });
     network.failures = ['network'];
@@ -140,6 +173,29 @@ describe('OutboxPlugin', () => {
     await engine.flush({ force: true });
     await engine.flush({ force: true });
     expect(server.effects.map((e) => e.body)).toEqual(['{"title":"first"}', '{"title":"second"}']);
+  });
+
+  it('keeps a URL’s order when the earlier request takes longer to be taken in (G4): its turn is its call’s, not its capture’s', async () => {
+    const { network, handle, engine } = world();
+    // The first request's credentials are new to the worker: their hand-over waits. The second
+    // carries the same ones and has nothing to hand over.
+    let handOver!: () => void;
+    const handedOver = new Promise<void>((resolve) => {
+      handOver = resolve;
+    });
+    const requireCredentials = engine.requireCredentials.bind(engine);
+    engine.requireCredentials = async (owner) => {
+      await handedOver;
+      return requireCredentials(owner);
+    };
+    const first = handle(write('/api/notes/n1', { title: 'first' }));
+    const second = handle(write('/api/notes/n1', { title: 'second' }));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(network.seen).toEqual([]);
+    handOver();
+    expect((await first).status).toBe(201);
+    expect((await second).status).toBe(201);
+    expect(network.effects.map((e) => e.body)).toEqual(['{"title":"first"}', '{"title":"second"}']);
   });
 
   it('lets the later request of a URL go once the one on the wire succeeded', async () => {
