@@ -27,6 +27,11 @@ export interface WorkerEnqueueOptions {
    * again after its receipt was pruned still answers `existing`. For imports from another queue.
    */
   keepId?: boolean;
+  /**
+   * The request already left once, outside the outbox (a Workbox route's own attempt, §22), and
+   * ended with this error code (`network`, `http_503`, ...): the row is written as attempted.
+   */
+  attempted?: { code: string };
 }
 
 /** The owner API as the core hands it to the endpoint and the engine. */

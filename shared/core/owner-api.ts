@@ -25,7 +25,8 @@ export function createOwnerApi(
   const actions = createOwnerActions(ctx, { enqueue, existing, allRows: reads.allRows });
 
   return {
-    enqueue: (input, options) => enqueue(input, undefined, options?.keepId === true),
+    enqueue: (input, options) =>
+      enqueue(input, undefined, options?.keepId === true, options?.attempted),
     restore: actions.restore,
     rows: reads.rows,
     row: reads.row,

@@ -8,6 +8,7 @@ import type { Observed } from '../model/row.ts';
 import { decodeRow, pendingCreateId } from '../model/row.ts';
 import { summarizeIssues } from '../model/schema-kit.ts';
 import type { ConflictLedgerEntry, RowKey } from '../model/store.ts';
+import { evidenceOfAttempt } from '../plan/attempt-outcome.ts';
 import { planEnqueue } from '../plan/enqueue.ts';
 import type { EnqueuePlan, NewIntent } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
@@ -34,7 +35,12 @@ export interface OwnerEnqueue {
    * is pruned: an import from another queue, whose delete there cannot share this transaction,
    * may repeat the enqueue at any later time and gets `existing` (§22).
    */
-  enqueue(input: unknown, ledger?: ConflictLedgerEntry[], keepId?: boolean): Promise<EnqueueResult>;
+  enqueue(
+    input: unknown,
+    ledger?: ConflictLedgerEntry[],
+    keepId?: boolean,
+    attempted?: { code: string },
+  ): Promise<EnqueueResult>;
   /**
    * What an id already names, as an enqueue of it answers (`existing`, or `cancelled` for a
    * cancelled create), from its row, receipt or tombstone; another owner's id is `invalid_id`.
@@ -51,6 +57,7 @@ export function createOwnerEnqueue(ctx: OwnerContext): OwnerEnqueue {
     input: unknown,
     ledger?: ConflictLedgerEntry[],
     keepId = false,
+    attempted?: { code: string },
   ): Promise<EnqueueResult> {
     const { intent, handler } = checkedIntent(ctx, input);
     // A repeated id (a retry after a dead port, §9) is found when its plan meets the row, the
@@ -67,6 +74,7 @@ export function createOwnerEnqueue(ctx: OwnerContext): OwnerEnqueue {
         payload: intent.payload,
         baseRevision,
         meta: intent.meta,
+        ...(attempted && { evidence: evidenceOfAttempt(attempted.code, deps.clock.now()) }),
       };
       const planned = await planAgainstRecord(ctx, fresh, handler);
       if (planned.kind === 'reject') {

@@ -26,6 +26,22 @@ export function appliedNothing(code: string): boolean {
 }
 
 /**
+ * The evidence of an attempt made before its row existed (a Workbox route's own request, §22),
+ * dated by the enqueue that follows it: counted as the key's first attempt, so a code that does
+ * not rule out an effect keeps the row from being merged or cancelled (§6) and has its key asked
+ * about past the server's retention (§15).
+ */
+export function evidenceOfAttempt(code: string, at: number): NonNullable<OutboxRow['evidence']> {
+  return {
+    attemptCount: 1,
+    lastAttemptAt: at,
+    firstAttemptAt: at,
+    lastErrorCode: code,
+    ...(appliedNothing(code) ? {} : { mayHaveApplied: true }),
+  };
+}
+
+/**
  * What is known of the row's effect. `evidence.mayHaveApplied` keeps an unknown outcome for the
  * row's life: a later answer that applied nothing (a 401 or 503 checked before the server's
  * ledger) does not say an earlier attempt of the same key did not. A row still `sending` after

@@ -125,6 +125,7 @@ export function planRequestRow(
     request,
     ...(place.successorOf === undefined ? {} : { successorOf: place.successorOf }),
     ...(intent.meta === undefined ? {} : { meta: intent.meta }),
+    ...(intent.evidence === undefined ? {} : { evidence: intent.evidence }),
   };
   return planRowWrite(
     row,

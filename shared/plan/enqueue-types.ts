@@ -2,7 +2,7 @@ import type { ErrorCode } from '../model/errors.ts';
 import type { CollectionHandler } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
 import type { EnqueueResult } from '../model/page-api.ts';
-import type { Observed } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
 import type { IssueSummary } from '../model/schema-kit.ts';
 import type { Receipt, RecordName, ReplacePlan, RowKey, Tombstone } from '../model/store.ts';
 
@@ -17,6 +17,8 @@ export interface NewIntent {
   payload?: Json;
   baseRevision?: number | null;
   meta?: Json;
+  /** What an attempt made before the row existed left (§22): the new row carries it, unmerged. */
+  evidence?: OutboxRow['evidence'];
 }
 
 /** What an enqueue is planned against: whose it is, when, and the collection's handler. */

@@ -139,7 +139,9 @@ function planAgainst(
 
   // The rows the new edit may fold into (for a never-sent create, its intents fold in too);
   // the rows before them stay as they are and the new edit goes after them.
-  const { open, before } = openRows(chain, ctx);
+  // An edit whose request already left (§22) is never folded into another: its key is its own.
+  const { open, before } =
+    fresh.evidence === undefined ? openRows(chain, ctx) : { open: [], before: chain };
   const predecessor = predecessorAmong(before, ctx);
   if (open.length > 0) return planMergedRow(fresh, open, chain, ctx, predecessor?.row.id);
   return planRequestRow(

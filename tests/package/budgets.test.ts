@@ -62,13 +62,15 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * classifier's throw on an answer that is not final leaving the default outcome (§11, G4), a
  * retried row keeping the mark of the edit that overtook it (§6.1), and rows without `seq` after
  * one in flight left unplaced with the plan's new row following them (§6.1) +125 B, from 40,602 B
- * to 40,727 B; a batch's last look reading its records in one call (§6.1) −30 B, to 40,697 B —
- * over the budget by 3,833 B. Until the budget is restated or the engine cut to it,
+ * to 40,727 B; a batch's last look reading its records in one call (§6.1) −30 B, to 40,697 B;
+ * an edit whose request already left outside the outbox (a Workbox route's own attempt) written
+ * as attempted, so its key is asked about past the server's retention (§15, §22) +88 B, to
+ * 40,785 B — over the budget by 3,921 B. Until the budget is restated or the engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 40_720;
+const WORKER_CEILING = 40_800;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

@@ -223,6 +223,19 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
     expect(plan.expected.map((e) => e.id)).toEqual([earlier.id, waiting.id, NEW_ID]);
   });
 
+  it('an edit whose request already left (a Workbox route’s own attempt, §22) is never merged: it follows the queued row under its own key (G2)', () => {
+    const waiting = updateRow({ id: 'notes-000000000000000000000002', payload: { b: 1 } });
+    const evidence = { attemptCount: 1, lastErrorCode: 'network', mayHaveApplied: true };
+    const { row, plan } = written(
+      planEnqueue(update({ evidence }), [observe(waiting)], undefined, ctx),
+    );
+    expect(row).toMatchObject({ id: NEW_ID, successorOf: waiting.id, evidence });
+    expect(plan.delete ?? []).toEqual([]);
+    // Without that evidence the same edit folds the queued row in.
+    const merged = written(planEnqueue(update(), [observe(waiting)], undefined, ctx));
+    expect(merged.plan.delete).toEqual([waiting.id]);
+  });
+
   it('a blocked row before a row in flight is not merged: the new row follows the one in flight (G4)', () => {
     const rejected = {
       ...deferred(earlier),
