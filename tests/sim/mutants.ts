@@ -19,6 +19,40 @@ export interface Mutant {
 }
 
 export const MUTANTS: Record<string, Mutant> = {
+  'plugin-turn-after-capture': {
+    title:
+      "the Workbox plugin takes a request's turn on its URL only after capturing it: a request whose capture waits less (its credentials already handed over) goes before an earlier one (SPEC §22)",
+    file: 'sw/workbox/plugin.ts',
+    edits: [
+      {
+        from: `    const { earlier, release } = this.#takeTurn(request.url);
+    let capture: Capture | undefined;
+    try {
+      capture = await this.#capture(request);
+    } finally {`,
+        to: `    let capture: Capture | undefined;
+    let earlier: Promise<void> = Promise.resolve();
+    let release = () => {};
+    try {
+      capture = await this.#capture(request);
+      if (capture !== undefined) await this.#takeCredentials(request, capture.owner);
+      ({ earlier, release } = this.#takeTurn(request.url));
+    } finally {`,
+      },
+    ],
+  },
+  'plugin-ignores-request-on-wire': {
+    title:
+      'the Workbox plugin lets a request of a URL leave while an earlier one of it is on the wire: should that one fail, it is queued and lands after the later one (SPEC §22)',
+    file: 'sw/workbox/plugin.ts',
+    edits: [
+      {
+        from: `      await earlier;
+`,
+        to: '',
+      },
+    ],
+  },
   'retry-new-key': {
     title: 'a retry with a new key: a transient failure gives the row a new idempotency key',
     file: 'shared/plan/settle.ts',
@@ -238,7 +272,7 @@ export function mutate(name: string): string {
   const dir = join(ROOT, '.tmp', 'mutants', name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const part of ['shared', 'tests/sim', 'tests/support'])
+  for (const part of ['shared', 'sw', 'tests/sim', 'tests/support'])
     cpSync(join(ROOT, part), join(dir, part), { recursive: true });
   for (const { file: path, edits } of [mutant, ...(mutant.also ?? [])]) {
     const file = join(dir, path);

@@ -138,8 +138,11 @@ export class Network {
     if (row !== undefined) this.truth.conflictAnswers.add(row);
   }
 
-  /** The `fetch` of one holder (or the legacy writer). */
-  fetchFor(holder: string, clock: () => number, legacy = false): typeof fetch {
+  /**
+   * The `fetch` of one holder (or the legacy writer); `direct` for a page's request a Workbox
+   * route's plugin lets through before it is a row (SPEC §22).
+   */
+  fetchFor(holder: string, clock: () => number, legacy = false, direct = false): typeof fetch {
     return ((input: string, init: RequestInit = {}) =>
       new Promise<Response>((resolve, reject) => {
         const url = new URL(String(input));
@@ -163,6 +166,7 @@ export class Network {
           leftAt: this.sched.now,
           done: false,
           legacy,
+          ...(direct ? { direct } : {}),
         });
         const batch = method === 'POST' && url.pathname === BATCH_PATH;
         const req = wire(method === 'GET' || batch ? undefined : key, method, url.pathname);

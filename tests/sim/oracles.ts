@@ -63,7 +63,8 @@ export interface Edit {
   baseRevision: number | null | undefined;
   /** Position in the order edits were made (a retry of a never-applied row moves it last). */
   made: number;
-  by: 'app' | 'v0' | 'restore';
+  /** `page`: a request a Workbox route's plugin let through, a row only if it fails (§22). */
+  by: 'app' | 'v0' | 'restore' | 'page';
 }
 
 /** What the app says about an edit before it enqueues it. */
@@ -94,6 +95,11 @@ export interface WireRequest {
    * it may still land (SPEC §4's very risk), and is on the wire until it did.
    */
   orphaned?: boolean;
+  /**
+   * A page's request a Workbox route's `OutboxPlugin` let through (SPEC §22): it holds no claim
+   * and is not a row yet — it becomes one, under the same key, only if it fails.
+   */
+  direct?: boolean;
 }
 
 /** Who committed a plan. */
@@ -112,6 +118,16 @@ const APP_FIELDS = ['title', 'body', 'tag'] as const;
 function isFuture(row: Raw | undefined): boolean {
   // SPEC §17: only a whole `v` above 1 is a newer format; any other `v` is corrupt.
   return row !== undefined && Number.isSafeInteger(row.v) && (row.v as number) > 1;
+}
+
+/**
+ * The server record a row's target names: a `requests` row's target is its URL (§22), whose last
+ * segment is the record's id on the simulated server.
+ */
+export function recordName(targetId: unknown): string {
+  const target = String(targetId);
+  if (!target.includes('://')) return target;
+  return decodeURIComponent(new URL(target).pathname.split('/').at(-1) ?? '');
 }
 
 function recordKey(owner: string, collection: string, targetId: string): string {
@@ -449,6 +465,36 @@ export class Truth {
     this.reached.set(what, (this.reached.get(what) ?? 0) + 1);
   }
 
+  /** The record (as `recordKey` names it) of each page request the plugin let through, by key. */
+  readonly directRecord = new Map<string, string>();
+  /**
+   * Page requests whose answer went to the page, not to a row (SPEC §22): applied or refused
+   * there, or failed with nothing queued (the page saw the error, as without the plugin).
+   */
+  readonly pageAnswered = new Set<string>();
+  /**
+   * Page requests on the wire when their worker was killed: the page saw a network error, a new
+   * worker knows nothing of them, and they land wherever the network puts them.
+   */
+  readonly pagePlaced = new Set<string>();
+
+  /** A place in the order edits are made, for one made before its id is known. */
+  reserveMade(): number {
+    return ++this.#made;
+  }
+
+  /**
+   * A page made a request through the plugin (at `made`): its id is its key, and the row it may
+   * become carries it under the same id.
+   */
+  pageRequest(draft: EditDraft, made: number, record: string): void {
+    this.drafts.set(draft.id, draft);
+    this.edits.set(draft.id, { ...draft, made });
+    this.carriedBy(draft.id).add(draft.id);
+    this.keyRow.set(draft.id, draft.id);
+    this.directRecord.set(draft.id, record);
+  }
+
   exercise(guarantee: Guarantee): void {
     this.exercised[guarantee]++;
   }
@@ -679,7 +725,7 @@ export class Truth {
               Number(o.savedAt) > at[0] || (Number(o.savedAt) === at[0] && String(o.id) > at[1]),
           )
         )
-          this.legacyReordered.add(`${by.owner}\u0000${String(row.targetId)}`);
+          this.legacyReordered.add(`${by.owner}\u0000${recordName(row.targetId)}`);
       }
     }
     this.trackMadeAfter(plan);
@@ -971,7 +1017,8 @@ export class Truth {
     req.rowId = rowId;
     const row = asRaw(rowId === undefined ? undefined : this.rows.get(rowId));
     if (row) req.record = recordKey(req.owner, String(row.collection), String(row.targetId));
-    if (!req.legacy) {
+    if (req.direct) req.record = this.directRecord.get(req.key);
+    if (!req.legacy && !req.direct) {
       this.exercise('G3');
       this.exercise('G5');
       const claim = claimOf(row);
@@ -1037,7 +1084,7 @@ export class Truth {
           (e) => (this.edits.get(e)?.made ?? Infinity) < newest && !this.appliedBy.has(e),
         );
         if (earlier) {
-          this.legacyReordered.add(`${req.owner}\u0000${String(row.targetId)}`);
+          this.legacyReordered.add(`${req.owner}\u0000${recordName(row.targetId)}`);
           this.reach('legacy-sent-out-of-order');
         }
       }
@@ -1045,7 +1092,8 @@ export class Truth {
     // G4: never two requests of one record on the wire at once (unless the other one already applied).
     // The legacy tab's own sends of a record it reordered are its doing; this bundle's are judged.
     const reordered =
-      row !== undefined && this.legacyReordered.has(`${req.owner}\u0000${String(row.targetId)}`);
+      row !== undefined &&
+      this.legacyReordered.has(`${req.owner}\u0000${recordName(row.targetId)}`);
     if (reordered && req.legacy) return;
     this.exercise('G4');
     // A copy of a key the server already applied, or refused as outdated, changes nothing,
@@ -1061,6 +1109,9 @@ export class Truth {
       // processed it, however long that takes. Yet a holder counts it in flight only for the
       // lease after the `sentAt` its tab wrote, by the holder's own clock (§4 rule 2, §17).
       if (other.legacy && other.processed) continue;
+      // A page's request its killed worker let through: the page saw the error, and the worker
+      // that took over never knew of it (SPEC §22 keeps order within one worker's life).
+      if (other.direct && other.orphaned) continue;
       const lapsed =
         other.legacy &&
         !req.legacy &&
@@ -1246,7 +1297,11 @@ export class Truth {
 
   /** Whether a legacy tab decided where an edit landed: its own edit, or one it sent. */
   private legacyPlaced(editId: string): boolean {
-    return this.edits.get(editId)?.by === 'v0' || this.legacyApplied.has(editId);
+    return (
+      this.edits.get(editId)?.by === 'v0' ||
+      this.legacyApplied.has(editId) ||
+      this.pagePlaced.has(editId)
+    );
   }
 
   /** What was merged into a row, for a failure's detail. */
@@ -1290,6 +1345,8 @@ export class Truth {
           );
       }
       const key = this.appliedBy.get(edit.id);
+      // The page got this request's answer, or its error, and nothing was queued (§22).
+      if (rows.length === 0 && this.pageAnswered.has(edit.id)) continue;
       if (key !== undefined) {
         const rowId = this.keyRow.get(key);
         const discarded = this.discarded.has(edit.id);

@@ -88,11 +88,17 @@ export const ACTORS = [
    * numbers stay as they were.
    */
   'legacy-busy',
+  /**
+   * The page also writes through a Workbox route with `OutboxPlugin` in front of it (SPEC §20
+   * "Reach", §22): its own records, `PUT` straight to the server, a row only when that fails.
+   * Drawn after everything else on its own draws; it adds no op to the script.
+   */
+  'workbox-route',
 ] as const;
 export type Actor = (typeof ACTORS)[number];
 
 /** Actors drawn after every other draw. */
-const LATE_ACTORS: ReadonlySet<Actor> = new Set(['sign-out', 'legacy-busy']);
+const LATE_ACTORS: ReadonlySet<Actor> = new Set(['sign-out', 'legacy-busy', 'workbox-route']);
 
 export type StoreKind = 'memory' | 'idb';
 

@@ -94,6 +94,7 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     'cross-owner': ['actor:cross-owner'],
     'sign-out': ['actor:sign-out', 'actor:sign-in'],
     'legacy-busy': ['actor:legacy-busy'],
+    'workbox-route': ['actor:workbox-route'],
   };
   for (const actor of ACTORS)
     for (const key of actorKeys[actor]) rows.push({ group: 'actor', key, label: key.slice(6) });
@@ -116,6 +117,8 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     'killed-request-landed',
     'aborted-request-landed',
     'legacy-copy-past-lease',
+    'page-request-queued-after-attempt',
+    'page-request-queued-behind',
   ])
     rows.push({ group: 'situation', key: `reached:${what}`, label: what });
   // What SPEC §20 says the swarm reaches: corrupt values under every IndexedDB key type, a

@@ -16,11 +16,13 @@ import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { openIdbStore } from '../../shared/store/idb.ts';
 import { createMemoryStore } from '../../shared/store/memory.ts';
 import { BATCH_PATH } from '../../shared/wire/batch.ts';
+import { requestsHandler } from '../../shared/wire/requests-handler.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { ModelServer } from '../support/model-server.ts';
 import { describeKey, type KeyKind } from './keys.ts';
 import { Network, ORIGIN } from './network.ts';
 import { type EditDraft, Truth } from './oracles.ts';
+import { PageRoute, routeRecords } from './page-route.ts';
 import { SimStore, simIds } from './ports.ts';
 import { Prng } from './prng.ts';
 import { Scheduler } from './scheduler.ts';
@@ -107,7 +109,10 @@ export class Holder {
   offset: number;
   readonly fetch: typeof fetch;
   readonly transport: ReturnType<typeof createFetchTransport>;
-  readonly #ids;
+  readonly ids;
+  /** The page's requests through this worker's Workbox route (SPEC §22). */
+  readonly directFetch: typeof fetch;
+  #route: PageRoute | undefined;
 
   constructor(
     private readonly world: World,
@@ -118,9 +123,10 @@ export class Holder {
   ) {
     this.offset = world.on('clock-skew') ? world.rng.int(-MAX_SKEW_MS, MAX_SKEW_MS) : 0;
     if (this.offset !== 0) world.count('fault:clock-skew');
-    this.#ids = simIds(tag, world.rng);
+    this.ids = simIds(tag, world.rng);
     this.handlers = world.handlers();
     this.fetch = world.net.fetchFor(name, () => this.now());
+    this.directFetch = world.net.fetchFor(name, () => this.now(), false, true);
     this.transport = createFetchTransport({
       auth: (owner) => world.auth(this, owner),
       allowedOrigins: [ORIGIN],
@@ -133,6 +139,17 @@ export class Holder {
 
   now(): number {
     return this.world.sched.now + this.offset;
+  }
+
+  /** The Workbox route of this worker, made when the page first sends through it. */
+  get route(): PageRoute {
+    this.#route ??= new PageRoute(this, this.world.truth);
+    return this.#route;
+  }
+
+  /** The worker died: its route's pages see a network error. */
+  killed(): void {
+    this.#route?.killed();
   }
 
   api(owner: string): OwnerApi {
@@ -152,7 +169,7 @@ export class Holder {
         store,
         transport: this.transport,
         clock: { now: () => this.now() },
-        ids: this.#ids,
+        ids: this.ids,
         handlers: this.handlers,
         holderId: this.name,
         bundle: 'sw-outbox@sim',
@@ -199,10 +216,15 @@ export class World {
   readonly #open: () => Promise<OutboxStore>;
   readonly legacy: LegacyWriter;
   readonly #busy: Prng;
+  /** The page's own draws for its Workbox route: other seeds run as before. */
+  readonly #page: Prng;
+  #pageNo = 0;
+  #routeWorker: Holder | undefined;
 
   constructor(readonly config: SimConfig) {
     this.rng = new Prng(config.seed, 3);
     this.#busy = new Prng(config.seed, 6);
+    this.#page = new Prng(config.seed, 7);
     this.faults = new Set(config.faults);
     this.actors = new Set(config.actors);
     this.owners = OWNERS.slice(0, config.owners);
@@ -216,6 +238,17 @@ export class World {
         : undefined;
     };
     if (config.batches) this.server.batchPath = BATCH_PATH;
+    // The records a page edits through its Workbox route, already on the server (§22).
+    if (this.actors.has('workbox-route'))
+      for (const owner of this.owners)
+        for (const id of routeRecords(owner))
+          this.server.records.set(id, {
+            id,
+            owner,
+            revision: 1,
+            data: { title: 'w' },
+            deleted: false,
+          });
     // Another device that keeps editing a record: it gets there just before a request does.
     this.server.beforeApply = (request) => {
       if (request.method === 'POST' || !this.strikes('other-device', config.hot)) return;
@@ -282,6 +315,7 @@ export class World {
       if (this.strikes('handler-throws', 0.08)) throw new Error(`${what} threw (simulated)`);
     };
     return {
+      requests: requestsHandler(),
       notes: {
         ...base,
         // The simulated server takes edits without If-Match, and the swarm makes some (§10).
@@ -374,6 +408,7 @@ export class World {
     this.count('fault:kill');
     this.sched.kill(holder.name);
     this.net.kill(holder.name);
+    holder.killed();
     holder.real.close();
     this.holders[slot] = undefined;
     for (const call of [...this.calls.values()]) {
@@ -491,6 +526,28 @@ export class World {
     send(holder);
   }
 
+  /**
+   * The page `PUT`s one of its records through the worker that controls it, sometimes twice in
+   * a row, so the second waits behind the first (§22).
+   */
+  #pagePut(owner: string): void {
+    // The worker that controls the page keeps it while it lives; only its death hands the page
+    // to another (its own route then knows nothing of what the dead one let through).
+    const live = this.liveHolders();
+    if (this.#routeWorker === undefined || !live.includes(this.#routeWorker))
+      this.#routeWorker = live[0];
+    const worker = this.#routeWorker;
+    if (worker === undefined) return;
+    this.count('actor:workbox-route');
+    const record = this.#page.pick(routeRecords(owner));
+    const times = this.#page.chance(0.35) ? 2 : 1;
+    for (let i = 0; i < times; i++) {
+      const n = ++this.#pageNo;
+      const title = this.on('rejections') && this.#page.chance(0.2) ? '' : `w${n}`;
+      void worker.route.put(owner, record, { title });
+    }
+  }
+
   #pickSlot(owner: string, index: number, pending: boolean): Slot | undefined {
     const all = this.slots.get(owner) ?? [];
     const pool = pending ? all.filter((s) => s.createId !== undefined) : all;
@@ -521,6 +578,8 @@ export class World {
       this.count('actor:legacy-busy');
       void this.legacy.flush(ownerName);
     }
+    if (op.op === 'update' && this.actors.has('workbox-route') && this.#page.chance(0.5))
+      this.#pagePut(ownerName);
     switch (op.op) {
       case 'create': {
         this.count('actor:create');
