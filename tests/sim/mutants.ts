@@ -155,11 +155,17 @@ export const MUTANTS: Record<string, Mutant> = {
 };
 
 /**
- * Broken builds of SPEC §6.1 the swarm does not yet catch within {@link MUTANTS}' bound of 1,000
- * seeds, kept runnable (`npm run sim -- --mutant NAME --seeds N`) until it does: a predecessor
- * chosen by `sentAt` differs from the one made last only with two rows of one record in flight
- * (a legacy tab's send beside a claim) whose senders' clocks are apart, and shows only when the
- * legacy row's send then fails while a new edit waits behind them — no seed of 5,000 reaches it.
+ * Broken builds of SPEC §6.1 the swarm does not catch within {@link MUTANTS}' bound of 1,000 seeds,
+ * kept runnable (`npm run sim -- --mutant NAME --seeds N`); a planner test pins each rule instead
+ * (tests/plan/seq.test.ts fails on `predecessor-by-sent-at`). A predecessor chosen by `sentAt`
+ * differs from the one made last only with two rows of one record in flight at once (a legacy tab's
+ * send beside a claim) whose senders' clocks are apart — seed 4,722 is the one of seeds 1–5,000
+ * where it does — and what follows is the same to every oracle: a record's turn goes by `seq` and a
+ * claim holds only while its record is as selected, so the new edit still goes after both rows
+ * whichever one it names. The link decides only which ACK rebases the edit on the revision it
+ * produced: one left unrebased meets its own earlier edit as a revision conflict (§10), settled as
+ * any conflict is, and no guarantee says a conflict must have come from elsewhere. A build that
+ * links a new edit to no row in flight at all holds every guarantee over seeds 1–1,500 too.
  */
 export const UNCAUGHT: Record<string, Mutant> = {
   'predecessor-by-sent-at': {
