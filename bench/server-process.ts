@@ -20,15 +20,17 @@ export function startServerProcess(args: readonly string[]): Promise<ServerProce
 }
 
 /**
- * Starts `node --import tsx <script>` (a path from the repository's root) and waits for its
- * `listening on http://127.0.0.1:<port>` line.
+ * Starts `node [nodeArgs] --import tsx <script>` (a path from the repository's root) and waits for
+ * its `listening on http://127.0.0.1:<port>` line.
  */
 export async function startScriptProcess(
   script: string,
   args: readonly string[],
   env: Record<string, string> = {},
+  nodeArgs: readonly string[] = [],
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+  const argv = [...nodeArgs, '--import', 'tsx', join(ROOT, script), ...args];
+  const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DATABASE_URL: '', ...env },
