@@ -7,8 +7,11 @@
 /** The stores the kit's cost is measured on. */
 export type KitStore = 'sqlite-full' | 'postgres';
 
-/** How the route is served (bench/kit-process.ts). */
-export type KitMode = 'bare' | 'floor' | 'kit';
+/**
+ * How the route is served (bench/kit-process.ts): bare, the floor, the kit, and `base`, the kit of
+ * an earlier checkout (`--kit-baseline`), to measure a change before and after in one run.
+ */
+export type KitMode = 'bare' | 'floor' | 'kit' | 'base';
 
 /** One round of one variant, or the medians of its rounds. */
 export interface KitVariant {
@@ -32,6 +35,8 @@ export interface KitCost {
   kit: KitVariant & { rounds: KitVariant[] };
   /** PostgreSQL only: the contract's floor. */
   floor?: KitVariant & { rounds: KitVariant[] };
+  /** The kit of the baseline checkout, when one was given. */
+  base?: KitVariant & { rounds: KitVariant[] };
   /** Bare writes/s over the kit's: the kit's cost as a multiple of a bare write (≤ 1.3). */
   costMultiple: number;
   /** The kit's server CPU per write over the bare write's. */
@@ -40,11 +45,17 @@ export interface KitCost {
   floorOverBare?: KitRatio;
   /** What the kit's own code costs: the kit against the floor. */
   kitOverFloor?: KitRatio;
+  /** What a change saved: the baseline's kit against this one (above 1: this one is cheaper). */
+  baseOverKit?: KitRatio;
 }
 
-/** The variants measured on a store: the floor is PostgreSQL's (SQLite's kit beats bare). */
-export function kitModes(store: KitStore): KitMode[] {
-  return store === 'postgres' ? ['bare', 'floor', 'kit'] : ['bare', 'kit'];
+/**
+ * The variants measured on a store: the floor is PostgreSQL's (SQLite's kit beats bare), the
+ * baseline's kit only when there is one.
+ */
+export function kitModes(store: KitStore, withBase = false): KitMode[] {
+  const modes: KitMode[] = store === 'postgres' ? ['bare', 'floor', 'kit'] : ['bare', 'kit'];
+  return withBase ? [...modes, 'base'] : modes;
 }
 
 /**
@@ -103,6 +114,10 @@ export function summarizeKitCost(
     cost.floorOverBare = ratio(bare, floor);
     cost.kitOverFloor = ratio(floor, kit);
   }
+  if (rounds.base && rounds.base.length > 0) {
+    cost.base = summary('base');
+    cost.baseOverKit = ratio(kit, cost.base);
+  }
   return cost;
 }
 
@@ -112,7 +127,7 @@ export function kitCostLines(costs: readonly KitCost[]): string[] {
     'kit cost       variant   writes/s   p99 ms   µs cpu/write   multiple (writes/s; cpu/write)',
   ];
   for (const cost of costs) {
-    for (const mode of kitModes(cost.store)) {
+    for (const mode of kitModes(cost.store, cost.base !== undefined)) {
       const variant = cost[mode];
       if (!variant) continue;
       const cells = [
@@ -131,6 +146,9 @@ export function kitCostLines(costs: readonly KitCost[]): string[] {
           `kit ÷ bare ${formatRatio({ writes: cost.costMultiple, cpu: cost.cpuMultiple })} (target ≤ 1.3×)`,
         );
         if (cost.kitOverFloor) notes.push(`kit ÷ floor ${formatRatio(cost.kitOverFloor)}`);
+      }
+      if (mode === 'base' && cost.baseOverKit) {
+        notes.push(`base ÷ kit ${formatRatio(cost.baseOverKit)}`);
       }
       lines.push(`${cells.join(' ')}${notes.length > 0 ? `   ${notes.join('; ')}` : ''}`);
     }

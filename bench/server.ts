@@ -14,7 +14,11 @@
  *   npx tsx bench/server.ts [--rounds 3] [--writes 60000] [--seconds 6] [--connections 50]
  *                           [--storm 200] [--batch-sizes 10,50] [--batch-storm 30]
  *                           [--kit-rounds 3] [--kit-writes 4000] [--kit-stores sqlite-full,postgres]
- *                           [--kit-node-args '--cpu-prof --cpu-prof-dir=<dir>']
+ *                           [--kit-baseline <checkout>]
+ *                           [--kit-node-args='--cpu-prof --cpu-prof-dir=<dir>']
+ *
+ * `--kit-baseline` runs the kit of another checkout (an earlier commit, with its node_modules)
+ * as a fourth variant, `base`, so a change to the kit is measured before and after in one run.
  *                           [--only sqlite-normal|sqlite-full|postgres|kit]
  *
  * Every round starts a fresh server process and a fresh database. The machine is shared, so each
@@ -23,7 +27,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   type KitCost,
@@ -73,6 +77,8 @@ const { values } = parseArgs({
     'kit-rounds': { type: 'string', default: '3' },
     'kit-writes': { type: 'string', default: '4000' },
     'kit-stores': { type: 'string', default: 'sqlite-full,postgres' },
+    /** A checkout of an earlier commit whose kit runs beside this one (variant `base`). */
+    'kit-baseline': { type: 'string' },
     /** Node flags of the kit's process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
     'kit-node-args': { type: 'string', default: '' },
   },
@@ -92,6 +98,7 @@ const KIT_WRITES = Number(values['kit-writes']);
 const KIT_STORES = values['kit-stores']
   .split(',')
   .filter((store): store is KitStore => store === 'sqlite-full' || store === 'postgres');
+const KIT_BASELINE = values['kit-baseline'] && resolve(values['kit-baseline']);
 const KIT_NODE_ARGS = values['kit-node-args'].split(' ').filter((arg) => arg !== '');
 
 interface Target {
@@ -443,7 +450,7 @@ async function measureKitCost(dir: string, withPostgres: boolean): Promise<KitCo
   const stores = KIT_STORES.filter((store) => store !== 'postgres' || withPostgres);
   const costs: KitCost[] = [];
   for (const store of stores) {
-    const modes = kitModes(store);
+    const modes = kitModes(store, KIT_BASELINE !== undefined);
     const rounds = Object.fromEntries(modes.map((mode) => [mode, [] as KitVariant[]]));
     for (let round = 1; round <= KIT_ROUNDS; round++) {
       for (const mode of kitRoundOrder(modes, round)) {
@@ -468,10 +475,10 @@ async function measureKitRound(
       ? { KIT_BENCH_STORE: 'postgres', KIT_BENCH_DB: DATABASE_URL, KIT_BENCH_SCHEMA: name }
       : { KIT_BENCH_STORE: 'sqlite', KIT_BENCH_DB: join(dir, `${name}.db`) };
   const server = await startScriptProcess(
-    'bench/kit-process.ts',
+    mode === 'base' ? join(KIT_BASELINE!, 'bench', 'kit-process.ts') : 'bench/kit-process.ts',
     [],
-    { ...env, KIT_BENCH_MODE: mode },
-    KIT_NODE_ARGS,
+    { ...env, KIT_BENCH_MODE: mode === 'base' ? 'kit' : mode },
+    { nodeArgs: KIT_NODE_ARGS, cwd: mode === 'base' ? KIT_BASELINE : ROOT },
   );
   try {
     const options = { connections: CONNECTIONS, maxSeconds: SECONDS };

@@ -19,6 +19,11 @@ describe('kitModes and kitRoundOrder: which variants run, in which order', () =>
     expect(kitModes('sqlite-full')).toEqual(['bare', 'kit']);
   });
 
+  it('adds the baseline checkout last when there is one', () => {
+    expect(kitModes('postgres', true)).toEqual(['bare', 'floor', 'kit', 'base']);
+    expect(kitModes('sqlite-full', true)).toEqual(['bare', 'kit', 'base']);
+  });
+
   it('runs every variant once per round, every other round in reverse', () => {
     const orders = [1, 2, 3].map((n) => kitRoundOrder(kitModes('postgres'), n).join(' '));
     expect(orders).toEqual(['bare floor kit', 'kit floor bare', 'bare floor kit']);
@@ -68,6 +73,16 @@ describe('summarizeKitCost: the ratios between bare, floor and kit', () => {
     expect(sqlite.kitOverFloor).toBeUndefined();
     expect(sqlite.costMultiple).toBe(0.5);
     expect(sqlite.cpuMultiple).toBe(0.8);
+  });
+
+  it('says what a change saved against the baseline checkout', () => {
+    const cost = summarizeKitCost('postgres', {
+      bare: [round(1200, 100, 300)],
+      kit: [round(600, 200, 600)],
+      base: [round(400, 300, 900)],
+    });
+    expect(cost.baseOverKit).toEqual({ writes: 1.5, cpu: 1.5 });
+    expect(kitCostLines([cost]).at(-1)).toContain('base ÷ kit 1.5× (cpu 1.5×)');
   });
 
   it('prints one line per variant, the ratios beside the floor and the kit', () => {
