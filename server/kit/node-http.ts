@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PROBLEM } from 'sw-outbox/wire';
-import { PROBLEM_CONTENT_TYPE_HEADER, problemBody } from '../problem.ts';
+import { type Answer, PROBLEM_CONTENT_TYPE_HEADER, problemBody } from '../problem.ts';
 import type { OutboxKit } from './outbox-kit.ts';
 
 /**
@@ -104,6 +104,36 @@ export async function sendFetchResponse(response: Response, target: ServerRespon
 }
 
 /**
+ * Writes the kit's answer on a Node response as `kit.answer` gives it (status, lower-case headers,
+ * body text), with no Fetch API `Response` to build and take apart again per write; `'drop'` (an
+ * answer a hook chose to lose) destroys the connection instead. As a `Response` would, it sends
+ * no body for 204, 205 and 304.
+ */
+function sendAnswer(answer: Answer | 'drop', target: ServerResponse): void {
+  if (answer === 'drop') {
+    target.socket?.destroy();
+    target.destroy();
+    return;
+  }
+  const { status, headers } = answer;
+  const empty = status === 204 || status === 205 || status === 304;
+  const body = empty ? '' : answer.body;
+  try {
+    target.writeHead(
+      status,
+      empty ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+    );
+  } catch {
+    // A header value HTTP cannot carry (from a hook): 500, as a `Response` refusing it was.
+    const problem = JSON.stringify(problemBody(500, PROBLEM.internal));
+    target.writeHead(500, { 'content-type': PROBLEM_CONTENT_TYPE_HEADER });
+    target.end(problem);
+    return;
+  }
+  target.end(body);
+}
+
+/**
  * The answer to a Node request that is no Fetch API request: 405 for a method the Fetch API
  * refuses (`TRACE`, `CONNECT`), 400 for headers it cannot hold.
  */
@@ -136,9 +166,9 @@ export async function handleNodeRequest<Tx>(
     sendUnreadable(request, response);
     return true;
   }
-  const answer = await kit.handle(fetchRequest);
+  const answer = await kit.answer(fetchRequest);
   if (!answer) return false;
-  await sendFetchResponse(answer, response);
+  sendAnswer(answer, response);
   return true;
 }
 
@@ -153,9 +183,16 @@ export function kitRequestListener<Tx>(kit: OutboxKit<Tx>) {
       sendUnreadable(request, response);
       return;
     }
-    kit.fetch(fetchRequest).then(
-      (answer) => sendFetchResponse(answer, response),
-      () => response.destroy(),
-    );
+    kit
+      .answer(fetchRequest)
+      .then(
+        async (answer) => {
+          // Not the kit's: its 404, with the headers every answer of the kit carries.
+          if (answer) sendAnswer(answer, response);
+          else await sendFetchResponse(await kit.fetch(fetchRequest), response);
+        },
+        () => response.destroy(),
+      )
+      .catch(() => response.destroy());
   };
 }
