@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PROBLEM } from 'sw-outbox/wire';
 import { type Answer, PROBLEM_CONTENT_TYPE_HEADER, problemBody } from '../problem.ts';
 import type { OutboxKit } from './outbox-kit.ts';
+import { readBodyFromNode } from './request-body.ts';
 
 /**
  * Node's `http` request and response as the Fetch API's, for the adapters that sit on Node's
@@ -16,6 +17,18 @@ import type { OutboxKit } from './outbox-kit.ts';
 export function toFetchRequest(
   request: IncomingMessage,
   target = request.url ?? '/',
+): Request | undefined {
+  return fetchRequestOf(request, target, false);
+}
+
+/**
+ * {@link toFetchRequest}, with `lazy` the adapters' own: a `Request` whose body stream is made
+ * only when something asks for it (see {@link NodeBodyRequest}).
+ */
+function fetchRequestOf(
+  request: IncomingMessage,
+  target: string,
+  lazy: boolean,
 ): Request | undefined {
   const headers = new Headers();
   const raw = request.rawHeaders;
@@ -43,6 +56,7 @@ export function toFetchRequest(
         request.headers['content-length'] !== '0'));
   if (FORBIDDEN_METHODS.has(method.toUpperCase())) return undefined;
   try {
+    if (hasBody && lazy) return new NodeBodyRequest(url, { method, headers }, request);
     return new Request(url, {
       method,
       headers,
@@ -53,6 +67,56 @@ export function toFetchRequest(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The `Request` the Node adapters hand the kit. A web stream over the Node request is dear to make
+ * (on Node 20 most of what the adapters spent per write) and the kit reads the Node stream
+ * itself (request-body.ts), so the stream is made only when a hook asks for the body: `body`,
+ * `bodyUsed`, the body's readers and `clone()` behave as a `Request` made with it. Only a copy
+ * made with `new Request(request)` before that sees no body.
+ */
+class NodeBodyRequest extends Request {
+  readonly #message: IncomingMessage;
+  #withBody: Request | undefined;
+
+  constructor(url: URL, init: { method: string; headers: Headers }, message: IncomingMessage) {
+    super(url, init);
+    this.#message = message;
+    // Read directly only while no web stream was made: once one was, it may be read or teed.
+    readBodyFromNode(this, () => (this.#withBody ? undefined : message));
+  }
+
+  override get body(): Request['body'] {
+    return this.withBody().body;
+  }
+
+  override get bodyUsed(): boolean {
+    return this.#withBody?.bodyUsed ?? false;
+  }
+
+  /** This request with its body as a web stream, made once. */
+  withBody(): Request {
+    this.#withBody ??= new Request(this.url, {
+      method: this.method,
+      headers: this.headers,
+      body: lazyBody(this.#message),
+      duplex: 'half',
+    } as RequestInit);
+    return this.#withBody;
+  }
+}
+
+// The body's readers and `clone()`, over the request made with its stream.
+for (const name of ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text', 'clone']) {
+  Object.defineProperty(NodeBodyRequest.prototype, name, {
+    value(this: NodeBodyRequest) {
+      const full = this.withBody() as unknown as Record<string, () => unknown>;
+      return full[name]!.call(full);
+    },
+    writable: true,
+    configurable: true,
+  });
 }
 
 /**
@@ -159,7 +223,7 @@ export async function handleNodeRequest<Tx>(
   response: ServerResponse,
   target?: string,
 ): Promise<boolean> {
-  const fetchRequest = toFetchRequest(request, target);
+  const fetchRequest = fetchRequestOf(request, target ?? request.url ?? '/', true);
   if (!fetchRequest) {
     // A method the Fetch API refuses is not a write: the app's to answer.
     if (FORBIDDEN_METHODS.has((request.method ?? '').toUpperCase())) return false;
@@ -178,7 +242,7 @@ export async function handleNodeRequest<Tx>(
  */
 export function kitRequestListener<Tx>(kit: OutboxKit<Tx>) {
   return (request: IncomingMessage, response: ServerResponse): void => {
-    const fetchRequest = toFetchRequest(request);
+    const fetchRequest = fetchRequestOf(request, request.url ?? '/', true);
     if (!fetchRequest) {
       sendUnreadable(request, response);
       return;
