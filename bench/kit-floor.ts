@@ -43,6 +43,8 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 const DIGEST = /^sha-256=:([A-Za-z0-9+/]{43}=):$/;
 const LOCK_TIMEOUT_MS = 5000;
+/** PostgreSQL's `lock_not_available`: `lock_timeout` ran out. */
+const LOCK_TIMEOUT = '55P03';
 
 /** The floor's `POST /api/notes` as a `node:http` handler. */
 export function floorRoute<N>(options: FloorRouteOptions<N>) {
@@ -159,7 +161,12 @@ export function floorRoute<N>(options: FloorRouteOptions<N>) {
         SELECT 1 / count(*)::int FROM done; COMMIT`,
       );
       const [claimed, inserted, committed] = await Promise.allSettled([claim, insert, commit]);
-      if (claimed.status === 'rejected') throw claimed.reason;
+      if (claimed.status === 'rejected') {
+        // Another process held the key past lock_timeout: in progress, as the kit answers it.
+        if ((claimed.reason as { code?: string }).code !== LOCK_TIMEOUT) throw claimed.reason;
+        await client.query('ROLLBACK');
+        return problem(response, 409, PROBLEM.inProgress, { [HEADER.retryAfter]: '1' });
+      }
       if ((claimed.value.at(-1)?.rowCount ?? 0) === 0) {
         await client.query('ROLLBACK');
         const stored = (await client.query<Stored>(lookupSql, [owner, key])).rows[0];
