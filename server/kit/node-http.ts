@@ -71,7 +71,7 @@ function fetchRequestOf(
 
 /**
  * The `Request` the Node adapters hand the kit. A web stream over the Node request is dear to make
- * (on Node 20 most of what the adapters spent per write) and the kit reads the Node stream
+ * (on Node 20 the dearest thing the adapters made per write) and the kit reads the Node stream
  * itself (request-body.ts), so the stream is made only when a hook asks for the body: `body`,
  * `bodyUsed`, the body's readers and `clone()` behave as a `Request` made with it. Only a copy
  * made with `new Request(request)` before that sees no body.
@@ -107,8 +107,10 @@ class NodeBodyRequest extends Request {
   }
 }
 
-// The body's readers and `clone()`, over the request made with its stream.
+// The body's readers and `clone()`, over the request made with its stream (`bytes()` where this
+// Node's `Request` has it).
 for (const name of ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text', 'clone']) {
+  if (!(name in Request.prototype)) continue;
   Object.defineProperty(NodeBodyRequest.prototype, name, {
     value(this: NodeBodyRequest) {
       const full = this.withBody() as unknown as Record<string, () => unknown>;
