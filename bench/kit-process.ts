@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type Database from 'better-sqlite3';
 import pg from 'pg';
+import { BATCH_MIN_LIMITS, BATCH_PATH, formatBatchLink } from 'sw-outbox/wire';
 import {
   createOutboxKit,
+  DEFAULT_KIT_RETENTION_MS,
   invalid,
   json,
   type LedgerStore,
@@ -13,17 +15,21 @@ import {
   valid,
 } from '../server/kit/index.ts';
 import { kitRequestListener } from '../server/kit/node-http.ts';
+import { postgresLedgerSchema } from '../server/store/ledger-schema.ts';
+import { floorRoute } from './kit-floor.ts';
 
 /**
  * One write route for the kit's cost (SPEC §19, §22.1): `POST /api/notes` creating a note, served
  * by `node:http` either through the kit (`KIT_BENCH_MODE=kit`: the three checks, the ledger, the
  * write in the key's transaction) or bare (`bare`: the same auth, body, validation and insert,
- * as an app writes it without a ledger). `KIT_BENCH_STORE` is `sqlite` (`KIT_BENCH_DB` a file,
- * WAL, synchronous=FULL) or `postgres` (`KIT_BENCH_DB` a URL, `KIT_BENCH_SCHEMA`). Prints
- * `listening on http://127.0.0.1:<port>`.
+ * as an app writes it without a ledger) or, on PostgreSQL, as the contract's floor (`floor`: the
+ * ledger's statements written by hand on raw `pg`, no kit; bench/kit-floor.ts).
+ * `KIT_BENCH_STORE` is `sqlite` (`KIT_BENCH_DB` a file, WAL, synchronous=FULL) or `postgres`
+ * (`KIT_BENCH_DB` a URL, `KIT_BENCH_SCHEMA`). Prints `listening on http://127.0.0.1:<port>`.
  */
 
-const mode = process.env.KIT_BENCH_MODE === 'kit' ? 'kit' : 'bare';
+const MODES = ['bare', 'floor', 'kit'] as const;
+const mode = MODES.find((name) => name === process.env.KIT_BENCH_MODE) ?? 'bare';
 const store = process.env.KIT_BENCH_STORE === 'postgres' ? 'postgres' : 'sqlite';
 const target = process.env.KIT_BENCH_DB!;
 const schema = process.env.KIT_BENCH_SCHEMA ?? 'kit_bench';
@@ -57,6 +63,7 @@ async function open(): Promise<{
   ledger: () => Promise<LedgerStore<unknown>>;
   insert: Insert<unknown>;
   bare: Insert<void>;
+  floor?: (request: IncomingMessage, response: ServerResponse) => void;
 }> {
   if (store === 'sqlite') {
     const db = openSqliteDatabase(target);
@@ -83,10 +90,27 @@ async function open(): Promise<{
   const sql = `INSERT INTO "${schema}".notes (owner, id, revision, title, body, created_at) VALUES ($1, $2, 1, $3, $4, $5)`;
   const insert: Insert<pg.PoolClient | pg.Pool> = (tx, owner, id, note, now) =>
     tx.query(sql, [owner, id, note.title, note.body, now]);
+  const ledger = `"${schema}".idempotency_ledger`;
+  const floor = async () => {
+    for (const statement of postgresLedgerSchema(ledger)) await pool.query(statement);
+    return floorRoute<Note>({
+      pool,
+      schema,
+      principalOf,
+      readNote,
+      newId: () => `note-${randomUUID()}`,
+      noteJson,
+      insertSql: sql,
+      insertValues: (owner, id, note, now) => [owner, id, note.title, note.body, now],
+      retentionSeconds: Math.floor(DEFAULT_KIT_RETENTION_MS / 1000),
+      batchLink: formatBatchLink(BATCH_PATH, BATCH_MIN_LIMITS),
+    });
+  };
   return {
     ledger: async () => (await postgresLedger(pool, { schema })) as LedgerStore<unknown>,
     insert: insert as Insert<unknown>,
     bare: (_none, owner, id, note, now) => insert(pool, owner, id, note, now),
+    floor: mode === 'floor' ? await floor() : undefined,
   };
 }
 
@@ -143,6 +167,9 @@ if (mode === 'kit') {
     },
   });
   listener = kitRequestListener(kit);
+} else if (mode === 'floor') {
+  if (!database.floor) throw new Error('the floor is measured on PostgreSQL only');
+  listener = database.floor;
 } else {
   listener = (request, response) => {
     bare(request, response).catch(() => {

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
@@ -20,16 +20,19 @@ export function startServerProcess(args: readonly string[]): Promise<ServerProce
 }
 
 /**
- * Starts `node --import tsx <script>` (a path from the repository's root) and waits for its
+ * Starts `node [nodeArgs] --import tsx <script>` (a path from the repository's root, or absolute)
+ * in `cwd` (the repository's root by default) and waits for its
  * `listening on http://127.0.0.1:<port>` line.
  */
 export async function startScriptProcess(
   script: string,
   args: readonly string[],
   env: Record<string, string> = {},
+  { nodeArgs = [], cwd = ROOT }: { nodeArgs?: readonly string[]; cwd?: string } = {},
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
-    cwd: ROOT,
+  const argv = [...nodeArgs, '--import', 'tsx', resolve(ROOT, script), ...args];
+  const child = spawn(process.execPath, argv, {
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DATABASE_URL: '', ...env },
   });

@@ -6,13 +6,19 @@
  * Loopback only, bounded in count and time.
  *
  * Then the server kit's cost (SPEC §19, §22.1): one create route on `node:http`
- * (bench/kit-process.ts) with and without the kit's ledger, on SQLite (FULL) and PostgreSQL,
- * the variants alternating round by round in one run: writes/s, p99 and server CPU per write,
- * and the kit's multiple of the bare write (target ≤ 1.3×).
+ * (bench/kit-process.ts) with and without the kit's ledger, on SQLite (FULL) and PostgreSQL, and
+ * on PostgreSQL the contract's floor (the ledger's statements by hand, bench/kit-floor.ts), the
+ * variants alternating round by round in one run: writes/s, p99 and server CPU per write, the
+ * kit's multiple of the bare write (target ≤ 1.3×), of the floor, and the floor's of the bare.
  *
  *   npx tsx bench/server.ts [--rounds 3] [--writes 60000] [--seconds 6] [--connections 50]
  *                           [--storm 200] [--batch-sizes 10,50] [--batch-storm 30]
- *                           [--kit-rounds 3] [--kit-writes 4000]
+ *                           [--kit-rounds 3] [--kit-writes 4000] [--kit-stores sqlite-full,postgres]
+ *                           [--kit-baseline <checkout>]
+ *                           [--kit-node-args='--cpu-prof --cpu-prof-dir=<dir>']
+ *
+ * `--kit-baseline` runs the kit of another checkout (an earlier commit, with its node_modules)
+ * as a fourth variant, `base`, so a change to the kit is measured before and after in one run.
  *                           [--only sqlite-normal|sqlite-full|postgres|kit]
  *
  * Every round starts a fresh server process and a fresh database. The machine is shared, so each
@@ -21,8 +27,18 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  type KitCost,
+  type KitMode,
+  type KitStore,
+  type KitVariant,
+  kitCostLines,
+  kitModes,
+  kitRoundOrder,
+  summarizeKitCost,
+} from './kit-cost.ts';
 import {
   type BatchLoadResult,
   batchRequest,
@@ -60,6 +76,11 @@ const { values } = parseArgs({
     'batch-storm': { type: 'string', default: '30' },
     'kit-rounds': { type: 'string', default: '3' },
     'kit-writes': { type: 'string', default: '4000' },
+    'kit-stores': { type: 'string', default: 'sqlite-full,postgres' },
+    /** A checkout of an earlier commit whose kit runs beside this one (variant `base`). */
+    'kit-baseline': { type: 'string' },
+    /** Node flags of the kit's process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
+    'kit-node-args': { type: 'string', default: '' },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -74,6 +95,11 @@ const BATCH_SIZES = values['batch-sizes']
 const BATCH_STORM = Number(values['batch-storm']);
 const KIT_ROUNDS = Number(values['kit-rounds']);
 const KIT_WRITES = Number(values['kit-writes']);
+const KIT_STORES = values['kit-stores']
+  .split(',')
+  .filter((store): store is KitStore => store === 'sqlite-full' || store === 'postgres');
+const KIT_BASELINE = values['kit-baseline'] && resolve(values['kit-baseline']);
+const KIT_NODE_ARGS = values['kit-node-args'].split(' ').filter((arg) => arg !== '');
 
 interface Target {
   name: string;
@@ -222,7 +248,7 @@ async function main(): Promise<void> {
       }
     }
   }
-  if (kitCost.length > 0) printKitCost(kitCost);
+  if (kitCost.length > 0) console.log(`\n${kitCostLines(kitCost).join('\n')}`);
   const out = join(ROOT, 'bench', 'results', 'server.json');
   mkdirSync(dirname(out), { recursive: true });
   const report = {
@@ -414,105 +440,67 @@ async function duplicateStorm(url: string): Promise<StormResult> {
   return { copies: STORM, effects: stats.store.notes, statuses, replayed, errors };
 }
 
-/** One variant of the kit's cost: a store, with or without the kit's ledger. */
-interface KitVariant {
-  writesPerSecond: number;
-  p99Ms: number;
-  serverCpuUsPerWrite: number;
-}
-
-/** The kit's cost on one store: the bare write and the kit, median rounds, and their ratio. */
-interface KitCost {
-  store: 'sqlite-full' | 'postgres';
-  bare: KitVariant & { rounds: KitVariant[] };
-  kit: KitVariant & { rounds: KitVariant[] };
-  /** Bare writes/s over the kit's: the kit's cost as a multiple of a bare write (≤ 1.3). */
-  costMultiple: number;
-  /** The kit's server CPU per write over the bare write's. */
-  cpuMultiple: number;
-}
-
 /**
- * The kit's cost (SPEC §19): the same create route bare and through the kit, each round on a
- * fresh database and a fresh process, the two variants alternating so that both meet the same
- * machine. The medians of the rounds are compared.
+ * The kit's cost (SPEC §19): the same create route bare, through the kit and (PostgreSQL) as the
+ * contract's floor, each round on a fresh database and a fresh process, the variants alternating
+ * and their order reversed every other round so that all meet the same machine. The medians of
+ * the rounds are compared.
  */
 async function measureKitCost(dir: string, withPostgres: boolean): Promise<KitCost[]> {
-  const stores: Array<KitCost['store']> = withPostgres
-    ? ['sqlite-full', 'postgres']
-    : ['sqlite-full'];
+  const stores = KIT_STORES.filter((store) => store !== 'postgres' || withPostgres);
   const costs: KitCost[] = [];
   for (const store of stores) {
-    const rounds = { bare: [] as KitVariant[], kit: [] as KitVariant[] };
+    const modes = kitModes(store, KIT_BASELINE !== undefined);
+    const rounds = Object.fromEntries(modes.map((mode) => [mode, [] as KitVariant[]]));
     for (let round = 1; round <= KIT_ROUNDS; round++) {
-      for (const mode of ['bare', 'kit'] as const) {
-        const name = `kit_${process.pid}_${mode}_${round}`;
-        const env: Record<string, string> =
-          store === 'postgres'
-            ? { KIT_BENCH_STORE: 'postgres', KIT_BENCH_DB: DATABASE_URL, KIT_BENCH_SCHEMA: name }
-            : { KIT_BENCH_STORE: 'sqlite', KIT_BENCH_DB: join(dir, `${name}.db`) };
-        const server = await startScriptProcess('bench/kit-process.ts', [], {
-          ...env,
-          KIT_BENCH_MODE: mode,
-        });
-        try {
-          const options = { connections: CONNECTIONS, maxSeconds: SECONDS };
-          await runCreates(server.url, 'bench', { ...options, total: 500 });
-          const cpu0 = processCpuMs(server.child.pid!);
-          const result = await runCreates(server.url, 'bench', { ...options, total: KIT_WRITES });
-          const cpuMs = processCpuMs(server.child.pid!) - cpu0;
-          const variant = {
-            writesPerSecond: result.writesPerSecond,
-            p99Ms: result.p99Ms,
-            serverCpuUsPerWrite: Math.round((cpuMs * 1000) / Math.max(1, result.writes)),
-          };
-          rounds[mode].push(variant);
-          console.log(
-            `kit cost, ${store}, ${mode}, round ${round}: ${variant.writesPerSecond} writes/s, p99 ${variant.p99Ms} ms, ${variant.serverCpuUsPerWrite} µs cpu/write (${result.writes} writes, statuses ${JSON.stringify(result.statuses)})`,
-          );
-        } finally {
-          await server.stop();
-          if (store === 'postgres') await dropSchema(DATABASE_URL, name);
-          else
-            for (const suffix of ['', '-wal', '-shm'])
-              rmSync(join(dir, `${name}.db${suffix}`), { force: true });
-        }
+      for (const mode of kitRoundOrder(modes, round)) {
+        rounds[mode]!.push(await measureKitRound(dir, store, mode, round));
       }
     }
-    const median = (list: KitVariant[]) => {
-      const sorted = [...list].sort((a, b) => a.writesPerSecond - b.writesPerSecond);
-      return { ...sorted[Math.floor(sorted.length / 2)]!, rounds: list };
-    };
-    const bare = median(rounds.bare);
-    const kit = median(rounds.kit);
-    costs.push({
-      store,
-      bare,
-      kit,
-      costMultiple: Math.round((bare.writesPerSecond / kit.writesPerSecond) * 100) / 100,
-      cpuMultiple: Math.round((kit.serverCpuUsPerWrite / bare.serverCpuUsPerWrite) * 100) / 100,
-    });
+    costs.push(summarizeKitCost(store, rounds));
   }
   return costs;
 }
 
-function printKitCost(costs: KitCost[]): void {
-  console.log(
-    '\nkit cost       variant   writes/s   p99 ms   µs cpu/write   cost (bare w/s ÷ kit w/s; target ≤ 1.3×)',
+/** One round of one variant: a fresh process and database, a warm-up, then the measured run. */
+async function measureKitRound(
+  dir: string,
+  store: KitStore,
+  mode: KitMode,
+  round: number,
+): Promise<KitVariant> {
+  const name = `kit_${process.pid}_${mode}_${round}`;
+  const env: Record<string, string> =
+    store === 'postgres'
+      ? { KIT_BENCH_STORE: 'postgres', KIT_BENCH_DB: DATABASE_URL, KIT_BENCH_SCHEMA: name }
+      : { KIT_BENCH_STORE: 'sqlite', KIT_BENCH_DB: join(dir, `${name}.db`) };
+  const server = await startScriptProcess(
+    mode === 'base' ? join(KIT_BASELINE!, 'bench', 'kit-process.ts') : 'bench/kit-process.ts',
+    [],
+    { ...env, KIT_BENCH_MODE: mode === 'base' ? 'kit' : mode },
+    { nodeArgs: KIT_NODE_ARGS, cwd: mode === 'base' ? KIT_BASELINE : ROOT },
   );
-  for (const cost of costs) {
-    for (const mode of ['bare', 'kit'] as const) {
-      const v = cost[mode];
-      const cells = [
-        cost.store.padEnd(14),
-        mode.padEnd(7),
-        String(v.writesPerSecond).padStart(10),
-        v.p99Ms.toFixed(2).padStart(8),
-        String(v.serverCpuUsPerWrite).padStart(14),
-      ];
-      const ratio = mode === 'kit' ? `   ${cost.costMultiple}× (cpu ${cost.cpuMultiple}×)` : '';
-      console.log(`${cells.join(' ')}${ratio}`);
-    }
+  try {
+    const options = { connections: CONNECTIONS, maxSeconds: SECONDS };
+    await runCreates(server.url, 'bench', { ...options, total: 500 });
+    const cpu0 = processCpuMs(server.child.pid!);
+    const result = await runCreates(server.url, 'bench', { ...options, total: KIT_WRITES });
+    const cpuMs = processCpuMs(server.child.pid!) - cpu0;
+    const variant = {
+      writesPerSecond: result.writesPerSecond,
+      p99Ms: result.p99Ms,
+      serverCpuUsPerWrite: Math.round((cpuMs * 1000) / Math.max(1, result.writes)),
+    };
+    console.log(
+      `kit cost, ${store}, ${mode}, round ${round}: ${variant.writesPerSecond} writes/s, p99 ${variant.p99Ms} ms, ${variant.serverCpuUsPerWrite} µs cpu/write (${result.writes} writes, statuses ${JSON.stringify(result.statuses)}, load average ${loadavg()[0]!.toFixed(1)})`,
+    );
+    return variant;
+  } finally {
+    await server.stop();
+    if (store === 'postgres') await dropSchema(DATABASE_URL, name);
+    else
+      for (const suffix of ['', '-wal', '-shm'])
+        rmSync(join(dir, `${name}.db${suffix}`), { force: true });
   }
 }
 

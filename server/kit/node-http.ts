@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PROBLEM } from 'sw-outbox/wire';
-import { PROBLEM_CONTENT_TYPE_HEADER, problemBody } from '../problem.ts';
+import { type Answer, PROBLEM_CONTENT_TYPE_HEADER, problemBody } from '../problem.ts';
 import type { OutboxKit } from './outbox-kit.ts';
+import { readBodyFromNode } from './request-body.ts';
 
 /**
  * Node's `http` request and response as the Fetch API's, for the adapters that sit on Node's
@@ -16,6 +17,18 @@ import type { OutboxKit } from './outbox-kit.ts';
 export function toFetchRequest(
   request: IncomingMessage,
   target = request.url ?? '/',
+): Request | undefined {
+  return fetchRequestOf(request, target, false);
+}
+
+/**
+ * {@link toFetchRequest}, with `lazy` the adapters' own: a `Request` whose body stream is made
+ * only when something asks for it (see {@link NodeBodyRequest}).
+ */
+function fetchRequestOf(
+  request: IncomingMessage,
+  target: string,
+  lazy: boolean,
 ): Request | undefined {
   const headers = new Headers();
   const raw = request.rawHeaders;
@@ -43,6 +56,7 @@ export function toFetchRequest(
         request.headers['content-length'] !== '0'));
   if (FORBIDDEN_METHODS.has(method.toUpperCase())) return undefined;
   try {
+    if (hasBody && lazy) return new NodeBodyRequest(url, { method, headers }, request);
     return new Request(url, {
       method,
       headers,
@@ -53,6 +67,58 @@ export function toFetchRequest(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The `Request` the Node adapters hand the kit. A web stream over the Node request is dear to make
+ * (on Node 20 the dearest thing the adapters made per write) and the kit reads the Node stream
+ * itself (request-body.ts), so the stream is made only when a hook asks for the body: `body`,
+ * `bodyUsed`, the body's readers and `clone()` behave as a `Request` made with it. Only a copy
+ * made with `new Request(request)` before that sees no body.
+ */
+class NodeBodyRequest extends Request {
+  readonly #message: IncomingMessage;
+  #withBody: Request | undefined;
+
+  constructor(url: URL, init: { method: string; headers: Headers }, message: IncomingMessage) {
+    super(url, init);
+    this.#message = message;
+    // Read directly only while no web stream was made: once one was, it may be read or teed.
+    readBodyFromNode(this, () => (this.#withBody ? undefined : message));
+  }
+
+  override get body(): Request['body'] {
+    return this.withBody().body;
+  }
+
+  override get bodyUsed(): boolean {
+    return this.#withBody?.bodyUsed ?? false;
+  }
+
+  /** This request with its body as a web stream, made once. */
+  withBody(): Request {
+    this.#withBody ??= new Request(this.url, {
+      method: this.method,
+      headers: this.headers,
+      body: lazyBody(this.#message),
+      duplex: 'half',
+    } as RequestInit);
+    return this.#withBody;
+  }
+}
+
+// The body's readers and `clone()`, over the request made with its stream (`bytes()` where this
+// Node's `Request` has it).
+for (const name of ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text', 'clone']) {
+  if (!(name in Request.prototype)) continue;
+  Object.defineProperty(NodeBodyRequest.prototype, name, {
+    value(this: NodeBodyRequest) {
+      const full = this.withBody() as unknown as Record<string, () => unknown>;
+      return full[name]!.call(full);
+    },
+    writable: true,
+    configurable: true,
+  });
 }
 
 /**
@@ -104,6 +170,36 @@ export async function sendFetchResponse(response: Response, target: ServerRespon
 }
 
 /**
+ * Writes the kit's answer on a Node response as `kit.answer` gives it (status, lower-case headers,
+ * body text), with no Fetch API `Response` to build and take apart again per write; `'drop'` (an
+ * answer a hook chose to lose) destroys the connection instead. As a `Response` would, it sends
+ * no body for 204, 205 and 304.
+ */
+function sendAnswer(answer: Answer | 'drop', target: ServerResponse): void {
+  if (answer === 'drop') {
+    target.socket?.destroy();
+    target.destroy();
+    return;
+  }
+  const { status, headers } = answer;
+  const empty = status === 204 || status === 205 || status === 304;
+  const body = empty ? '' : answer.body;
+  try {
+    target.writeHead(
+      status,
+      empty ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+    );
+  } catch {
+    // A header value HTTP cannot carry (from a hook): 500, as a `Response` refusing it was.
+    const problem = JSON.stringify(problemBody(500, PROBLEM.internal));
+    target.writeHead(500, { 'content-type': PROBLEM_CONTENT_TYPE_HEADER });
+    target.end(problem);
+    return;
+  }
+  target.end(body);
+}
+
+/**
  * The answer to a Node request that is no Fetch API request: 405 for a method the Fetch API
  * refuses (`TRACE`, `CONNECT`), 400 for headers it cannot hold.
  */
@@ -129,16 +225,16 @@ export async function handleNodeRequest<Tx>(
   response: ServerResponse,
   target?: string,
 ): Promise<boolean> {
-  const fetchRequest = toFetchRequest(request, target);
+  const fetchRequest = fetchRequestOf(request, target ?? request.url ?? '/', true);
   if (!fetchRequest) {
     // A method the Fetch API refuses is not a write: the app's to answer.
     if (FORBIDDEN_METHODS.has((request.method ?? '').toUpperCase())) return false;
     sendUnreadable(request, response);
     return true;
   }
-  const answer = await kit.handle(fetchRequest);
+  const answer = await kit.answer(fetchRequest);
   if (!answer) return false;
-  await sendFetchResponse(answer, response);
+  sendAnswer(answer, response);
   return true;
 }
 
@@ -148,14 +244,21 @@ export async function handleNodeRequest<Tx>(
  */
 export function kitRequestListener<Tx>(kit: OutboxKit<Tx>) {
   return (request: IncomingMessage, response: ServerResponse): void => {
-    const fetchRequest = toFetchRequest(request);
+    const fetchRequest = fetchRequestOf(request, request.url ?? '/', true);
     if (!fetchRequest) {
       sendUnreadable(request, response);
       return;
     }
-    kit.fetch(fetchRequest).then(
-      (answer) => sendFetchResponse(answer, response),
-      () => response.destroy(),
-    );
+    kit
+      .answer(fetchRequest)
+      .then(
+        async (answer) => {
+          // Not the kit's: its 404, with the headers every answer of the kit carries.
+          if (answer) sendAnswer(answer, response);
+          else await sendFetchResponse(await kit.fetch(fetchRequest), response);
+        },
+        () => response.destroy(),
+      )
+      .catch(() => response.destroy());
   };
 }

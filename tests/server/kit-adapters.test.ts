@@ -230,3 +230,51 @@ describe('a Next.js-style route handler on the kit', () => {
     expect(anonymous.status).toBe(401);
   });
 });
+
+describe('the Request the Node adapters hand the hooks', () => {
+  const seen: string[] = [];
+  let app: TodoApp<unknown>;
+  let server: Running;
+  beforeAll(async () => {
+    app = await openTodoApp({
+      kind: 'sqlite',
+      // A hook that checks a signature over the body reads a copy of it, as a Fetch API hook can.
+      async admit(request) {
+        const stream = request.body;
+        seen.push(`${stream instanceof ReadableStream} ${request.bodyUsed}`);
+        if (request.headers.get('x-sign') === 'yes') seen.push(await request.clone().text());
+        return undefined;
+      },
+    });
+    const listener = createServer(kitRequestListener(app.kit));
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    server = listening(listener);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await app?.close();
+  });
+
+  const create = (user: string, title: string, extra: Record<string, string> = {}) => {
+    const body = JSON.stringify({ title });
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${user}`,
+      'content-type': 'application/json',
+      'idempotency-key': `"${newKey('todo')}"`,
+      'content-digest': digestOf(body),
+      ...extra,
+    };
+    return send(server.url, 'POST', '/api/todos', headers, body);
+  };
+
+  it('has the body as an unread stream, and a hook reading a copy leaves the write its body', async () => {
+    const user = newUser();
+    seen.length = 0;
+    const signed = await create(user, 'signed', { 'x-sign': 'yes' });
+    expect([signed.status, signed.json.title]).toEqual([201, 'signed']);
+    expect(seen).toEqual(['true false', JSON.stringify({ title: 'signed' })]);
+    const plain = await create(user, 'plain');
+    expect([plain.status, plain.json.title]).toEqual([201, 'plain']);
+    expect(await app.countTodos(user)).toBe(2);
+  });
+});
