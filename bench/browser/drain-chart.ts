@@ -1,6 +1,6 @@
 import type { BrowserResults } from '../run.ts';
 import type { DrainComparison, DrainOptions, DrainResult } from './drain.ts';
-import { appliedIn } from './phone.ts';
+import { appliedIn, PHONE_TARGET } from './phone.ts';
 import { type ChartPanel, type ChartSeries, lineChartSvg } from './svg-chart.ts';
 
 /**
@@ -23,7 +23,7 @@ type Drain = { options: DrainOptions } & DrainComparison;
 /**
  * One panel per latency in {@link CHART_LATENCIES}: the first drain of the run at that latency
  * (the `drain` part's, then the `phone` part's), its three queues as series of
- * `[seconds, rows applied]`. A latency the run did not drain at has an empty panel; a run that
+ * `[seconds, rows applied]`; the phone part's panel marks SPEC §19's 3 s. A latency the run did not drain at has an empty panel; a run that
  * drained at none has no panels.
  */
 export function drainChartPanels(browser: Pick<BrowserResults, 'drains' | 'phone'>): ChartPanel[] {
@@ -32,9 +32,16 @@ export function drainChartPanels(browser: Pick<BrowserResults, 'drains' | 'phone
   return CHART_LATENCIES.map((latencyMs) => {
     const drain = drains.find((d) => d.options.latencyMs === latencyMs);
     if (drain === undefined) return { title: `+${latencyMs} ms: not run`, series: [] };
+    const phoneTarget =
+      drain === browser.phone &&
+      drain.options.rows === PHONE_TARGET.rows &&
+      latencyMs === PHONE_TARGET.latencyMs;
     return {
       title: `+${latencyMs} ms per request, ${drain.options.rows.toLocaleString('en')} rows`,
       yMax: drain.options.rows,
+      ...(phoneTarget
+        ? { marker: { x: PHONE_TARGET.seconds, label: `target: ${PHONE_TARGET.seconds} s` } }
+        : {}),
       series: SYSTEMS.map(({ key, label, color, ...style }) =>
         seriesOf(drain[key], label, color, 'dash' in style ? style.dash : undefined),
       ),

@@ -22,6 +22,8 @@ export interface ChartPanel {
   series: readonly ChartSeries[];
   /** The top of the y axis at least this (e.g. the rows queued); else the highest point. */
   yMax?: number;
+  /** A vertical line at `x` with its label (e.g. a target time); the x axis reaches it. */
+  marker?: { x: number; label: string };
 }
 
 export interface ChartOptions {
@@ -96,7 +98,7 @@ export function lineChartSvg(panels: readonly ChartPanel[], options: ChartOption
 
 function panelSvg(panel: ChartPanel, options: ChartOptions, left: number, top: number): string {
   const points = panel.series.flatMap((s) => s.points);
-  const xTicks = niceTicks(Math.max(0, ...points.map(([x]) => x)));
+  const xTicks = niceTicks(Math.max(panel.marker?.x ?? 0, ...points.map(([x]) => x)));
   const yTicks = niceTicks(Math.max(panel.yMax ?? 0, ...points.map(([, y]) => y)));
   const xTop = xTicks.at(-1) ?? 1;
   const yTop = yTicks.at(-1) ?? 1;
@@ -132,6 +134,13 @@ function panelSvg(panel: ChartPanel, options: ChartOptions, left: number, top: n
     `<text x="${num(originX + PLOT_WIDTH / 2)}" y="${num(originY + 32)}" text-anchor="middle" fill="#555">${escapeXml(options.xLabel)}</text>`,
     `<text transform="translate(${num(left + 14)} ${num(top + MARGIN.top + PLOT_HEIGHT / 2)}) rotate(-90)" text-anchor="middle" fill="#555">${escapeXml(options.yLabel)}</text>`,
   );
+  if (panel.marker !== undefined) {
+    const x = num(px(panel.marker.x));
+    out.push(
+      `<line class="marker" x1="${x}" y1="${num(originY)}" x2="${x}" y2="${num(top + MARGIN.top)}" stroke="#777" stroke-dasharray="4 3"/>`,
+      `<text x="${num(px(panel.marker.x) + 4)}" y="${num(top + MARGIN.top + 12)}" fill="#555" stroke="#fff" stroke-width="3" paint-order="stroke">${escapeXml(panel.marker.label)}</text>`,
+    );
+  }
   panel.series.forEach((series, i) => {
     const dash = series.dash === undefined ? '' : ` stroke-dasharray="${escapeXml(series.dash)}"`;
     const stroke = `stroke="${escapeXml(series.color)}" stroke-width="2"${dash}`;

@@ -71,6 +71,15 @@ describe('drainChartPanels: one panel per latency, three queues each', () => {
     expect(slow?.series[0]?.points).toEqual(phone.batches.progress);
   });
 
+  it("marks SPEC §19's 3 s on the phone part's panel only", () => {
+    const panels = drainChartPanels({ drains: [drain(1000, 0, [2, 6, 15])], phone });
+    expect(panels.map((p) => p.marker)).toEqual([
+      undefined,
+      undefined,
+      { x: 3, label: 'target: 3 s' },
+    ]);
+  });
+
   it('says how far each queue got: all rows and when, or how many by the end of its window', () => {
     const [panel] = drainChartPanels({ drains: [drain(1000, 0, [2, 6, 15])] });
     expect(panel?.series.map((s) => s.note)).toEqual([

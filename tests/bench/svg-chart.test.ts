@@ -119,6 +119,31 @@ describe('lineChartSvg: small multiples of line series', () => {
     expect(svg.match(/<g class="panel">/g)).toHaveLength(2);
   });
 
+  it('draws a marker as a labelled vertical line, the x axis reaching it', () => {
+    const short: ChartPanel = {
+      title: 'short',
+      marker: { x: 3, label: 'target: 3 s' },
+      series: [
+        {
+          label: 'a',
+          color: '#000',
+          points: [
+            [0, 0],
+            [1, 10],
+          ],
+        },
+      ],
+    };
+    const svg = lineChartSvg([short], options);
+    const marker = /<line class="marker" x1="([\d.]+)"/.exec(svg);
+    const [line] = polylines(svg);
+    const origin = line?.[0]?.[0] ?? 0;
+    const end = line?.at(-1)?.[0] ?? 0;
+    // The series ends at 1 s, the marker stands at 3 s: three times as far from the origin.
+    expect(Number(marker?.[1]) - origin).toBeCloseTo(3 * (end - origin), 0);
+    expect(svg).toContain('>target: 3 s</text>');
+  });
+
   it('says so in a panel with no series', () => {
     const svg = lineChartSvg([{ title: '+50 ms: not run', series: [] }], options);
     expect(svg).toContain('not measured in this run');
