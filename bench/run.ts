@@ -2,7 +2,8 @@
  * `npm run bench` (SPEC §19): builds the bench bundles, runs the browser benchmarks — our outbox
  * side by side with workbox-background-sync's Queue on the same requests and the same server —
  * then the server load bench (`bench/server.ts`), writes JSON to `bench/results/` and prints a
- * table. Loopback only; bounded: about 10 minutes on 2 cores, `--quick` about 2.
+ * table. Loopback only; bounded: about 28 minutes on 2 cores, `--quick` about 9 (phone, mostly
+ * Workbox waiting on 500 answers 200 ms late, about 3 of them in both).
  *
  *   npm run bench [-- --quick] [-- --only enqueue,drain,phone,floor,live-view,loss,first-batch,first-call,outage,server]
  *   npm run bench -- --quick --only drain --rows 50   # a scratch run: every drain of 50 rows
