@@ -38,7 +38,15 @@ export interface DrainResult {
   requestsPerRow: number;
   /** Batch requests the server ran (SPEC §15.1); 0 for one request per row. */
   batches: number;
+  /**
+   * Rows applied over time: each poll of the server's effects counter as `[seconds since the
+   * trigger, effects]`, from `[0, 0]` to the poll that ended the drain (the drain's chart).
+   */
+  progress: ProgressSample[];
 }
+
+/** One poll of a drain: seconds since the trigger, effects the server had counted by then. */
+export type ProgressSample = readonly [seconds: number, applied: number];
 
 /** One drain measured three ways in one run: our batches, our single requests, Workbox. */
 export interface DrainComparison {
@@ -228,6 +236,7 @@ async function timeDrain(
     | 'transactionsPerRow'
     | 'requestsPerRow'
     | 'batches'
+    | 'progress'
   >
 > {
   const { rows, latencyMs, capSeconds } = options;
@@ -250,11 +259,13 @@ async function timeDrain(
     let effects = 0;
     let batches = 0;
     let at = started;
+    const progress: ProgressSample[] = [[0, 0]];
     for (;;) {
       await sleep(interval);
       const now = performance.now();
       ({ effects, batches } = await server.stats(user));
       at = now;
+      progress.push([round((now - started) / 1000, 3), effects]);
       if (effects >= rows || now - started > capSeconds * 1000) break;
     }
     const seconds = (at - started) / 1000;
@@ -276,6 +287,7 @@ async function timeDrain(
         readwrite: round(transactions.readwrite / Math.max(effects, 1), 2),
       },
       requestsPerRow: round(transactions.requests / Math.max(effects, 1), 2),
+      progress,
       ...(browserCpu !== undefined && serverCpu !== undefined && effects > 0
         ? {
             cpuMsPerRow: {

@@ -209,5 +209,21 @@ export function floorBesideDrain(
   return out;
 }
 
+/**
+ * A drain's browser CPU per row as a multiple of the floor's (SPEC §19): over the median of the
+ * per-row contract's own requests (`contract`) measured at the same row count in the same run.
+ * Undefined when the floor did not run at that count, or either CPU is unknown.
+ */
+export function cpuOverFloor(
+  floor: Pick<FloorResult, 'sizes'> | undefined,
+  rows: number,
+  cpuMsPerRow: number | undefined,
+): number | undefined {
+  const size = floor?.sizes.find((s) => s.rows === rows);
+  const contract = size?.variants.find((v) => v.variant === 'contract')?.cpuMsPerRow?.median;
+  if (cpuMsPerRow === undefined || contract === undefined || !(contract > 0)) return undefined;
+  return round(cpuMsPerRow / contract, 2);
+}
+
 /** A pause between a database's copy and its timed run. */
 const QUIET_MS = 200;

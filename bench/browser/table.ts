@@ -1,6 +1,8 @@
 import type { BrowserResults } from '../run.ts';
+import { cpuOverFloor } from './floor.ts';
+import { appliedIn } from './phone.ts';
 import type { Spread } from './stats.ts';
-import { targetLines } from './targets.ts';
+import { specTargetLines, targetLines } from './targets.ts';
 import { PART_LABELS, PARTS } from './trace-analysis.ts';
 
 /** The small table `npm run bench` prints at the end. */
@@ -130,20 +132,24 @@ export function printTable(browser: BrowserResults, server: unknown): void {
         `  ${drainLabel(options).padEnd(26)}${pad(batches.rowsPerSecond, 10)}${pad(single.rowsPerSecond, 9)}${pad(workbox.rowsPerSecond, 10)}${pad(`${ratios.batches}×`, 18)}${pad(`${ratios.single}×`, 17)}`,
       );
     }
+    out.push(...drainCostLines(browser));
+  }
+
+  if (browser.phone) {
+    const { options, batches, single, workbox, targetSeconds } = browser.phone;
     out.push(
       '',
-      'cost per drained row                     CPU ms browser   CPU ms server   IDB transactions (read+write)   IDB requests   rows per batch   drained in',
+      `phone-like latency, ${drainLabel(options)}   all applied   rows/s   CPU ms browser / row`,
     );
-    for (const { options, batches, single, workbox } of browser.drains) {
-      for (const r of [batches, single, workbox]) {
-        const cpu = r.cpuMsPerRow;
-        const tx = r.transactionsPerRow;
-        const perBatch = r.batches > 0 ? (r.drained / r.batches).toFixed(1) : '—';
-        out.push(
-          `  ${`${drainLabel(options)}, ${systemLabel(r)}`.padEnd(40)}${pad(cpu ? ms(cpu.browser) : '—', 14)}${pad(cpu ? ms(cpu.server) : '—', 16)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 16)}${pad(r.requestsPerRow.toFixed(2), 29)}${pad(perBatch, 17)}   ${r.drained}${r.complete ? '' : ` of ${r.rows}`} in ${r.seconds} s`,
-        );
-      }
+    for (const r of [batches, single, workbox]) {
+      const cpu = r.cpuMsPerRow;
+      out.push(
+        `  ${systemLabel(r).padEnd(34)}${pad(appliedIn(r), 22)}${pad(r.rowsPerSecond, 9)}${pad(cpu ? ms(cpu.browser) : '—', 23)}`,
+      );
     }
+    out.push(
+      `  target (SPEC §19): all ${options.rows} applied within ${targetSeconds} s — batches ${appliedIn(batches)}, Workbox ${appliedIn(workbox)}`,
+    );
   }
 
   if (browser.floor) out.push(...floorLines(browser.floor));
@@ -237,7 +243,35 @@ export function printTable(browser: BrowserResults, server: unknown): void {
     }
   }
   out.push(...targetLines(browser));
+  out.push(...specTargetLines(browser));
   console.log(out.join('\n'));
+}
+
+/**
+ * The drains' cost per row; with the floor in the same run, each drain's browser CPU per row
+ * as a multiple of the per-row contract's at the same row count (`× floor`, SPEC §19).
+ */
+export function drainCostLines(browser: Pick<BrowserResults, 'drains' | 'floor'>): string[] {
+  const withFloor = browser.floor !== undefined;
+  const out = [
+    '',
+    `cost per drained row                     CPU ms browser${withFloor ? '   × floor' : ''}   CPU ms server   IDB transactions (read+write)   IDB requests   rows per batch   drained in`,
+  ];
+  for (const { options, batches, single, workbox } of browser.drains ?? []) {
+    for (const r of [batches, single, workbox]) {
+      const cpu = r.cpuMsPerRow;
+      const tx = r.transactionsPerRow;
+      const perBatch = r.batches > 0 ? (r.drained / r.batches).toFixed(1) : '—';
+      const overFloor = cpuOverFloor(browser.floor, options.rows, cpu?.browser);
+      const floorColumn = withFloor
+        ? pad(overFloor === undefined ? '—' : `${overFloor.toFixed(2)}×`, 10)
+        : '';
+      out.push(
+        `  ${`${drainLabel(options)}, ${systemLabel(r)}`.padEnd(40)}${pad(cpu ? ms(cpu.browser) : '—', 14)}${floorColumn}${pad(cpu ? ms(cpu.server) : '—', 16)}${pad(`${tx.readonly.toFixed(2)}+${tx.readwrite.toFixed(2)}`, 16)}${pad(r.requestsPerRow.toFixed(2), 29)}${pad(perBatch, 17)}   ${r.drained}${r.complete ? '' : ` of ${r.rows}`} in ${r.seconds} s`,
+      );
+    }
+  }
+  return out;
 }
 
 /** `median (min–max)` of a spread. */

@@ -1,4 +1,6 @@
 import type { BrowserResults } from '../run.ts';
+import { cpuOverFloor } from './floor.ts';
+import { appliedIn } from './phone.ts';
 
 /**
  * The batch targets (SPEC §15.1's benchmarks), each checked against one run's results: what
@@ -62,14 +64,114 @@ export function batchTargets(browser: BrowserResults): Target[] {
   ];
 }
 
+/**
+ * SPEC §19's targets, restated after the floor was measured: the drain judged against what its
+ * own contract costs and against the peers, all in the same run. The server kit's target is
+ * measured by `bench/server.ts` and printed there.
+ */
+export function specTargets(browser: BrowserResults): Target[] {
+  const drains = browser.drains ?? [];
+  const at = (rows: number, latencyMs: number) =>
+    drains.find((d) => d.options.rows === rows && d.options.latencyMs === latencyMs);
+  const overFloor = (rows: number): Target => {
+    const multiples = drains
+      .filter((d) => d.options.rows === rows)
+      .map((d) => ({
+        latencyMs: d.options.latencyMs,
+        multiple: cpuOverFloor(browser.floor, rows, d.batches.cpuMsPerRow?.browser),
+      }))
+      .filter((m): m is { latencyMs: number; multiple: number } => m.multiple !== undefined);
+    return {
+      target: `drain CPU per row ≤ 1.2× the floor's, ${rows.toLocaleString('en')} rows`,
+      measured:
+        multiples.length === 0
+          ? 'not measured'
+          : multiples.map((m) => `${m.multiple}× at +${m.latencyMs} ms`).join(', '),
+      met: multiples.length === 0 ? undefined : multiples.every((m) => m.multiple <= 1.2),
+    };
+  };
+  const overWorkbox = (latencyMs: number, ratio: number): Target => {
+    const runs = drains.filter((d) => d.options.latencyMs === latencyMs);
+    return {
+      target: `+${latencyMs} ms: ≥ ${ratio}× Workbox's rows/s`,
+      measured:
+        runs.length === 0
+          ? 'not measured'
+          : runs
+              .map((d) => `${d.ratios.batches}× at ${d.options.rows.toLocaleString('en')} rows`)
+              .join(', '),
+      met: runs.length === 0 ? undefined : runs.every((d) => d.ratios.batches >= ratio),
+    };
+  };
+  const sizes = [...new Set(drains.map((d) => d.options.rows))];
+  const pairs = sizes.flatMap((rows) => {
+    const slow = at(rows, 50);
+    const fast = at(rows, 0);
+    return slow && fast ? [{ rows, slow: slow.batches, fast: fast.batches }] : [];
+  });
+  const phone = browser.phone;
+  const online = browser.enqueue?.find((e) => e.network === 'online' && e.variant === 'batches');
+  const workboxAdd = browser.enqueue?.find((e) => e.system === 'workbox');
+  return [
+    overFloor(1_000),
+    overFloor(10_000),
+    overWorkbox(0, 10),
+    overWorkbox(50, 50),
+    {
+      target: 'at +50 ms no slower than at +0 ms',
+      measured:
+        pairs.length === 0
+          ? 'not measured'
+          : pairs
+              .map(
+                (p) =>
+                  `${p.rows.toLocaleString('en')} rows: ${rate(p.slow.rowsPerSecond)} vs ${rate(p.fast.rowsPerSecond)}`,
+              )
+              .join(', '),
+      met:
+        pairs.length === 0
+          ? undefined
+          : pairs.every((p) => p.slow.rowsPerSecond >= p.fast.rowsPerSecond),
+    },
+    {
+      target: `${phone?.options.rows ?? 500} rows at +200 ms all applied within ${phone?.targetSeconds ?? 3} s`,
+      measured: phone
+        ? `batches ${appliedIn(phone.batches)} (single ${appliedIn(phone.single)}, Workbox ${appliedIn(phone.workbox)})`
+        : 'not measured',
+      met: phone
+        ? phone.batches.complete && phone.batches.seconds <= phone.targetSeconds
+        : undefined,
+    },
+    {
+      target: "online enqueue, drain running: p99 ≤ 1.5×, max ≤ 2× Workbox's add",
+      measured:
+        online && workboxAdd
+          ? `p99 ${online.p99Ms} vs ${workboxAdd.p99Ms} ms, max ${online.maxMs} vs ${workboxAdd.maxMs} ms`
+          : 'not measured',
+      met:
+        online && workboxAdd
+          ? online.p99Ms <= 1.5 * workboxAdd.p99Ms && online.maxMs <= 2 * workboxAdd.maxMs
+          : undefined,
+    },
+  ];
+}
+
+/** SPEC §19's targets as lines of the printed table. */
+export function specTargetLines(browser: BrowserResults): string[] {
+  return linesOf('SPEC §19 targets', specTargets(browser));
+}
+
 /** The targets as lines of the printed table. */
 export function targetLines(browser: BrowserResults): string[] {
-  const targets = batchTargets(browser);
+  return linesOf('batches against the targets', batchTargets(browser));
+}
+
+function linesOf(title: string, targets: Target[]): string[] {
   if (targets.every((t) => t.met === undefined)) return [];
   const width = Math.max(...targets.map((t) => t.target.length)) + 3;
   return [
     '',
-    'batches against the targets',
+    title,
     ...targets.map(
       (t) =>
         `  ${t.target.padEnd(width)}${(t.met === undefined ? '—' : t.met ? 'met' : 'missed').padEnd(8)}${t.measured}`,

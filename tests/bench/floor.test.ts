@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FLOOR_VARIANT_IDS, roundOrder } from '../../bench/browser/app/floor-variants.ts';
 import type { DrainResult } from '../../bench/browser/drain.ts';
-import { type FloorResult, floorBesideDrain, summarizeVariant } from '../../bench/browser/floor.ts';
+import {
+  cpuOverFloor,
+  type FloorResult,
+  floorBesideDrain,
+  summarizeVariant,
+} from '../../bench/browser/floor.ts';
 import { spread } from '../../bench/browser/stats.ts';
 
 describe('spread: the median and range of repeated measurements', () => {
@@ -129,5 +134,59 @@ describe('floorBesideDrain: engine / floor in one run', () => {
 
   it('has nothing beside the floor when the drain did not run', () => {
     expect(floorBesideDrain(floor, undefined)).toEqual([]);
+  });
+});
+
+describe("cpuOverFloor: a drain's CPU per row as a multiple of the contract's", () => {
+  const size = (
+    rows: number,
+    variants: Array<[FloorResult['sizes'][number]['variants'][number]['variant'], number]>,
+  ) => ({
+    rows,
+    rounds: 1,
+    bytes: { row: 1, claimed: 1, receipt: 1 },
+    variants: variants.map(([v, cpu]) =>
+      summarizeVariant(v, rows, [{ ms: 1000, cpuMs: cpu * rows }], {
+        requests: rows,
+        transactions: 1,
+      }),
+    ),
+  });
+  const floor = {
+    sizes: [
+      size(1000, [
+        ['claim-only', 0.4],
+        ['contract', 1.6],
+      ]),
+      size(10_000, [['contract', 2]]),
+    ],
+  };
+
+  it.each([
+    {
+      name: 'over the contract variant, not the first one measured',
+      rows: 1000,
+      cpu: 2,
+      multiple: 1.25,
+    },
+    { name: 'at the floor measured with the same row count', rows: 10_000, cpu: 2, multiple: 1 },
+    {
+      name: 'none where the floor did not run at that row count',
+      rows: 500,
+      cpu: 2,
+      multiple: undefined,
+    },
+    {
+      name: 'none when the drain could not read its CPU',
+      rows: 1000,
+      cpu: undefined,
+      multiple: undefined,
+    },
+  ])('$name', ({ rows, cpu, multiple }) => {
+    expect(cpuOverFloor(floor, rows, cpu)).toBe(multiple);
+  });
+
+  it('is none without the floor in the run', () => {
+    expect(cpuOverFloor(undefined, 1000, 2)).toBeUndefined();
   });
 });
