@@ -78,10 +78,9 @@ if (values.replay !== undefined) {
       if (result.violation) {
         const finding = classify(result.violation);
         const key = `${finding.id} ${result.violation.guarantee} ${result.violation.check}`;
-        if (!kinds.has(key)) {
-          kinds.set(key, result);
-          console.log(`seed ${result.config.seed}: ${key}`);
-        }
+        // Every failing seed is named as it is found; the first of each kind is shrunk at the end.
+        if (!kinds.has(key)) kinds.set(key, result);
+        console.log(`seed ${result.config.seed}: ${key}`);
       }
       if (done % 1000 === 0) {
         const s = (performance.now() - started) / 1000;

@@ -40,8 +40,9 @@ const EvidenceSchema = z.looseObject({
   /** Set once an attempt ended without an answer that rules out its effect (§6); kept for good. */
   mayHaveApplied: z.optional(z.boolean()),
   /**
-   * When the row's current request first left (its first claim): how old its key is, against
-   * the server's retention (§15). A new request (a conflict successor, a re-issue) starts anew.
+   * When the row's current request first left in a way the server may have kept (its first claim
+   * since every earlier attempt was answered "applied nothing"): how old its key is, against the
+   * server's retention (§15). A new request (a conflict successor, a re-issue) starts anew.
    */
   firstAttemptAt: z.optional(z.number()),
 });

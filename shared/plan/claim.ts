@@ -70,8 +70,10 @@ export function planClaim(
       ...current.evidence,
       attemptCount: (current.evidence?.attemptCount ?? 0) + 1,
       lastAttemptAt: ctx.now,
-      // The key's age is counted from its first attempt, against the server's retention (§15).
-      firstAttemptAt: firstAttemptOf(current) ?? ctx.now,
+      // The key's age, against the server's retention (§15), counts from the first attempt the
+      // server may have kept: attempts all answered "applied nothing" left it nothing to forget.
+      firstAttemptAt:
+        attemptOutcome(current) === 'unknown' ? (firstAttemptOf(current) ?? ctx.now) : ctx.now,
       ...unsettled,
     },
     writer: { ...current.writer, bundle: ctx.bundle, at: claimedAt(ctx.now) },

@@ -26,7 +26,8 @@ export function keyLifetime(retentionMs: number | undefined): number {
 }
 
 /**
- * When the row's current key first left: `evidence.firstAttemptAt`, written by the first claim.
+ * When the row's current key first left in a way the server may have kept: `evidence.firstAttemptAt`,
+ * written by the first claim since every earlier attempt was answered "applied nothing".
  * A row attempted by a writer that records none (a legacy tab, an older bundle) is dated by its
  * `savedAt`, which is no later than any attempt: asking the lookup too early only costs a lookup.
  */

@@ -65,12 +65,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * to 40,727 B; a batch's last look reading its records in one call (§6.1) −30 B, to 40,697 B;
  * an edit whose request already left outside the outbox (a Workbox route's own attempt) written
  * as attempted, so its key is asked about past the server's retention (§15, §22) +88 B, to
- * 40,785 B — over the budget by 3,921 B. Until the budget is restated or the engine cut to it,
+ * 40,785 B; a key dated anew at the claim after attempts that all applied nothing (§15) +38 B,
+ * to 40,823 B — over the budget by 3,959 B. Until the budget is restated or the engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 40_800;
+const WORKER_CEILING = 40_830;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

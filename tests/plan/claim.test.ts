@@ -51,13 +51,13 @@ describe('planClaim writes the claim fields of SPEC §4', () => {
     },
     {
       field:
-        'evidence counts one more attempt at now, keeps the last error code and dates the key (its savedAt when no first attempt was recorded, SPEC §15)',
+        'evidence counts one more attempt at now, keeps the last error code and dates the key at now: every earlier answer (503) said nothing was applied, so the server keeps nothing of it to forget (SPEC §15)',
       actual: () => row.evidence,
       expected: {
         attemptCount: 3,
         lastAttemptAt: NOW,
         lastErrorCode: 'http_503',
-        firstAttemptAt: observed.savedAt,
+        firstAttemptAt: NOW,
       },
     },
     {

@@ -114,4 +114,26 @@ describe('planKeyAge: a key is resent only while the server remembers it (SPEC Â
     expect(again.row.evidence?.firstAttemptAt).toBe(NOW - 2 * DAY);
     expect(firstAttemptOf(createRow())).toBeUndefined();
   });
+
+  it('dates a key anew at the claim after attempts that all applied nothing: an old first attempt answered 503, or stopped before it left, left the server nothing to forget (G4)', () => {
+    const ctx = { owner: OWNER, holderId: ME, now: NOW, leaseMs: LEASE, bundle: BUNDLE };
+    for (const code of ['http_503', 'flush_stopped']) {
+      const refused = {
+        ...createRow(),
+        evidence: { attemptCount: 1, lastErrorCode: code, firstAttemptAt: NOW - 30 * DAY },
+      };
+      const claimed = planClaim(refused, {}, ctx);
+      if (claimed.kind !== 'claim') throw new Error('expected a claim');
+      expect(claimed.row.evidence?.firstAttemptAt).toBe(NOW);
+      // Its answer lost now, the key is young: it is resent, not blocked as forgotten.
+      const lost = {
+        ...claimed.row,
+        state: 'queued' as const,
+        claim: undefined,
+        sentAt: undefined,
+        evidence: { ...claimed.row.evidence!, mayHaveApplied: true, lastErrorCode: 'timeout' },
+      };
+      expect(planKeyAge(lost, { now: NOW + 60_000, retentionMs: undefined })).toBe('send');
+    }
+  });
 });
