@@ -81,8 +81,20 @@ export function planRetry({ row, raw }: Observed, ctx: RetryContext): ManualPlan
     };
   }
   if (row.blockedCode === 'retention_exceeded') return planReissue({ row, raw }, ctx);
+  // A later edit of the record whose earlier attempt may already have been applied, its answer
+  // lost: no ACK has marked the row overtaken, but it may be (§6.1). One on the wire for the
+  // first time lands after the retry is made, as any older edit does.
+  const mayOvertake =
+    row.overtakenBy ??
+    ctx.record?.find(
+      (other) =>
+        other.row.seq !== undefined &&
+        row.seq !== undefined &&
+        other.row.seq > row.seq &&
+        other.row.evidence?.mayHaveApplied === true,
+    )?.row.id;
   if (
-    row.overtakenBy !== undefined &&
+    mayOvertake !== undefined &&
     row.baseRevision == null &&
     attemptOutcome(row) === 'not_applied'
   )
@@ -95,7 +107,7 @@ export function planRetry({ row, raw }: Observed, ctx: RetryContext): ManualPlan
           {
             ...row,
             blockedCode: 'revision_conflict',
-            blockedDetail: `A later edit (${row.overtakenBy}) was applied; this request has no revision to check.`,
+            blockedDetail: `A later edit (${mayOvertake}) was or may have been applied; this request has no revision to check.`,
           },
         ],
         reason: 'retry',

@@ -232,6 +232,30 @@ describe('retrying a blocked row after a later edit of its record was applied', 
     }
   });
 
+  it('a refused row with no revision check stays blocked while a later edit of its record may have been applied, its answer not in yet (G4)', () => {
+    const refused = { ...overtaken('http_422', null), overtakenBy: undefined, seq: 4 };
+    const later = {
+      ...updateRow({ id: OVERTAKEN_BY }),
+      seq: 9,
+      evidence: { attemptCount: 1, lastErrorCode: 'network', mayHaveApplied: true },
+    };
+    const planned = planRetry(observe(refused as OutboxRow), {
+      owner: OWNER,
+      record: [observe(later as OutboxRow)],
+    });
+    if (planned.kind !== 'apply') throw new Error('expected a plan');
+    const put = planned.plan.put![0] as OutboxRow;
+    expect(put).toMatchObject({ state: 'blocked', blockedCode: 'revision_conflict' });
+    expect(put.blockedDetail).toContain(OVERTAKEN_BY);
+    // An earlier row of unknown outcome is no edit past it: the retry goes.
+    const earlier = planRetry(observe(refused as OutboxRow), {
+      owner: OWNER,
+      record: [observe({ ...later, seq: 2 } as OutboxRow)],
+    });
+    if (earlier.kind !== 'apply') throw new Error('expected a plan');
+    expect(earlier.plan.put![0]).toMatchObject({ state: 'queued' });
+  });
+
   it('a later edit follows the retried row instead of folding its fields in over the newer edit (G4)', () => {
     const planned = planRetry(observe(overtaken('http_422', 3) as OutboxRow), { owner: OWNER });
     if (planned.kind !== 'apply') throw new Error('expected a plan');
