@@ -61,7 +61,7 @@ export function createOwnerActions(
       if (planned.kind === 'refuse') throw refusal(planned);
       // The row's id is the conflict's restore for good (§9): kept, so a restore repeated after a
       // legacy tab sent and deleted the row (no receipt, §17) answers with it, never a second row.
-      return enqueue(planned.input, [planned.ledger], true);
+      return enqueue(planned.input, [planned.ledger], { keepId: true });
     },
 
     async resumeHeld(only) {

@@ -25,8 +25,7 @@ export function createOwnerApi(
   const actions = createOwnerActions(ctx, { enqueue, existing, allRows: reads.allRows });
 
   return {
-    enqueue: (input, options) =>
-      enqueue(input, undefined, options?.keepId === true, options?.attempted),
+    enqueue: (input, options) => enqueue(input, undefined, options),
     restore: actions.restore,
     rows: reads.rows,
     row: reads.row,

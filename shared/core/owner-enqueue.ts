@@ -14,6 +14,7 @@ import type { EnqueuePlan, NewIntent } from '../plan/enqueue-types.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { revisionIssues } from '../plan/intent-issues.ts';
 import { observeStored } from '../plan/unknown-version.ts';
+import type { WorkerEnqueueOptions } from './outbox-api.ts';
 import type { OwnerContext } from './owner-context.ts';
 import { resolvePendingCreate } from './pending-create.ts';
 
@@ -38,8 +39,7 @@ export interface OwnerEnqueue {
   enqueue(
     input: unknown,
     ledger?: ConflictLedgerEntry[],
-    keepId?: boolean,
-    attempted?: { code: string },
+    options?: WorkerEnqueueOptions,
   ): Promise<EnqueueResult>;
   /**
    * What an id already names, as an enqueue of it answers (`existing`, or `cancelled` for a
@@ -56,8 +56,7 @@ export function createOwnerEnqueue(ctx: OwnerContext): OwnerEnqueue {
   async function enqueue(
     input: unknown,
     ledger?: ConflictLedgerEntry[],
-    keepId = false,
-    attempted?: { code: string },
+    { keepId = false, attempted }: WorkerEnqueueOptions = {},
   ): Promise<EnqueueResult> {
     const { intent, handler } = checkedIntent(ctx, input);
     // A repeated id (a retry after a dead port, §9) is found when its plan meets the row, the
