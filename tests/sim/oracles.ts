@@ -478,6 +478,11 @@ export class Truth {
    */
   readonly pagePlaced = new Set<string>();
 
+  /** Page requests the plugin let onto the wire (§22). */
+  readonly pageLeft = new Set<string>();
+  /** Page requests queued as rows before they ever left: placed where their row was written. */
+  readonly pageQueued = new Set<string>();
+
   /** A place in the order edits are made, for one made before its id is known. */
   reserveMade(): number {
     return ++this.#made;
@@ -981,7 +986,19 @@ export class Truth {
         by: 'restore',
       };
     }
-    if (draft === undefined || this.edits.has(id)) return;
+    if (draft === undefined) return;
+    const known = this.edits.get(id);
+    if (known !== undefined) {
+      // A page's request the plugin queued before it ever left (§22) takes its place as the
+      // row it became is written: that is where the plugin orders it behind what waits of its
+      // URL, and an app's `retry` committed before it is earlier (§6.1). One that left holds
+      // the place of its request, which may have landed.
+      if (known.by === 'page' && !this.pageLeft.has(id) && !this.pageQueued.has(id)) {
+        this.pageQueued.add(id);
+        this.edits.set(id, { ...known, made: ++this.#made });
+      }
+      return;
+    }
     this.edits.set(id, { ...draft, made: ++this.#made });
     if ((plan.put ?? []).some((value) => asRaw(value)?.id === id)) this.carriedBy(id).add(id);
     if ((plan.tombstones ?? []).some((t) => t.id === id && t.reason === 'cancelled'))

@@ -114,6 +114,7 @@ export class PageRoute {
       }
       let response: Response;
       flow.left = true;
+      if (flow.edit !== undefined) this.truth.pageLeft.add(flow.edit);
       try {
         const headers: Record<string, string> = {};
         sent.headers.forEach((value, name) => {
