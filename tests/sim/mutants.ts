@@ -156,16 +156,15 @@ export const MUTANTS: Record<string, Mutant> = {
 
 /**
  * Broken builds of SPEC §6.1 the swarm does not catch within {@link MUTANTS}' bound of 1,000 seeds,
- * kept runnable (`npm run sim -- --mutant NAME --seeds N`); a planner test pins each rule instead
+ * kept runnable (`npm run sim -- --mutant NAME --seeds N`); a planner test pins each rule as well
  * (tests/plan/seq.test.ts fails on `predecessor-by-sent-at`). A predecessor chosen by `sentAt`
- * differs from the one made last only with two rows of one record in flight at once (a legacy tab's
- * send beside a claim) whose senders' clocks are apart — seed 4,722 is the one of seeds 1–5,000
- * where it does — and what follows is the same to every oracle: a record's turn goes by `seq` and a
- * claim holds only while its record is as selected, so the new edit still goes after both rows
- * whichever one it names. The link decides only which ACK rebases the edit on the revision it
- * produced: one left unrebased meets its own earlier edit as a revision conflict (§10), settled as
- * any conflict is, and no guarantee says a conflict must have come from elsewhere. A build that
- * links a new edit to no row in flight at all holds every guarantee over seeds 1–1,500 too.
+ * differs from the one made last only where an edit is made beside two rows of its record in flight
+ * at once (a legacy tab's send beside a claim), whose senders' clocks are against their made order.
+ * The oracle that checks the link itself (G4 `successor-of-an-older-row-in-flight`, SPEC §6) catches
+ * it at seeds 3,666 and 5,029 of seeds 1–6,000: the swarm makes an edit beside two rows in flight
+ * about once in 1,000 seeds. What follows from the wrong link is the same to every other oracle: a
+ * record's turn goes by `seq` and a claim holds only while its record is as selected, so the new
+ * edit still goes after both rows whichever one it names.
  */
 export const UNCAUGHT: Record<string, Mutant> = {
   'predecessor-by-sent-at': {

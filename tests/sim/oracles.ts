@@ -442,6 +442,47 @@ export class Truth {
     }
   }
 
+  /**
+   * G4: a new edit made while rows of its record are in flight follows the one of them made last
+   * (SPEC §6: "the new row gets `successorOf: <that row id>` (the one made last, by `seq`, §6.1 —
+   * never by `sentAt`)"). Judged on the rows the enqueue observed, by its writer's clock; only
+   * where every row in flight carries `seq` (with a row of unknown place among them, §6.1 has the
+   * new row wait for all of them instead).
+   */
+  private checkSuccessorLink(by: Committer, plan: ReplacePlan): void {
+    const observed = new Map<unknown, Raw>();
+    for (const e of plan.expected) {
+      const row = asRaw(e.row);
+      if (row !== undefined) observed.set(e.id, row);
+    }
+    for (const value of plan.put ?? []) {
+      const row = asRaw(value);
+      if (row === undefined || observed.has(row.id) || typeof row.successorOf !== 'string')
+        continue;
+      const name = recordName(row.targetId);
+      const inFlight = [...observed.values()].filter(
+        (other) =>
+          other.collection === row.collection &&
+          recordName(other.targetId) === name &&
+          liveClaim(other, by.now, this.leaseMs),
+      );
+      if (inFlight.length < 2) continue;
+      this.reach('edit-beside-two-in-flight');
+      const seqs = inFlight.map((other) => other.seq);
+      if (!seqs.every((seq): seq is number => typeof seq === 'number')) continue;
+      const followed = inFlight.find((other) => other.id === row.successorOf);
+      if (followed === undefined) continue;
+      this.exercise('G4');
+      const last = inFlight.reduce((a, b) => (Number(b.seq) > Number(a.seq) ? b : a));
+      if (last !== followed)
+        this.fail(
+          'G4',
+          'successor-of-an-older-row-in-flight',
+          `${by.holder}'s new edit ${String(row.id)} follows ${String(followed.id)} (seq ${String(followed.seq)}) while ${String(last.id)} (seq ${String(last.seq)}), made after it, is in flight too`,
+        );
+    }
+  }
+
   /** A prune left these receipts of an owner: the others it knew are gone. Returns how many. */
   receiptsKept(owner: string, kept: readonly string[]): number {
     const left = new Set(kept);
@@ -544,6 +585,7 @@ export class Truth {
   private checkCommit(by: Committer, plan: ReplacePlan): void {
     this.checkEvidence(by, plan);
     this.checkLedger(by, plan);
+    if (plan.reason === 'enqueue') this.checkSuccessorLink(by, plan);
     this.exercise('G6');
     if (plan.owner !== by.owner)
       this.fail('G6', 'plan-owner', `${by.holder} for ${by.owner} wrote a plan of ${plan.owner}`);

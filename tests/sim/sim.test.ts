@@ -121,6 +121,16 @@ describe('the simulation of SPEC §20', () => {
     240_000,
   );
 
+  it('sees a new edit linked to an older row in flight than the one made last (SPEC §6), on a seed that makes an edit beside two', async () => {
+    // The broken build is caught here by the oracle that checks the link; the swarm reaches two
+    // rows of a record in flight about once in 1,000 seeds, so it is not one of MUTANTS (mutants.ts).
+    const sim = await loadMutant('predecessor-by-sent-at');
+    const broken = await sim.runSim(sim.swarmConfig(3666, 'memory'), {});
+    expect(broken.violation?.check).toBe('successor-of-an-older-row-in-flight');
+    const sound = await runSim(swarmConfig(3666, 'memory'), {});
+    expect(sound.violation).toBeUndefined();
+  }, 60_000);
+
   it('shrinks a failure to a smaller one of the same kind', async () => {
     const sim = await loadMutant('claim-without-fence-check');
     const found = await sim.runSwarm({ seeds: MUTANT_BOUND, store: 'memory', stopOnFailure: true });

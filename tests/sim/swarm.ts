@@ -119,6 +119,7 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     'legacy-copy-past-lease',
     'page-request-queued-after-attempt',
     'page-request-queued-behind',
+    'edit-beside-two-in-flight',
   ])
     rows.push({ group: 'situation', key: `reached:${what}`, label: what });
   // What SPEC §20 says the swarm reaches: corrupt values under every IndexedDB key type, a
