@@ -192,18 +192,28 @@ function idbReads(
   | 'getName'
   | 'getMeta'
 > {
-  /** The rows of one record under both its names (§6.1). */
-  async function recordRows(owner: string, collection: string, targetId: string) {
-    const db = await database();
-    // Both names of the record (§6.1): a server id's rows and those of each `pending:<C>`
-    // that names it. A row renamed between the reads is caught by the `records` check of the
-    // plan made from them.
-    const names = objectStore(db, STORE.names).index(INDEX.namesByServerId);
-    const pending = await request<RecordName[]>(names.getAll([owner, collection, targetId], 16));
-    const others = pending.map((name) => name.pendingId);
-    const read = (name: string) =>
-      readAll(db, INDEX.rowsByOwnerTarget, IDBKeyRange.only([owner, collection, name]), owner);
-    return (await Promise.all([targetId, ...others].map(read))).flat();
+  /**
+   * The rows of records under both their names (§6.1), all read in one transaction: a batch's
+   * records cost one transaction, not two per record. A row renamed between two of its reads is
+   * caught by the `records` check of the plan made from them.
+   */
+  async function recordsRows(owner: string, records: readonly RecordRef[]): Promise<unknown[][]> {
+    if (records.length === 0) return [];
+    const tx = (await database()).transaction([STORE.names, STORE.rows], 'readonly');
+    const names = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
+    const rows = tx.objectStore(STORE.rows).index(INDEX.rowsByOwnerTarget);
+    const read = (collection: string, name: string) =>
+      readAll(rows, IDBKeyRange.only([owner, collection, name]), owner);
+    return Promise.all(
+      records.map(async ({ collection, targetId }) => {
+        // A server id's rows and those of each `pending:<C>` that names it.
+        const pending = await request<RecordName[]>(
+          names.getAll([owner, collection, targetId], 16),
+        );
+        const all = [targetId, ...pending.map((name) => name.pendingId)];
+        return (await Promise.all(all.map((name) => read(collection, name)))).flat();
+      }),
+    );
   }
 
   return {
@@ -227,15 +237,14 @@ function idbReads(
       // tombstones of every row already drained (SPEC §7, TOOLING).
       const lower = after ? [owner, after.savedAt, after.id] : [owner];
       const range = IDBKeyRange.bound(lower, [owner, []], after !== undefined, false);
-      return readAll(db, INDEX.rowsByOwnerSavedAt, range, owner, limit);
+      const rows = objectStore(db, STORE.rows).index(INDEX.rowsByOwnerSavedAt);
+      return readAll(rows, range, owner, limit);
     },
 
-    byTarget: (owner, collection, targetId) => recordRows(owner, collection, targetId),
+    byTarget: async (owner, collection, targetId) =>
+      (await recordsRows(owner, [{ collection, targetId }]))[0]!,
 
-    byTargets: (owner, records: readonly RecordRef[]) =>
-      Promise.all(
-        records.map(({ collection, targetId }) => recordRows(owner, collection, targetId)),
-      ),
+    byTargets: recordsRows,
 
     async getName(owner, pendingId) {
       const names = objectStore(await database(), STORE.names);
@@ -281,20 +290,19 @@ async function readable(read: Promise<unknown>, id: string): Promise<unknown> {
  * The rows of an index range, in order. IndexedDB hands back `null` for a row it cannot
  * deserialize in this context; then the range is read again with a cursor, which has each row's
  * keys, and each such row comes back as its stand-in (G7: it is quarantined, not skipped). Rows
- * are never stored as `null`, so the common path reads the values only.
+ * are never stored as `null`, so the common path reads the values only. Both reads are made in
+ * the transaction of `rows`.
  */
 async function readAll(
-  db: OutboxDb,
-  index: typeof INDEX.rowsByOwnerSavedAt | typeof INDEX.rowsByOwnerTarget,
+  rows: IDBIndex,
   range: IDBKeyRange,
   owner: string,
   limit?: number,
 ): Promise<unknown[]> {
-  const rows = () => objectStore(db, STORE.rows).index(index);
-  const values = await request(rows().getAll(range, limit));
+  const values = await request(rows.getAll(range, limit));
   if (!values.includes(null)) return values;
   const found: unknown[] = [];
-  await walk(rows().openCursor(range), ({ key, primaryKey, value }) => {
+  await walk(rows.openCursor(range), ({ key, primaryKey, value }) => {
     // The `by_owner_savedAt` key carries the queue position, so a scan can continue after it.
     const savedAt = Array.isArray(key) && typeof key[1] === 'number' ? key[1] : undefined;
     found.push(value === null ? unreadableValue(primaryKey, owner, savedAt) : value);
