@@ -57,6 +57,8 @@ const OUTBOX_RUNS: Array<{
   { network: 'offline', worker: {} },
   { network: 'online', variant: 'batches', worker: {} },
   { network: 'online', variant: 'batches, no linger', worker: { lingerMs: 0 } },
+  // Every claim and ACK the drain has gathered in one transaction, as before `plansPerCommit`.
+  { network: 'online', variant: 'batches, commits unbounded', worker: { plansPerCommit: 1e9 } },
   { network: 'online', variant: 'single', worker: { batch: false } },
 ];
 

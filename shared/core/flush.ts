@@ -67,7 +67,7 @@ export class Flush {
     this.owner = owner;
     this.force = force;
     this.sends = new Semaphore(deps.concurrency);
-    this.writes = createGroupCommit(this.store);
+    this.writes = createGroupCommit(this.store, deps.plansPerCommit);
   }
 
   /**

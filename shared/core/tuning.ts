@@ -14,6 +14,11 @@ export interface OutboxTuning {
   concurrency: number;
   /** Rows read and claimed per selection batch (§7). Default 50. */
   batchSize: number;
+  /**
+   * Most claims and ACKs one transaction of a flush commits (§4 batching): an enqueue made
+   * while a drain writes waits behind one such transaction at most. Default 16.
+   */
+  plansPerCommit: number;
   /** Exponential backoff with full jitter (§11). */
   backoff: { baseMs: number; maxMs: number };
   /** Largest request body accepted at enqueue, in bytes. Default 256 KiB. */
@@ -47,6 +52,7 @@ export const DEFAULT_TUNING: OutboxTuning = {
   leaseMs: DEFAULT_LEASE_MS,
   concurrency: 4,
   batchSize: 50,
+  plansPerCommit: 16,
   backoff: DEFAULT_BACKOFF,
   maxRowBytes: 256 * 1024,
   receipts: { maxCount: 500, maxAgeMs: 7 * 24 * 60 * 60 * 1000 },

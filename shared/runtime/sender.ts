@@ -181,6 +181,7 @@ const TUNING_KEYS = [
   'sendMarginMs',
   'concurrency',
   'batchSize',
+  'plansPerCommit',
   'backoff',
   'maxRowBytes',
   'receipts',

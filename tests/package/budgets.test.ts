@@ -67,12 +67,14 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * as attempted, so its key is asked about past the server's retention (§15, §22) +88 B, to
  * 40,785 B; a key dated anew at the claim after attempts that all applied nothing (§15) +38 B,
  * to 40,823 B; a retry that stays blocked while a later edit of its record may already have been
- * applied (§6.1) −3 B, to 40,820 B — over the budget by 3,956 B. Until the budget is restated or the engine cut to it,
+ * applied (§6.1) −3 B, to 40,820 B; a batch's record reads in one transaction and a bound on the
+ * claims and ACKs one flush transaction commits (`plansPerCommit`, §4, §19) +49 B, to 40,869 B —
+ * over the budget by 4,005 B. Until the budget is restated or the engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 40_830;
+const WORKER_CEILING = 40_870;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

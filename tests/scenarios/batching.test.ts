@@ -50,6 +50,35 @@ describe.each(STORE_KINDS)('batched claims and ACKs on the %s store', (kind) => 
     expect(await world.rows()).toEqual([]);
   });
 
+  it('commits at most plansPerCommit claims and ACKs in one transaction, so an enqueue made while a drain writes waits behind one short transaction', async () => {
+    world = await World.create(kind);
+    const sizes: number[] = [];
+    const a = await world.holder('A', {
+      plansPerCommit: 4,
+      wrapStore: (store) =>
+        new Proxy(store, {
+          get(target, prop, receiver) {
+            const value = Reflect.get(target, prop, receiver);
+            if (prop !== 'replaceEach')
+              return typeof value === 'function' ? value.bind(target) : value;
+            return (plans: unknown[]) => {
+              sizes.push(plans.length);
+              return (value as (p: unknown[]) => unknown).call(target, plans);
+            };
+          },
+        }),
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++)
+      ids.push((await a.api.enqueue(createNote({ title: `n${i}` }))).requestId!);
+    const report = await a.api.flush();
+    expect(report).toMatchObject({ claimed: 30, succeeded: 30 });
+    expect(world.server.effects.map((e) => e.key).sort()).toEqual([...ids].sort());
+    // The claims of a scan and the ACKs of its answers are gathered; none commit more than 4 at once.
+    expect(Math.max(...sizes)).toBe(4);
+    expect(await world.rows()).toEqual([]);
+  });
+
   it('keeps rows of one record in order while other records go concurrently', async () => {
     world = await World.create(kind);
     const a = await world.holder('A');

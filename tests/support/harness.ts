@@ -67,6 +67,8 @@ export class World {
       concurrency?: number;
       /** Rows read per selection batch (SPEC §7); the core's default otherwise. */
       batchSize?: number;
+      /** Most claims and ACKs in one transaction of a flush (§4); the core's default otherwise. */
+      plansPerCommit?: number;
       /** Wraps the store, e.g. to inject storage faults. */
       wrapStore?: (store: OutboxStore) => OutboxStore;
       /** Sends through this instead of the gate (e.g. the real fetch transport). */
@@ -96,6 +98,7 @@ export class World {
       leaseMs: LEASE,
       concurrency: options.concurrency ?? 4,
       ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+      ...(options.plansPerCommit === undefined ? {} : { plansPerCommit: options.plansPerCommit }),
       onEvent: (event) => this.record(name, event),
       ...(options.hasCredentials ? { hasCredentials: options.hasCredentials } : {}),
     });

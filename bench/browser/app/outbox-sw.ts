@@ -18,7 +18,8 @@ import { installTrace } from './trace.ts';
  * the runner calls through Playwright to fill, seed and time it.
  *
  * The worker URL's query picks a variant (`outboxWorkerUrl`): `batch=0` sends one request per
- * row, `linger=<ms>` sets the batch linger; `trace=1` records a timeline of the worker
+ * row, `linger=<ms>` sets the batch linger, `commit=<n>` the most claims and ACKs in one
+ * transaction; `trace=1` records a timeline of the worker
  * (`trace.ts`), installed before the engine exists so that every transaction is seen; `flush=0`
  * keeps the page's flush messages and `sync` from the engine; `fetch=stub` answers every
  * request in the worker; `durability=relaxed` commits strict transactions relaxed.
@@ -70,6 +71,7 @@ const engine = createOutboxEngine({
   },
   ...(batch === undefined ? {} : { batch }),
   concurrency: CONCURRENCY,
+  ...(query.has('commit') ? { plansPerCommit: Number(query.get('commit')) } : {}),
   ...(query.get('fetch') === 'stub' ? { fetch: stubFetch } : {}),
   onEvent(event) {
     if (event.type === 'claimed') onClaimed?.();

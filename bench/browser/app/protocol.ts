@@ -137,6 +137,8 @@ export interface OutboxWorkerOptions {
   batch?: boolean;
   /** The batch linger (`batch.lingerMs`) instead of the engine's default. */
   lingerMs?: number;
+  /** Most claims and ACKs in one transaction (`plansPerCommit`) instead of the engine's default. */
+  plansPerCommit?: number;
   /** Record a timeline of the worker (`app/trace.ts`). */
   trace?: boolean;
   /**
@@ -161,6 +163,7 @@ export function outboxWorkerUrl(options: OutboxWorkerOptions = {}): string {
   const query = new URLSearchParams();
   if (options.batch === false) query.set('batch', '0');
   if (options.lingerMs !== undefined) query.set('linger', String(options.lingerMs));
+  if (options.plansPerCommit !== undefined) query.set('commit', String(options.plansPerCommit));
   if (options.trace) query.set('trace', '1');
   if (options.flush === false) query.set('flush', '0');
   if (options.stubFetch) query.set('fetch', 'stub');
