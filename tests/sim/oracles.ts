@@ -1233,8 +1233,12 @@ export class Truth {
   /** The server applied a write (G2, G4); `legacy` when a legacy tab's request carried it. */
   effect(effect: Effect, legacy = false): void {
     this.exercise('G2');
-    if (this.applied.has(effect.key) && !this.legacyPastRetention.has(effect.key))
+    const again = this.applied.has(effect.key);
+    if (again && !this.legacyPastRetention.has(effect.key))
       this.fail('G2', 'key-applied-twice', `${effect.key} has two effects`);
+    // Its second landing is placed where the legacy tab sent it, as its first was placed by
+    // whoever sent that: the tab predates §15 (above), so the record's order is its doing too.
+    if (again && legacy) this.legacyReordered.add(`${effect.owner}\u0000${effect.id}`);
     this.applied.set(effect.key, effect);
     const rowId = this.keyRow.get(effect.key);
     const edits = this.carriedBy(rowId);
