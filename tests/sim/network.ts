@@ -184,6 +184,15 @@ export class Network {
         for (const item of items) this.truth.leave(item, clock(), this.sched.now);
         const travel: Travel = { req, items, arrived: false, resolve, reject };
         this.#travels.set(req, travel);
+        // Batches of different records on the wire together, within the holder's concurrency.
+        if (
+          batch &&
+          [...this.#travels.keys()].some(
+            (other) =>
+              other !== req && other.path === BATCH_PATH && other.holder === holder && !other.done,
+          )
+        )
+          this.truth.reach('batches-on-the-wire-together');
         const request: RowRequest = {
           requestId: key ?? '',
           fingerprint: '',

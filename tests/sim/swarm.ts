@@ -134,6 +134,7 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     ['receipt-pruned', 'receipts pruned'],
     ['edit-after-receipt-pruned', 'pending:C edited, receipt pruned'],
     ['clock-tie', 'clocks tie across holders'],
+    ['batches-on-the-wire-together', 'batches on the wire together'],
   ] as const)
     rows.push({ group: 'reach', key: `reached:${what}`, label });
   for (const event of ['converted', 'storm', 'held', 'blocked', 'quarantined'])
