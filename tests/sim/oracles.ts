@@ -445,9 +445,9 @@ export class Truth {
   /**
    * G4: a new edit made while rows of its record are in flight follows the one of them made last
    * (SPEC §6: "the new row gets `successorOf: <that row id>` (the one made last, by `seq`, §6.1 —
-   * never by `sentAt`)"). Judged on the rows the enqueue observed, by its writer's clock; only
-   * where every row in flight carries `seq` (with a row of unknown place among them, §6.1 has the
-   * new row wait for all of them instead).
+   * never by `sentAt`)"). Judged on the rows the enqueue observed, by its writer's clock, where
+   * every row in flight carries `seq`, against the order the edits they carry were made; a merged row that keeps the link of the row it
+   * replaces (§6) is not judged here.
    */
   private checkSuccessorLink(by: Committer, plan: ReplacePlan): void {
     const observed = new Map<unknown, Raw>();
@@ -459,6 +459,10 @@ export class Truth {
       const row = asRaw(value);
       if (row === undefined || observed.has(row.id) || typeof row.successorOf !== 'string')
         continue;
+      const inherited = (plan.tombstones ?? []).some(
+        (t) => t.into === row.id && observed.get(t.id)?.successorOf === row.successorOf,
+      );
+      if (inherited) continue;
       const name = recordName(row.targetId);
       const inFlight = [...observed.values()].filter(
         (other) =>
@@ -468,17 +472,22 @@ export class Truth {
       );
       if (inFlight.length < 2) continue;
       this.reach('edit-beside-two-in-flight');
-      const seqs = inFlight.map((other) => other.seq);
-      if (!seqs.every((seq): seq is number => typeof seq === 'number')) continue;
+      // With a row of unknown place among them the new edit waits for every one of them (§6.1).
+      if (!inFlight.every((other) => typeof other.seq === 'number')) continue;
       const followed = inFlight.find((other) => other.id === row.successorOf);
       if (followed === undefined) continue;
       this.exercise('G4');
-      const last = inFlight.reduce((a, b) => (Number(b.seq) > Number(a.seq) ? b : a));
-      if (last !== followed)
+      const made = (other: Raw) =>
+        Math.max(
+          -1,
+          ...[...this.carriedBy(String(other.id))].map((e) => this.edits.get(e)?.made ?? -1),
+        );
+      const last = inFlight.reduce((a, b) => (made(b) > made(a) ? b : a));
+      if (made(last) > made(followed))
         this.fail(
           'G4',
           'successor-of-an-older-row-in-flight',
-          `${by.holder}'s new edit ${String(row.id)} follows ${String(followed.id)} (seq ${String(followed.seq)}) while ${String(last.id)} (seq ${String(last.seq)}), made after it, is in flight too`,
+          `${by.holder}'s new edit ${String(row.id)} follows ${String(followed.id)} while ${String(last.id)}, made after it, is in flight too`,
         );
     }
   }
