@@ -46,8 +46,10 @@ export function supersedes(row: OutboxRow): string[] {
  * rows without `seq` after those with one is their commit order, whatever links later settle
  * away. A row in flight cannot be written, so neither it nor any row after it is placed (placed,
  * a later one would go before it should it come back): the plan's new rows follow the last of
- * them instead. Rows the plan deletes or writes itself and rows of a newer format (not this
- * bundle's to write) are left as they are.
+ * them instead. Nor is a row that a row with `seq` links into, nor any row before it (placed,
+ * they would go after that row by `seq` while its link pulls the one it names ahead of the
+ * others). Rows the plan deletes
+ * or writes itself and rows of a newer format (not this bundle's to write) are left as they are.
  */
 export function placingUnsequenced(
   plan: ReplacePlan,
@@ -64,18 +66,34 @@ export function placingUnsequenced(
       ({ row }) => row.seq === undefined && !touched.has(row.id) && !isUnknownVersion(row),
     ),
   );
-  const inFlight = unsequenced.findIndex(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
-  const placed = inFlight < 0 ? unsequenced : unsequenced.slice(0, inFlight);
+  const fresh = new Set(plan.seq);
+  // A row with `seq` that links into them was written while they could not be placed, and goes
+  // after the one it names: placed now, behind it by `seq`, that one and the rows before it would
+  // contradict the link (it would pull the one it names ahead of the others). They wait unplaced,
+  // in their writers' order, until it has settled; the rows after them are placed as any.
+  const linkedInto = new Set(
+    record.flatMap(({ row }) =>
+      row.seq !== undefined && !fresh.has(row.id) && !touched.has(row.id) && row.successorOf
+        ? [row.successorOf]
+        : [],
+    ),
+  );
+  let linked = -1;
+  unsequenced.forEach(({ row }, i) => {
+    if (linkedInto.has(row.id)) linked = i;
+  });
+  const rest = unsequenced.slice(linked + 1);
+  const inFlight = rest.findIndex(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
+  const placed = inFlight < 0 ? rest : rest.slice(0, inFlight);
   // The last of them that holds its successors (a blocked one holds nothing, §7).
   const last =
     inFlight < 0
       ? undefined
-      : unsequenced
+      : rest
           .slice(inFlight)
           .filter(({ row }) => row.state !== 'blocked')
           .at(-1);
   if (placed.length === 0 && last === undefined) return plan;
-  const fresh = new Set(plan.seq);
   const expected = new Set(plan.expected.map(({ id }) => id));
   return {
     ...plan,

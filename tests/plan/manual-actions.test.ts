@@ -171,6 +171,25 @@ describe('the place of a retried row', () => {
       expect.objectContaining({ id: retried.id, successorOf: legacy[1]!.id }),
     );
   });
+  it('rows without seq up to one that a row with seq links into stay unplaced; those after it are placed', () => {
+    // The row with seq was written while they were in flight, and follows the second: placed
+    // behind it by seq, the second would be pulled ahead of the first by that link.
+    const legacy = [
+      updateRow({ id: 'v0row-000000000000000000001', savedAt: NOW - 50 }),
+      updateRow({ id: 'v0row-000000000000000000002', savedAt: NOW - 20 }),
+      updateRow({ id: 'v0row-000000000000000000003', savedAt: NOW - 10 }),
+    ] as OutboxRow[];
+    const linked = updateRow({ id: id(8), seq: 5, successorOf: legacy[1]!.id });
+    const record = [...legacy, linked];
+    const plan = placingUnsequenced(planOf(record), record.map(observe), {
+      now: NOW,
+      leaseMs: 10_000,
+    });
+    expect(plan.seq).toEqual([legacy[2]!.id, retried.id]);
+    const put = plan.put?.map((row) => (row as OutboxRow).id);
+    expect(put).not.toContain(legacy[0]!.id);
+    expect(put).not.toContain(legacy[1]!.id);
+  });
 });
 
 /**
