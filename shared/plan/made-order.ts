@@ -45,11 +45,11 @@ export function supersedes(row: OutboxRow): string[] {
  * without `seq` is then only ever one committed after the record's last such plan, and ordering
  * rows without `seq` after those with one is their commit order, whatever links later settle
  * away. A row in flight cannot be written, so neither it nor any row after it is placed (placed,
- * a later one would go before it should it come back): the plan's new rows follow the last of
- * them instead. Nor is a row that a row with `seq` links into, nor any row before it (placed,
- * they would go after that row by `seq` while its link pulls the one it names ahead of the
- * others). Rows the plan deletes
- * or writes itself and rows of a newer format (not this bundle's to write) are left as they are.
+ * a later one would go before it should it come back). Nor is a row that a row with `seq` links
+ * into, nor any row before it (placed, they would go after that row by `seq` while its link
+ * pulls the one it names ahead of the others). The plan's new rows follow the last row left
+ * unplaced instead. Rows the plan deletes or writes itself and rows of a newer format (not this
+ * bundle's to write) are left as they are.
  */
 export function placingUnsequenced(
   plan: ReplacePlan,
@@ -85,14 +85,14 @@ export function placingUnsequenced(
   const rest = unsequenced.slice(linked + 1);
   const inFlight = rest.findIndex(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
   const placed = inFlight < 0 ? rest : rest.slice(0, inFlight);
-  // The last of them that holds its successors (a blocked one holds nothing, §7).
-  const last =
-    inFlight < 0
-      ? undefined
-      : rest
-          .slice(inFlight)
-          .filter(({ row }) => row.state !== 'blocked')
-          .at(-1);
+  const unplaced = [
+    ...unsequenced.slice(0, linked + 1),
+    ...(inFlight < 0 ? [] : rest.slice(inFlight)),
+  ];
+  // The plan's new rows follow the last unplaced one that holds its successors (a blocked one
+  // holds nothing, §7): a link is all that orders them after rows without `seq`, whatever
+  // becomes of the row that linked into those before.
+  const last = unplaced.filter(({ row }) => row.state !== 'blocked').at(-1);
   if (placed.length === 0 && last === undefined) return plan;
   const expected = new Set(plan.expected.map(({ id }) => id));
   return {

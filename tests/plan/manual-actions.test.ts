@@ -189,6 +189,11 @@ describe('the place of a retried row', () => {
     const put = plan.put?.map((row) => (row as OutboxRow).id);
     expect(put).not.toContain(legacy[0]!.id);
     expect(put).not.toContain(legacy[1]!.id);
+    // Whatever becomes of the row that links into them (blocked, it holds nothing), the retried
+    // row's own link keeps it after them.
+    expect(plan.put).toContainEqual(
+      expect.objectContaining({ id: retried.id, successorOf: legacy[1]!.id }),
+    );
   });
 });
 
