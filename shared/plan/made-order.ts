@@ -45,10 +45,9 @@ export function supersedes(row: OutboxRow): string[] {
  * without `seq` is then only ever one committed after the record's last such plan, and ordering
  * rows without `seq` after those with one is their commit order, whatever links later settle
  * away. A row in flight cannot be written, so neither it nor any row after it is placed (placed,
- * a later one would go before it should it come back). Nor is a row that a row with `seq` links
- * into, nor any row before it (placed, they would go after that row by `seq` while its link
- * pulls the one it names ahead of the others). The plan's new rows follow the last row left
- * unplaced instead. Rows the plan deletes or writes itself and rows of a newer format (not this
+ * a later one would go before it should it come back); nor is any while a row with `seq` links
+ * into one of them (placed, they would go after that row by `seq` while its link pulls the one
+ * it names ahead of the others). The plan's new rows follow the last row left unplaced instead. Rows the plan deletes or writes itself and rows of a newer format (not this
  * bundle's to write) are left as they are.
  */
 export function placingUnsequenced(
@@ -68,27 +67,22 @@ export function placingUnsequenced(
   );
   const fresh = new Set(plan.seq);
   // A row with `seq` that links into them was written while they could not be placed, and goes
-  // after the one it names: placed now, behind it by `seq`, that one and the rows before it would
-  // contradict the link (it would pull the one it names ahead of the others). They wait unplaced,
-  // in their writers' order, until it has settled; the rows after them are placed as any.
-  const linkedInto = new Set(
-    record.flatMap(({ row }) =>
-      row.seq !== undefined && !fresh.has(row.id) && !touched.has(row.id) && row.successorOf
-        ? [row.successorOf]
-        : [],
-    ),
+  // after the one it names. Placed now, that one and the rows before it would go after it by
+  // `seq` while its link pulls the one it names ahead of the others; and a row placed after them
+  // would overtake them once the linking row holds nothing. So none of them is placed: they wait
+  // in their writers' order, as while one of them is in flight.
+  const linked = record.some(
+    ({ row }) =>
+      row.seq !== undefined &&
+      !fresh.has(row.id) &&
+      !touched.has(row.id) &&
+      unsequenced.some((u) => u.row.id === row.successorOf),
   );
-  let linked = -1;
-  unsequenced.forEach(({ row }, i) => {
-    if (linkedInto.has(row.id)) linked = i;
-  });
-  const rest = unsequenced.slice(linked + 1);
-  const inFlight = rest.findIndex(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
-  const placed = inFlight < 0 ? rest : rest.slice(0, inFlight);
-  const unplaced = [
-    ...unsequenced.slice(0, linked + 1),
-    ...(inFlight < 0 ? [] : rest.slice(inFlight)),
-  ];
+  const stop = linked
+    ? 0
+    : unsequenced.findIndex(({ row }) => isRowInFlight(row, ctx.now, ctx.leaseMs));
+  const placed = stop < 0 ? unsequenced : unsequenced.slice(0, stop);
+  const unplaced = stop < 0 ? [] : unsequenced.slice(stop);
   // The plan's new rows follow the last unplaced one that holds its successors (a blocked one
   // holds nothing, §7): a link is all that orders them after rows without `seq`, whatever
   // becomes of the row that linked into those before.

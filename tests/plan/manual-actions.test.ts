@@ -3,6 +3,7 @@ import type { OutboxRow } from '../../shared/model/row.ts';
 import { planEnqueue } from '../../shared/plan/enqueue.ts';
 import { placingUnsequenced } from '../../shared/plan/made-order.ts';
 import { planDiscard, planResumeHeld, planRetry } from '../../shared/plan/manual-actions.ts';
+import { recordTurn } from '../../shared/plan/select.ts';
 import {
   createRow,
   deferred,
@@ -171,7 +172,7 @@ describe('the place of a retried row', () => {
       expect.objectContaining({ id: retried.id, successorOf: legacy[1]!.id }),
     );
   });
-  it('rows without seq up to one that a row with seq links into stay unplaced; those after it are placed', () => {
+  it('rows without seq stay unplaced while a row with seq links into one of them: the retried row follows the last of them', () => {
     // The row with seq was written while they were in flight, and follows the second: placed
     // behind it by seq, the second would be pulled ahead of the first by that link.
     const legacy = [
@@ -185,15 +186,69 @@ describe('the place of a retried row', () => {
       now: NOW,
       leaseMs: 10_000,
     });
-    expect(plan.seq).toEqual([legacy[2]!.id, retried.id]);
+    expect(plan.seq).toEqual([retried.id]);
     const put = plan.put?.map((row) => (row as OutboxRow).id);
-    expect(put).not.toContain(legacy[0]!.id);
-    expect(put).not.toContain(legacy[1]!.id);
-    // Whatever becomes of the row that links into them (blocked, it holds nothing), the retried
-    // row's own link keeps it after them.
+    for (const row of legacy) expect(put).not.toContain(row.id);
     expect(plan.put).toContainEqual(
-      expect.objectContaining({ id: retried.id, successorOf: legacy[1]!.id }),
+      expect.objectContaining({ id: retried.id, successorOf: legacy[2]!.id }),
     );
+  });
+});
+
+/**
+ * SPEC §6.1 "a row is sent only when every earlier row of its record is settled", with rows
+ * without seq that a row with seq links into (written while the first of them was in flight):
+ * whatever becomes of that row, the rows without seq go first, in their writers' order.
+ */
+describe('rows without seq a row with seq links into, after a retry', () => {
+  const L1 = updateRow({ id: 'v0row-000000000000000000001', savedAt: NOW - 50 });
+  const L2 = updateRow({ id: 'v0row-000000000000000000002', savedAt: NOW - 20 });
+  const L3 = updateRow({ id: 'v0row-000000000000000000003', savedAt: NOW - 10 });
+  const id = (n: number) => `notes-${n.toString(16).padStart(24, '0')}`;
+  const linked = updateRow({ id: id(8), seq: 5, successorOf: L2.id, savedAt: NOW - 5_000 });
+  const retried = { ...blocked('http_422', updateRow({ id: id(3) })), seq: 3 };
+  const select = { now: NOW, leaseMs: LEASE, force: true };
+  const lookup = (rows: OutboxRow[]) => (pid: string) => {
+    const row = rows.find((r) => r.id === pid);
+    return row === undefined ? 'absent' : row.state === 'blocked' ? 'blocked' : 'present';
+  };
+
+  /** The record once the retry committed: deletes, puts, a fresh seq for each of `plan.seq`. */
+  function afterRetry(): OutboxRow[] {
+    const record = [L1, L2, L3, linked];
+    const planned = planRetry(observe(retried), { owner: OWNER, record: record.map(observe) });
+    if (planned.kind !== 'apply') throw new Error('expected a retry');
+    const plan = placingUnsequenced(planned.plan, record.map(observe), {
+      now: NOW,
+      leaseMs: LEASE,
+    });
+    let counter = 5;
+    const fresh = new Map((plan.seq ?? []).map((rid) => [rid, ++counter]));
+    const put = (plan.put ?? []).map((value) => {
+      const row = value as OutboxRow;
+      return fresh.has(row.id) ? { ...row, seq: fresh.get(row.id)! } : row;
+    });
+    const gone = new Set([...(plan.delete ?? []), ...put.map((row) => row.id)]);
+    return [...[...record, retried].filter((row) => !gone.has(row.id)), ...put];
+  }
+
+  it.each([
+    { what: 'queued', change: (rows: OutboxRow[]) => rows },
+    {
+      what: 'gone (a legacy tab sent it, by savedAt)',
+      change: (rows: OutboxRow[]) => rows.filter((row) => row.id !== linked.id),
+    },
+    {
+      what: 'blocked',
+      change: (rows: OutboxRow[]) =>
+        rows.map((row) => (row.id === linked.id ? blocked('http_422', row) : row)),
+    },
+  ])('with the linking row $what, the first of them goes first', ({ change }) => {
+    const rows = change(afterRetry());
+    expect(recordTurn(rows, select, lookup(rows))).toEqual({
+      kind: 'go',
+      row: expect.objectContaining({ id: L1.id }),
+    });
   });
 });
 
