@@ -32,6 +32,11 @@ export async function connectOutbox(
   user: string,
   options: OutboxWorkerOptions = {},
 ): Promise<Worker> {
+  // A scratch override for every outbox worker of a run (`bench/README.md`): one lever, before
+  // and after.
+  const plans = process.env.BENCH_PLANS_PER_COMMIT;
+  if (plans !== undefined && options.plansPerCommit === undefined)
+    options = { ...options, plansPerCommit: Number(plans) };
   await profile.call(
     (bench, [owner, o]: [string, OutboxWorkerOptions]) => bench.connectOutbox(owner, o),
     [user, options],
