@@ -1173,10 +1173,12 @@ export class Truth {
       if (other === req || other.done || other.record !== req.record || other.key === req.key)
         continue;
       if (spent(other.key)) continue;
+      // A request the server has processed lands nothing more, whoever sent it; only its answer
+      // still travels, and a late answer to a holder that lost its claim changes nothing (G3).
       // A legacy tab has no lease and no abort: its request is on the wire until the server
       // processed it, however long that takes. Yet a holder counts it in flight only for the
       // lease after the `sentAt` its tab wrote, by the holder's own clock (§4 rule 2, §17).
-      if (other.legacy && other.processed) continue;
+      if (other.processed) continue;
       // A page's request its killed worker let through: the page saw the error, and the worker
       // that took over never knew of it (SPEC §22 keeps order within one worker's life).
       if (other.direct && other.orphaned) continue;
