@@ -348,7 +348,11 @@ export class Network {
       this.truth.outdated.add(travel.req.key);
       this.truth.conflictSent(travel.req.key, result.status, result.body);
     }
-    if (result.status === 422) this.options.count('rejections');
+    if (result.status === 422) {
+      this.options.count('rejections');
+      if (travel.req.key !== undefined && refusal(result.body))
+        this.truth.refused.add(travel.req.key);
+    }
     const answer = response(result.status, this.#link(result.headers), result.body);
     if (this.#on('lost-after', 0.15)) {
       this.#answer(travel, 'lost', 'lost after the server');
@@ -380,6 +384,8 @@ export class Network {
         this.truth.outdated.add(item.key);
         this.truth.conflictSent(item.key, 412, bodies[i]);
       }
+      if (travel.statuses?.[i] === 422 && item.key !== undefined && refusal(bodies[i]))
+        this.truth.refused.add(item.key);
     });
     const summary = ` batch [${travel.statuses.join(',')}] ${this.server.effects.length - before} applied`;
     if (this.#on('lost-after', 0.15)) {
@@ -475,6 +481,24 @@ export class Network {
   /** Requests still travelling or committing, and orphaned ones that may still land. */
   get busy(): number {
     return this.#travels.size + this.#committing.size + this.#orphans.size;
+  }
+}
+
+/**
+ * Whether an answer is the server's validation refusing the request's bytes (422
+ * `validation-failed`): the model server refuses them for what they say, so every copy of the
+ * key is refused the same, wherever it lands.
+ */
+function refusal(body: unknown): boolean {
+  const parsed = typeof body === 'string' ? safeParse(body) : body;
+  return (parsed as { type?: unknown } | null)?.type === 'validation-failed';
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

@@ -189,6 +189,8 @@ export class Truth {
   readonly outdated = new Set<string>();
   /** What the server answered each key that met a revision conflict: status and revision. */
   readonly conflictsSent = new Map<string, Array<{ status: number; currentRevision: unknown }>>();
+  /** Keys the server's validation refused (422 `validation-failed`): every copy is refused. */
+  readonly refused = new Set<string>();
   /** Superseded key → its conflict successor. */
   readonly superseded = new Map<string, string>();
   /** How many conflict successors stand before a row (K1 → K2 → …). */
@@ -446,7 +448,7 @@ export class Truth {
    * G4: a new edit made while rows of its record are in flight follows the one of them made last
    * (SPEC §6: "the new row gets `successorOf: <that row id>` (the one made last, by `seq`, §6.1 —
    * never by `sentAt`)"). Judged on the rows the enqueue observed, by its writer's clock, where
-   * every row in flight carries `seq`, against the order the edits they carry were made; a merged row that keeps the link of the row it
+   * every row in flight carries `seq`, by `seq`; a merged row that keeps the link of the row it
    * replaces (§6) is not judged here.
    */
   private checkSuccessorLink(by: Committer, plan: ReplacePlan): void {
@@ -477,13 +479,10 @@ export class Truth {
       const followed = inFlight.find((other) => other.id === row.successorOf);
       if (followed === undefined) continue;
       this.exercise('G4');
-      const made = (other: Raw) =>
-        Math.max(
-          -1,
-          ...[...this.carriedBy(String(other.id))].map((e) => this.edits.get(e)?.made ?? -1),
-        );
-      const last = inFlight.reduce((a, b) => (made(b) > made(a) ? b : a));
-      if (made(last) > made(followed))
+      // SPEC §6.1: "A smaller `seq` was committed earlier", and a retried row "is ordered as
+      // made then", at the retry.
+      const last = inFlight.reduce((a, b) => (Number(b.seq) > Number(a.seq) ? b : a));
+      if (Number(last.seq) > Number(followed.seq))
         this.fail(
           'G4',
           'successor-of-an-older-row-in-flight',
@@ -913,12 +912,15 @@ export class Truth {
           this.retried.add(id);
           if (reissue) this.reissued.add(id);
           const edit = this.edits.get(id);
-          // An edit already applied (its 2xx answer's handling failed) is answered from the
-          // ledger: its effect stays where it happened.
+          // An edit the server applied under the key the row still carries (its 2xx answer's
+          // handling failed) is answered from the ledger: its effect stays where it happened.
           // A create stays first of its record, with the edits merged into it: the edits made
           // through `pending:<C>` follow it whenever it goes (§8).
-          // A re-issued edit is applied anew, as made at the retry, whatever its old key did.
-          const stays = this.appliedBy.has(id) && !reissue;
+          // A re-issued edit is applied anew, as made at the retry, whatever its old key did;
+          // so is one whose key now is a re-issue's that was never applied.
+          const key = asRaw(row.request)?.requestId;
+          const stays =
+            this.appliedBy.has(id) && !reissue && typeof key === 'string' && this.applied.has(key);
           if (edit === undefined || stays || row.kind === 'create') continue;
           if (!this.madeBeforeRetry.has(id)) this.madeBeforeRetry.set(id, edit.made);
           this.retriedAfter.set(id, this.#landings);
@@ -1164,10 +1166,12 @@ export class Truth {
       this.legacyReordered.has(`${req.owner}\u0000${recordName(row.targetId)}`);
     if (reordered && req.legacy) return;
     this.exercise('G4');
-    // A copy of a key the server already applied, or refused as outdated, changes nothing,
-    // whenever it lands: it is on the wire only until the server processed that key.
+    // A copy of a key the server already applied, or refused as outdated or for what its bytes
+    // say, changes nothing, whenever it lands: it is on the wire only until the server processed
+    // that key.
     const spent = (key: string | undefined) =>
-      key !== undefined && (this.applied.has(key) || this.outdated.has(key));
+      key !== undefined &&
+      (this.applied.has(key) || this.outdated.has(key) || this.refused.has(key));
     if (spent(req.key)) return;
     for (const other of this.wire) {
       if (other === req || other.done || other.record !== req.record || other.key === req.key)
