@@ -369,7 +369,9 @@ export class Network {
       return ' 404 (no batches here)';
     }
     const before = this.server.effects.length;
-    const result = this.server.handleBatch(request.body ?? '', principal);
+    const result = this.server.handleBatch(request.body ?? '', principal, (key) =>
+      this.#committing.has(`${principal}\u0000${key}`),
+    );
     this.#stamp();
     for (const effect of this.server.effects.slice(before))
       this.truth.effect(effect, travel.req.legacy);

@@ -145,7 +145,12 @@ export class ModelServer {
    * the whole batch: `network` runs nothing, `unauthorized` and `fail503` answer for every item,
    * `drop` runs every item and loses the answer.
    */
-  handleBatch(body: string, owner: string): TransportResult {
+  /**
+   * `busy`: keys another request of the owner is still committing; their items meet 409
+   * `request-in-progress`, as a single request of the key would (§15.1: every item through the
+   * same checks and ledger).
+   */
+  handleBatch(body: string, owner: string, busy?: (key: string) => boolean): TransportResult {
     const fault = this.faults.shift();
     if (fault === 'network') return { kind: 'network_error', message: 'injected' };
     const read = readBatchRequest(JSON.parse(body));
@@ -155,6 +160,16 @@ export class ModelServer {
     if (fault === 'fail503')
       return { ...this.respond(503, { type: 'unavailable' }), headers: { 'retry-after': '1' } };
     const items = read.items.map((item) => {
+      const key = keyOf(item.headers);
+      if (key !== undefined && busy?.(key)) {
+        const answer = this.respond(409, { type: 'request-in-progress' });
+        if (answer.kind !== 'response') throw new Error('an item always has an answer');
+        return {
+          status: 409,
+          headers: { ...answer.headers, 'retry-after': '1' },
+          body: answer.body,
+        };
+      }
       const answer = this.run(
         { requestId: '', fingerprint: '', ...item, url: item.path },
         owner,
