@@ -187,19 +187,22 @@ function openRows(
   const ids = new Set(chain.flatMap(({ row }) => [row.id, ...supersedes(row)]));
   // A blocked row does not hold its record (§7): a row of it in flight went past it, and what
   // the blocked row carries would land over that newer edit if merged — what its ACK marks
-  // (`overtakenBy`) before it is settled (G4). So too a row sent before and retried behind
-  // that edit: alone it meets the revision check; merged into a new row, that row would be
-  // rebased on the edit's receipt (§6) and land over it unchecked.
+  // (`overtakenBy`) before it is settled (G4). So too a row sent before and retried behind an
+  // edit that is in flight or may have been applied (its answer lost, no ACK yet to mark
+  // anything): alone it meets the revision check; merged into a new row, that row would follow
+  // the edit and be rebased on its receipt (§6), and land over it unchecked.
   const inFlight = new Set(
     chain.flatMap(({ row }) => (isRowInFlight(row, ctx.now, ctx.leaseMs) ? [row.id] : [])),
   );
-  const passed = (row: OutboxRow) =>
-    inFlight.size > 0 &&
-    (row.state === 'blocked' || (wasAttempted(row) && inFlight.has(row.successorOf ?? '')));
+  const unsettled = (row: OutboxRow) =>
+    inFlight.has(row.id) || (wasAttempted(row) && attemptOutcome(row) === 'unknown');
+  const passed = (row: OutboxRow, at: number) =>
+    (inFlight.size > 0 && row.state === 'blocked') ||
+    (wasAttempted(row) && chain.slice(0, at).some((earlier) => unsettled(earlier.row)));
   let start = chain.length;
   while (start > 0) {
     const candidate = chain[start - 1]!;
-    if (!mayMerge(candidate.row, ctx) || passed(candidate.row)) break;
+    if (!mayMerge(candidate.row, ctx) || passed(candidate.row, start - 1)) break;
     const link = chain[start]?.row.successorOf;
     if (link !== undefined && !ids.has(link)) break;
     start--;

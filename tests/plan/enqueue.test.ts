@@ -281,6 +281,24 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
     expect(plan.delete).toEqual([waiting.id]);
   });
 
+  it('a row sent before and retried behind an edit whose answer was lost is not merged: merged, it would be rebased on the receipt of that edit and land over it unchecked (G4)', () => {
+    // The later edit was sent and its claim ran out with no ACK: it may have been applied.
+    const lost = abandoned(
+      updateRow({ id: 'notes-000000000000000000000002', savedAt: NOW - 500, seq: 3 }),
+    );
+    // The refused edit, retried by the app: queued again, made at the retry.
+    const retried = {
+      ...updateRow({ id: earlier.id, savedAt: NOW - 900, seq: 4 }),
+      evidence: { attemptCount: 1, lastErrorCode: 'http_422' },
+    };
+    const { row, outcome, plan } = written(
+      planEnqueue(update(), [observe(lost), observe(retried)], undefined, ctx),
+    );
+    expect(outcome).toBe('successor');
+    expect(row).toMatchObject({ id: NEW_ID, successorOf: retried.id });
+    expect(plan.delete).toEqual([]);
+  });
+
   it('rows merged after a row in flight go after it even when the oldest of them names no predecessor', () => {
     const sending = claimedBy(earlier, OTHER, 1);
     const unlinked = updateRow({ id: 'notes-000000000000000000000002', savedAt: NOW - 500 });
