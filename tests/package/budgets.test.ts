@@ -68,13 +68,15 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * 40,785 B; a key dated anew at the claim after attempts that all applied nothing (§15) +38 B,
  * to 40,823 B; a retry that stays blocked while a later edit of its record may already have been
  * applied (§6.1) −3 B, to 40,820 B; a batch's record reads in one transaction and a bound on the
- * claims and ACKs one flush transaction commits (`plansPerCommit`, §4, §19) +49 B, to 40,869 B —
- * over the budget by 4,005 B. Until the budget is restated or the engine cut to it,
+ * claims and ACKs one flush transaction commits (`plansPerCommit`, §4, §19) +49 B, to 40,869 B;
+ * rows without `seq` left unplaced while a row with `seq` links into them, and a row sent before
+ * not merged behind an edit of unknown outcome (§6, §6.1) +68 B, to 40,937 B — over the budget
+ * by 4,073 B. Until the budget is restated or the engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 40_870;
+const WORKER_CEILING = 40_940;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {
