@@ -68,11 +68,44 @@ export function renderEditor(state: AppState, actions: Actions): void {
     );
     return;
   }
-  mount(
-    list,
-    cards.map((card) => renderCard(card, actions)),
-  );
+  const elements = cards.map((card) => {
+    const signature = JSON.stringify([
+      card.key,
+      card.revision,
+      card.title,
+      card.body,
+      card.status,
+      card.deleting,
+      card.rows.map(({ view, fields }) => [view.id, view.status, fields.kind, fields.blockedCode]),
+    ]);
+    const kept = rendered.get(card.key);
+    if (kept?.signature === signature) return kept.element;
+    const element = renderCard(card, actions);
+    rendered.set(card.key, { signature, element });
+    return element;
+  });
+  for (const key of rendered.keys())
+    if (!cards.some((card) => card.key === key)) rendered.delete(key);
+  // A card that did not change keeps its element, and only the cards that did are swapped in
+  // place: a click whose press and release straddle an update lands on the button it was pressed
+  // on (a list rebuilt under it would lose the click).
+  const shown = [...list.children];
+  const inPlace =
+    shown.length === elements.length &&
+    elements.every(
+      (element, i) =>
+        shown[i] === element ||
+        (!element.isConnected && !elements.includes(shown[i] as HTMLLIElement)),
+    );
+  if (!inPlace) mount(list, elements);
+  else
+    elements.forEach((element, i) => {
+      if (shown[i] !== element) list.replaceChild(element, shown[i]!);
+    });
 }
+
+/** The element last rendered for each card, by key, with what it showed. */
+const rendered = new Map<string, { signature: string; element: HTMLLIElement }>();
 
 function renderCard(card: Card, actions: Actions): HTMLLIElement {
   const pending = card.key.startsWith('pending:');
