@@ -1048,7 +1048,26 @@ export class Truth {
       // the place of its request, which may have landed.
       if (known.by === 'page' && !this.pageLeft.has(id) && !this.pageQueued.has(id)) {
         this.pageQueued.add(id);
-        this.edits.set(id, { ...known, made: ++this.#made });
+        const place = ++this.#made;
+        this.edits.set(id, { ...known, made: place });
+        // The requests of its URL the page made after it keep their turn behind it (§22 "a
+        // request of a URL never leaves while an earlier request of that URL is on the wire or
+        // queued"), in the order they were made; one the app retried is ordered at the retry.
+        const url = this.directRecord.get(id);
+        const later = [...this.edits.values()]
+          .filter(
+            (e) =>
+              e.by === 'page' &&
+              e.id !== id &&
+              !this.retried.has(e.id) &&
+              this.directRecord.get(e.id) === url &&
+              e.made > known.made &&
+              e.made < place,
+          )
+          .sort((a, b) => a.made - b.made);
+        later.forEach((e, i) => {
+          this.edits.set(e.id, { ...e, made: place + (i + 1) / 1000 });
+        });
       }
       return;
     }
