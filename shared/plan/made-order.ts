@@ -47,9 +47,8 @@ export function supersedes(row: OutboxRow): string[] {
  * away. A row in flight cannot be written, so neither it nor any row after it is placed (placed,
  * a later one would go before it should it come back); nor is any while a row with `seq` links
  * into one of them (placed, they would go after that row by `seq` while its link pulls the one
- * it names ahead of the others). The plan's new rows follow the last row left unplaced instead.
- * Rows the plan deletes or writes itself and rows of a newer format (not this bundle's to write)
- * are left as they are.
+ * it names ahead of the others). The plan's new rows follow the last row left unplaced instead. Rows the plan deletes or writes itself and rows of a newer format (not this
+ * bundle's to write) are left as they are.
  */
 export function placingUnsequenced(
   plan: ReplacePlan,
@@ -72,13 +71,12 @@ export function placingUnsequenced(
   // `seq` while its link pulls the one it names ahead of the others; and a row placed after them
   // would overtake them once the linking row holds nothing. So none of them is placed: they wait
   // in their writers' order, as while one of them is in flight.
-  const ids = new Set(unsequenced.map(({ row }) => row.id));
   const linked = record.some(
     ({ row }) =>
       row.seq !== undefined &&
+      !fresh.has(row.id) &&
       !touched.has(row.id) &&
-      row.successorOf !== undefined &&
-      ids.has(row.successorOf),
+      unsequenced.some((u) => u.row.id === row.successorOf),
   );
   const stop = linked
     ? 0
