@@ -482,6 +482,9 @@ export class Truth {
       // SPEC §6.1: "A smaller `seq` was committed earlier", and a retried row "is ordered as
       // made then", at the retry.
       const last = inFlight.reduce((a, b) => (Number(b.seq) > Number(a.seq) ? b : a));
+      // Where the senders' clocks say otherwise, only the order of the store names the right one.
+      if (inFlight.some((other) => Number(other.sentAt) > Number(last.sentAt)))
+        this.reach('edit-beside-two-in-flight-clocks-against');
       if (Number(last.seq) > Number(followed.seq))
         this.fail(
           'G4',

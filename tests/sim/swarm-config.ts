@@ -94,11 +94,22 @@ export const ACTORS = [
    * Drawn after everything else on its own draws; it adds no op to the script.
    */
   'workbox-route',
+  /**
+   * The user types into one note: most updates go to the record the app edited last, as an
+   * editor's autosave does, so edits of a record meet its rows in flight, merges and retries of
+   * it (SPEC §6, §6.1). Drawn after everything else on its own draws; it adds no op to the script.
+   */
+  'typing',
 ] as const;
 export type Actor = (typeof ACTORS)[number];
 
 /** Actors drawn after every other draw. */
-const LATE_ACTORS: ReadonlySet<Actor> = new Set(['sign-out', 'legacy-busy', 'workbox-route']);
+const LATE_ACTORS: ReadonlySet<Actor> = new Set([
+  'sign-out',
+  'legacy-busy',
+  'workbox-route',
+  'typing',
+]);
 
 export type StoreKind = 'memory' | 'idb';
 

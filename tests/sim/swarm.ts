@@ -95,6 +95,7 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     'sign-out': ['actor:sign-out', 'actor:sign-in'],
     'legacy-busy': ['actor:legacy-busy'],
     'workbox-route': ['actor:workbox-route'],
+    typing: ['actor:typing'],
   };
   for (const actor of ACTORS)
     for (const key of actorKeys[actor]) rows.push({ group: 'actor', key, label: key.slice(6) });
@@ -120,6 +121,7 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     'page-request-queued-after-attempt',
     'page-request-queued-behind',
     'edit-beside-two-in-flight',
+    'edit-beside-two-in-flight-clocks-against',
   ])
     rows.push({ group: 'situation', key: `reached:${what}`, label: what });
   // What SPEC §20 says the swarm reaches: corrupt values under every IndexedDB key type, a

@@ -219,12 +219,16 @@ export class World {
   /** The page's own draws for its Workbox route: other seeds run as before. */
   readonly #page: Prng;
   #pageNo = 0;
+  /** The typing user's own draws, and the record each owner's app edited last. */
+  readonly #typing: Prng;
+  readonly #lastEdited = new Map<string, Slot>();
   #routeWorker: Holder | undefined;
 
   constructor(readonly config: SimConfig) {
     this.rng = new Prng(config.seed, 3);
     this.#busy = new Prng(config.seed, 6);
     this.#page = new Prng(config.seed, 7);
+    this.#typing = new Prng(config.seed, 8);
     this.faults = new Set(config.faults);
     this.actors = new Set(config.actors);
     this.owners = OWNERS.slice(0, config.owners);
@@ -548,6 +552,17 @@ export class World {
     }
   }
 
+  /** The record a typing user goes on editing, while it is there to edit. */
+  #typedSlot(owner: string, op: Extract<Op, { op: 'update' | 'delete' }>): Slot | undefined {
+    if (op.op !== 'update' || !this.actors.has('typing')) return undefined;
+    const last = this.#lastEdited.get(owner);
+    if (last === undefined || !this.#typing.chance(0.75)) return undefined;
+    if ((op.pending && last.createId === undefined) || !this.slots.get(owner)?.includes(last))
+      return undefined;
+    this.count('actor:typing');
+    return last;
+  }
+
   #pickSlot(owner: string, index: number, pending: boolean): Slot | undefined {
     const all = this.slots.get(owner) ?? [];
     const pool = pending ? all.filter((s) => s.createId !== undefined) : all;
@@ -603,8 +618,10 @@ export class World {
       }
       case 'update':
       case 'delete': {
-        const slot = this.#pickSlot(ownerName, op.slot, op.pending);
+        const slot =
+          this.#typedSlot(ownerName, op) ?? this.#pickSlot(ownerName, op.slot, op.pending);
         if (slot === undefined) return 'no such record';
+        if (op.op === 'update') this.#lastEdited.set(ownerName, slot);
         const serverId = this.#serverId(slot);
         const targetId =
           op.pending || serverId === undefined ? `pending:${slot.createId}` : serverId;
