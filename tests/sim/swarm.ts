@@ -146,7 +146,11 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
 
 /** The soak's summary: seeds/s, failures, and what was reached per 1,000 seeds. */
 export function formatReport(report: SwarmReport): string {
-  const per = (n: number) => ((n * 1000) / Math.max(1, report.seeds)).toFixed(0);
+  // Rare rows keep their digits: a long soak reaches some on fewer than one seed in 1,000.
+  const per = (n: number) => {
+    const rate = (n * 1000) / Math.max(1, report.seeds);
+    return rate.toFixed(rate === 0 || rate >= 10 ? 0 : rate >= 1 ? 1 : 2);
+  };
   const lines = [
     `${report.seeds} seeds on the ${report.store} store (seeds ${report.from}–${report.from + report.seeds - 1}) in ${report.seconds.toFixed(1)} s: ${(report.seeds / report.seconds).toFixed(1)} seeds/s, ${report.failures.length} failed`,
     '',
