@@ -1,5 +1,6 @@
 import type { EndpointApi } from '../shared/model/connection.ts';
 import type { FlushOptions, FlushReport } from '../shared/model/page-api.ts';
+import type { ChangeNotice, OutboxStore } from '../shared/model/store.ts';
 import type { Endpoint } from '../shared/runtime/endpoint.ts';
 import { openEndpoint } from '../shared/runtime/open-endpoint.ts';
 import { createSender, type SenderConfig } from '../shared/runtime/sender.ts';
@@ -49,10 +50,23 @@ export function startPageSender(config: PageSenderConfig, owner: string): PageSe
   );
   let endpoint: Promise<Endpoint> | undefined;
   let stopped = false;
+  let unlisten: (() => void) | undefined;
+  // A row another holder (a worker started without this tab's token) held for want of
+  // credentials goes with this tab at once when it has them (§13), not at the watchdog's bound.
+  const onHeld = async (notice: ChangeNotice) => {
+    if (stopped || notice.reason !== 'held' || notice.owner !== owner) return;
+    if ((await sender.credentials.source(owner)) === null || stopped) return;
+    await sender.scheduler.run('held', { owners: [owner] });
+  };
+  const listen = (store: OutboxStore) => {
+    if (stopped) return;
+    unlisten ??= store.onChange((notice) => void onHeld(notice).catch(() => undefined));
+  };
 
   return {
     holderId: sender.holderId,
     async api() {
+      void sender.store().then(listen, () => undefined);
       endpoint ??= openEndpoint(sender, owner).catch((error: unknown) => {
         endpoint = undefined;
         throw error;
@@ -65,6 +79,7 @@ export function startPageSender(config: PageSenderConfig, owner: string): PageSe
     },
     stop() {
       stopped = true;
+      unlisten?.();
       sender.scheduler.stop();
       void endpoint?.then((e) => e.dispose()).catch(() => undefined);
     },

@@ -1,5 +1,6 @@
 import { IDBFactory } from 'fake-indexeddb';
 import { describe, expect, it, vi } from 'vitest';
+import { startPageSender } from '../../client/page-sender.ts';
 import { createRowFeed } from '../../shared/core/row-feed.ts';
 import type { OutboxStore } from '../../shared/model/store.ts';
 import type { AuthHook } from '../../shared/runtime/credentials.ts';
@@ -19,13 +20,13 @@ const OWNER = 'alice';
 const TOKENS: Record<string, number> = { 'Bearer good': 201, 'Bearer expired': 401 };
 
 /** Senders on one database, each with its own connection, and one server that logs requests. */
-function world(kind: 'memory' | 'idb' = 'memory') {
+function world(kind: 'memory' | 'idb' = 'memory', broadcast = false) {
   const name = `auth-${Math.random()}`;
   const factory = new IDBFactory();
   const open = async () =>
     kind === 'memory'
       ? createMemoryStore({ name })
-      : openIdbStore({ name, indexedDB: factory, broadcast: false });
+      : openIdbStore({ name, indexedDB: factory, broadcast });
   const seen: Array<{ key: string | null; auth: string | null }> = [];
   const fetch = (async (_url: string, init: RequestInit) => {
     const headers = new Headers(init.headers);
@@ -39,13 +40,16 @@ function world(kind: 'memory' | 'idb' = 'memory') {
         })
       : new Response(null, { status, headers: { 'www-authenticate': 'Bearer' } });
   }) as typeof globalThis.fetch;
+  const collections = { notes: restHandler({ baseUrl: '/api/notes' }) };
+  /** A page sender as `connectOutbox` starts it in a tab no worker controls (§12). */
+  const pageSender = () => startPageSender({ collections, store: open, fetch }, OWNER);
   const start = (
     sender: 'sw' | 'tab' = 'sw',
     config: { auth?: AuthHook; wrapStore?: (store: OutboxStore) => OutboxStore } = {},
   ): Sender =>
     createSender(
       {
-        collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
+        collections,
         store: async () => (config.wrapStore ?? ((store) => store))(await open()),
         fetch,
         ...(config.auth ? { auth: config.auth } : {}),
@@ -64,7 +68,7 @@ function world(kind: 'memory' | 'idb' = 'memory') {
       sender,
     }).api;
   };
-  return { seen, start, connect };
+  return { seen, start, connect, pageSender };
 }
 
 /** The store with its own `replaceEach`; every other method is the store's. */
@@ -205,6 +209,24 @@ describe.each(['memory', 'idb'] as const)(
       expect(report).toMatchObject({ claimed: 1, held: 1, succeeded: 0 });
       expect(await statusOf(page, id)).toBe('held');
       expect(w.seen).toEqual([]);
+    });
+
+    it('is sent at once by a page sender that has the credentials when a worker holds it after the page’s flush', async () => {
+      // Change notices cross connections as in a browser (a BroadcastChannel per database).
+      const w = world(kind, true);
+      const tab = w.pageSender();
+      await (await tab.api()).setAuth({ authorization: 'Bearer good' });
+      // The worker (no token) takes a row of the owner and holds it; the tab is not asked to flush.
+      const worker = w.start('sw');
+      const api = (await worker.core()).forOwner(OWNER);
+      const { id } = await api.enqueue({ collection: 'notes', kind: 'create', payload: { t: 4 } });
+      expect((await (await worker.core()).flush(OWNER)).held).toBe(1);
+      // The tab hears the holding commit and sends the row, well before its watchdog's 30 s.
+      await vi.waitFor(async () => expect(await statusOf(worker, id)).toBeUndefined(), {
+        timeout: 5_000,
+      });
+      expect(w.seen).toEqual([{ key: `"${id}"`, auth: 'Bearer good' }]);
+      tab.stop();
     });
 
     it('a row a server answered 401 stays held for every holder until resumeHeld', async () => {
