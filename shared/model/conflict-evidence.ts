@@ -7,6 +7,11 @@ import type { RowRequest } from './row.ts';
 /** One request of the lineage: identity and the revision it was made from. */
 export type ConflictPredecessor = {
   requestId: string;
+  /**
+   * The row's id where it is not `requestId`: a row re-issued under a new key past the server's
+   * retention (§15) keeps its id, and the rows that wait on it name it by id (§6, §10).
+   */
+  rowId?: string;
   fingerprint: string;
   baseRevision: number | null;
   recordedAt: number;

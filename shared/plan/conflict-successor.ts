@@ -21,6 +21,7 @@ function summarize(row: OutboxRow, now: number): ConflictPredecessor {
   const request = row.request!;
   return {
     requestId: request.requestId,
+    ...(row.id === request.requestId ? {} : { rowId: row.id }),
     fingerprint: request.fingerprint,
     baseRevision: row.baseRevision ?? null,
     recordedAt: now,

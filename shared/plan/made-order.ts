@@ -35,7 +35,11 @@ export function supersedes(row: OutboxRow): string[] {
     evidence.predecessor,
     ...(Array.isArray(evidence.lineage) ? evidence.lineage : []),
   ];
-  return steps.flatMap((step) => (typeof step?.requestId === 'string' ? [step.requestId] : []));
+  // By the ids the rows were written under, which links name: a row re-issued under a new key
+  // (§15) keeps its own.
+  return steps.flatMap((step) =>
+    [step?.requestId, step?.rowId].filter((id): id is string => typeof id === 'string'),
+  );
 }
 
 /**

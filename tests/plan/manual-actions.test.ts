@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
+import { buildConflictEvidence } from '../../shared/plan/conflict-successor.ts';
 import { planEnqueue } from '../../shared/plan/enqueue.ts';
 import { placingUnsequenced } from '../../shared/plan/made-order.ts';
 import { planDiscard, planResumeHeld, planRetry } from '../../shared/plan/manual-actions.ts';
@@ -249,6 +250,54 @@ describe('rows without seq a row with seq links into, after a retry', () => {
       kind: 'go',
       row: expect.objectContaining({ id: L1.id }),
     });
+  });
+});
+
+/**
+ * SPEC §10 with §15: a conflict successor stands for the row it replaced, and that row may have
+ * been re-issued under a new key past the server's retention — its id is no longer its request's.
+ * The edits that wait on it name it by id, and wait on the successor; a retry of the successor
+ * (made at the retry, §6.1) releases them. Read by request id alone, the edit waited on the
+ * successor while the successor, retried, waited for the edit made before it: neither went (G1).
+ */
+describe('a conflict successor of a row re-issued under a new key', () => {
+  const id = (n: number) => `notes-${n.toString(16).padStart(24, '0')}`;
+  const base = updateRow({ id: id(2), seq: 2 });
+  const original = { ...base, request: { ...base.request!, requestId: id(3) } };
+  const resend = (state: Partial<OutboxRow>): OutboxRow => ({
+    ...updateRow({ id: id(4), seq: 5, successorOf: original.id, baseRevision: 4 }),
+    conflict: buildConflictEvidence(original, { currentRevision: 4 }, 412, NOW),
+    ...state,
+  });
+  const waited = updateRow({ id: id(7), seq: 4, successorOf: original.id });
+  // The store's lookup follows the original's `superseded` tombstone to the resend, for whom
+  // its predecessor is simply gone.
+  const lookup = (rows: OutboxRow[]) => (pid: string, asker?: string) =>
+    (pid === original.id && asker !== id(4)) ||
+    rows.some((r) => r.id === pid && r.state !== 'blocked')
+      ? 'present'
+      : 'absent';
+
+  it('records the original’s id beside its new key, and stands for it', () => {
+    expect(resend({}).conflict).toMatchObject({
+      predecessor: { requestId: id(3), rowId: original.id },
+    });
+    const rows = [waited, resend({})];
+    expect(recordTurn(rows, { now: NOW, leaseMs: LEASE, force: true }, lookup(rows))).toEqual({
+      kind: 'go',
+      row: expect.objectContaining({ id: id(4) }),
+    });
+  });
+
+  it('retried, it releases the edit that waited on the original: that edit was made before the retry', () => {
+    const planned = planRetry(observe(resend(blocked('handler_failed', resend({})))), {
+      owner: OWNER,
+      record: [observe(waited)],
+    });
+    if (planned.kind !== 'apply') throw new Error('expected a retry');
+    const put = planned.plan.put?.find((row) => (row as OutboxRow).id === waited.id);
+    expect(put).toBeDefined();
+    expect(put).not.toHaveProperty('successorOf');
   });
 });
 
