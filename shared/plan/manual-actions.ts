@@ -62,8 +62,9 @@ export interface RetryContext {
  * Queues a blocked row again, with its request, key and fence unchanged: the server replays the
  * answer if it had applied it (G2). A quarantined corrupt row has nothing to send and is refused.
  *
- * Once a later edit of the record was applied past the row (`overtakenBy`), the retry meets it
- * through the conflict rule (§6.1, §10) with what the server really answers: a row with a
+ * Once a later edit of the record was, or may have been, applied past the row (`overtakenBy`; an
+ * edit of unknown outcome, or one on the wire at the retry), the retry meets it through the
+ * conflict rule (§6.1, §10) with what the server really answers, and is never merged: a row with a
  * revision check goes as it is, and the server's answer to its stale `If-Match` (a 412) is what
  * the conflict rule runs on. A row the server refused that has no revision check would land
  * over that edit unchecked (G4): it stays blocked as `revision_conflict`, with no evidence of an
@@ -81,18 +82,17 @@ export function planRetry({ row, raw }: Observed, ctx: RetryContext): ManualPlan
     };
   }
   if (row.blockedCode === 'retention_exceeded') return planReissue({ row, raw }, ctx);
-  // A later edit of the record whose earlier attempt may already have been applied, its answer
-  // lost: no ACK has marked the row overtaken, but it may be (§6.1). One on the wire for the
-  // first time lands after the retry is made, as any older edit does.
+  // A later edit of the record that may already have been applied with no ACK to mark the row
+  // overtaken yet (§6.1): its answer lost, or on the wire now — the server may have applied it
+  // and its answer be on the way back. Either way the row carries the mark from here on.
+  const madeLater = (other: OutboxRow) =>
+    other.seq !== undefined && row.seq !== undefined && other.seq > row.seq;
   const mayOvertake =
     row.overtakenBy ??
-    ctx.record?.find(
-      (other) =>
-        other.row.seq !== undefined &&
-        row.seq !== undefined &&
-        other.row.seq > row.seq &&
-        other.row.evidence?.mayHaveApplied === true,
-    )?.row.id;
+    ctx.record?.find((other) => madeLater(other.row) && other.row.evidence?.mayHaveApplied === true)
+      ?.row.id ??
+    (ctx.inFlight !== undefined && madeLater(ctx.inFlight.row) ? ctx.inFlight.row.id : undefined);
+  const mark = mayOvertake === undefined ? {} : { overtakenBy: mayOvertake };
   if (
     mayOvertake !== undefined &&
     row.baseRevision == null &&
@@ -106,6 +106,7 @@ export function planRetry({ row, raw }: Observed, ctx: RetryContext): ManualPlan
         put: [
           {
             ...row,
+            ...mark,
             blockedCode: 'revision_conflict',
             blockedDetail: `A later edit (${mayOvertake}) was or may have been applied; this request has no revision to check.`,
           },
@@ -113,7 +114,7 @@ export function planRetry({ row, raw }: Observed, ctx: RetryContext): ManualPlan
         reason: 'retry',
       },
     };
-  return { kind: 'apply', plan: queuedAgain({ row, raw }, ctx, {}) };
+  return { kind: 'apply', plan: queuedAgain({ row, raw }, ctx, mark) };
 }
 
 /**

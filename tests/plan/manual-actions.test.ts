@@ -384,6 +384,45 @@ describe('retrying a blocked row after a later edit of its record was applied', 
     expect(earlier.plan.put![0]).toMatchObject({ state: 'queued' });
   });
 
+  it.each([
+    {
+      rule: 'with no revision check, it stays blocked as a revision conflict',
+      baseRevision: null,
+      state: 'blocked',
+    },
+    {
+      rule: 'with a revision check, it queues after that edit with its mark, never merged: its stale If-Match meets the 412',
+      baseRevision: 3,
+      state: 'queued',
+    },
+  ])(
+    'retried while a later edit of its record is on the wire, which the server may have applied already: $rule (G4)',
+    ({ baseRevision, state }) => {
+      const refused = { ...overtaken('http_422', baseRevision), overtakenBy: undefined, seq: 4 };
+      const onWire = (seq: number) =>
+        observe({ ...updateRow({ id: OVERTAKEN_BY }), seq, state: 'sending', sentAt: NOW - 5 });
+      const planned = planRetry(observe(refused as OutboxRow), {
+        owner: OWNER,
+        inFlight: onWire(9),
+        record: [onWire(9)],
+      });
+      if (planned.kind !== 'apply') throw new Error('expected a plan');
+      const put = planned.plan.put![0] as OutboxRow;
+      expect(put).toMatchObject({ state, overtakenBy: OVERTAKEN_BY, request: refused.request });
+      if (state === 'queued') expect(put.successorOf).toBe(OVERTAKEN_BY);
+      else expect(put.blockedCode).toBe('revision_conflict');
+      // An edit made before it, on the wire: no edit past it, no mark; it queues after that edit.
+      const earlier = planRetry(observe(refused as OutboxRow), {
+        owner: OWNER,
+        inFlight: onWire(2),
+        record: [onWire(2)],
+      });
+      if (earlier.kind !== 'apply') throw new Error('expected a plan');
+      expect(earlier.plan.put![0]).toMatchObject({ state: 'queued', successorOf: OVERTAKEN_BY });
+      expect((earlier.plan.put![0] as OutboxRow).overtakenBy).toBeUndefined();
+    },
+  );
+
   it('a later edit follows the retried row instead of folding its fields in over the newer edit (G4)', () => {
     const planned = planRetry(observe(overtaken('http_422', 3) as OutboxRow), { owner: OWNER });
     if (planned.kind !== 'apply') throw new Error('expected a plan');

@@ -751,7 +751,9 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
 
   it('G4: a retry planned before a later edit of its record was claimed is planned again, so the retried row queues after that edit', async () => {
     const gate: Gate = { waiting: [], open: true };
-    const { record, a, u1 } = await firstEdit({ title: 'first' });
+    // U1 has a revision check: U2, on the wire at the retry, may already have been applied, so
+    // the retried U1 meets it through the conflict rule (§6.1, §10).
+    const { record, a, u1 } = await firstEdit({ title: 'first' }, { baseRevision: 1 });
     const b = await world.holder('B', { wrapStore: gatedRetries(gate) });
     const first = (await world.holdInFlight(a, u1.id)).done;
     const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
@@ -776,7 +778,16 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     a.transport.open();
     await second;
     await b.api.flush();
-    expect(sentKeys()).toEqual([u1.requestId, u2.requestId, u2.requestId, u1.requestId]);
+    await b.api.flush();
+    // U1 after U2, then its resend past the 412, with the overwrite's ledger entry.
+    expect(sentKeys().slice(0, 4)).toEqual([
+      u1.requestId,
+      u2.requestId,
+      u2.requestId,
+      u1.requestId,
+    ]);
+    expect(sentKeys()).toHaveLength(5);
+    expect((await b.api.conflicts()).map((c) => c.originalId)).toContain(u1.requestId);
     expect(await world.rows()).toEqual([]);
     expect(world.server.records.get(record.id)?.data).toEqual({ title: 'first', body: 'second' });
   });
