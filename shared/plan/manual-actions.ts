@@ -63,7 +63,7 @@ export interface RetryContext {
  * answer if it had applied it (G2). A quarantined corrupt row has nothing to send and is refused.
  *
  * Once a later edit of the record was, or may have been, applied past the row (`overtakenBy`; an
- * edit of unknown outcome, or one on the wire at the retry), the retry meets it through the
+ * edit of unknown outcome, on the wire at the retry among them), the retry meets it through the
  * conflict rule (§6.1, §10) with what the server really answers, and is never merged: a row with a
  * revision check goes as it is, and the server's answer to its stale `If-Match` (a 412) is what
  * the conflict rule runs on. A row the server refused that has no revision check would land
@@ -83,15 +83,16 @@ export function planRetry({ row, raw }: Observed, ctx: RetryContext): ManualPlan
   }
   if (row.blockedCode === 'retention_exceeded') return planReissue({ row, raw }, ctx);
   // A later edit of the record that may already have been applied with no ACK to mark the row
-  // overtaken yet (§6.1): its answer lost, or on the wire now — the server may have applied it
-  // and its answer be on the way back. Either way the row carries the mark from here on.
+  // overtaken yet (§6.1): any of unknown outcome — its answer lost, on the wire now (the server
+  // may have applied it, its answer on the way back), or sent by a holder that died before its
+  // answer. The row carries the mark from here on.
   const madeLater = (other: OutboxRow) =>
     other.seq !== undefined && row.seq !== undefined && other.seq > row.seq;
   const mayOvertake =
     row.overtakenBy ??
-    ctx.record?.find((other) => madeLater(other.row) && other.row.evidence?.mayHaveApplied === true)
-      ?.row.id ??
-    (ctx.inFlight !== undefined && madeLater(ctx.inFlight.row) ? ctx.inFlight.row.id : undefined);
+    [...(ctx.record ?? []), ...(ctx.inFlight ? [ctx.inFlight] : [])].find(
+      (other) => madeLater(other.row) && attemptOutcome(other.row) === 'unknown',
+    )?.row.id;
   const mark = mayOvertake === undefined ? {} : { overtakenBy: mayOvertake };
   if (
     mayOvertake !== undefined &&

@@ -411,6 +411,15 @@ describe('retrying a blocked row after a later edit of its record was applied', 
       expect(put).toMatchObject({ state, overtakenBy: OVERTAKEN_BY, request: refused.request });
       if (state === 'queued') expect(put.successorOf).toBe(OVERTAKEN_BY);
       else expect(put.blockedCode).toBe('revision_conflict');
+      // The same once its holder died with it on the wire: its claim ended, its outcome unknown.
+      const died = planRetry(observe(refused as OutboxRow), {
+        owner: OWNER,
+        record: [
+          observe({ ...onWire(9).row, claim: { holderId: 'gone', expiresAt: NOW - 1, fence: 1 } }),
+        ],
+      });
+      if (died.kind !== 'apply') throw new Error('expected a plan');
+      expect(died.plan.put![0]).toMatchObject({ state, overtakenBy: OVERTAKEN_BY });
       // An edit made before it, on the wire: no edit past it, no mark; it queues after that edit.
       const earlier = planRetry(observe(refused as OutboxRow), {
         owner: OWNER,
