@@ -45,13 +45,21 @@ export function routePattern(path: string): RoutePattern {
             detail: `a path segment may be at most ${MAX_PARAM_LENGTH} characters`,
           });
         }
+        let value: string;
         try {
-          params[expected.slice(1)] = decodeURIComponent(actual);
+          value = decodeURIComponent(actual);
         } catch {
           return problemAnswer(400, PROBLEM.badRequest, {
             detail: 'the path is not valid percent-encoding',
           });
         }
+        // No text column of PostgreSQL stores a NUL: a handler passing the id on would fail.
+        if (value.includes('\0')) {
+          return problemAnswer(400, PROBLEM.badRequest, {
+            detail: 'a path segment may not contain NUL (%00)',
+          });
+        }
+        params[expected.slice(1)] = value;
       }
       return params;
     },

@@ -164,6 +164,18 @@ describe('the kit core', () => {
     );
   });
 
+  it('answers a path parameter holding a NUL 400 before the ledger and the handler: no SQL text stores one', async () => {
+    const { ledger, calls } = spyLedger();
+    const kit = createOutboxKit({ ledger, authenticate: () => 'alice' });
+    let handled = 0;
+    kit.route({ method: 'POST', path: '/w/:id', handle: () => json(201, { handled: ++handled }) });
+    const answer = await kit.fetch(post('/w/a%00b'));
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ type: PROBLEM.badRequest });
+    expect([calls, handled]).toEqual([[], 0]);
+    expect((await kit.fetch(post('/w/a%01b'))).status).toBe(201);
+  });
+
   it('refuses route paths it cannot match', () => {
     const kit = createOutboxKit({ ledger: spyLedger().ledger, authenticate: () => null });
     const handle = () => json(201, {});
