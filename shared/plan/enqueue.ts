@@ -207,6 +207,12 @@ function openRows(
     if (link !== undefined && !ids.has(link)) break;
     start--;
   }
+  // A row without `seq` this bundle writes (a legacy tab's) left out of the merge was committed
+  // after every row given one (§6.1), whatever its writer's clock says: a merged row in an older
+  // row's place would go before it, carrying an edit made after it. Nothing merges then; the
+  // new row takes a fresh `seq` and the legacy rows their places before it.
+  if (chain.slice(0, start).some(({ row }) => row.seq === undefined && !isUnknownVersion(row)))
+    return { open: [], before: chain };
   return { open: chain.slice(start), before: chain.slice(0, start) };
 }
 

@@ -208,12 +208,13 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
   });
 
   it('a queued successor is merged and keeps the successorOf of the row it replaces; the row in flight stays', () => {
-    const sending = claimedBy(earlier, OTHER, 1);
+    const sending = claimedBy({ ...earlier, seq: 1 }, OTHER, 1);
     const waiting = updateRow({
       id: 'notes-000000000000000000000002',
       savedAt: NOW - 500,
       successorOf: earlier.id,
       payload: { b: 1 },
+      seq: 2,
     });
     const { row, plan } = written(
       planEnqueue(update(), [observe(sending), observe(waiting)], undefined, ctx),
@@ -262,12 +263,13 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
   });
 
   it('a queued row whose predecessor already settled merges alone: a blocked row before it stays (G4)', () => {
-    const rejected = { ...deferred(earlier), state: 'blocked', blockedCode: 'http_422' };
+    const rejected = { ...deferred(earlier), seq: 1, state: 'blocked', blockedCode: 'http_422' };
     const waiting = updateRow({
       id: 'notes-000000000000000000000003',
       savedAt: NOW - 200,
       successorOf: 'notes-000000000000000000000002',
       payload: { title: 'second' },
+      seq: 2,
     });
     const { row, outcome, plan } = written(
       planEnqueue(update(), [observe(rejected), observe(waiting)], undefined, ctx),
@@ -300,12 +302,35 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
   });
 
   it('rows merged after a row in flight go after it even when the oldest of them names no predecessor', () => {
-    const sending = claimedBy(earlier, OTHER, 1);
-    const unlinked = updateRow({ id: 'notes-000000000000000000000002', savedAt: NOW - 500 });
+    const sending = claimedBy({ ...earlier, seq: 1 }, OTHER, 1);
+    const unlinked = updateRow({
+      id: 'notes-000000000000000000000002',
+      savedAt: NOW - 500,
+      seq: 2,
+    });
     const { row } = written(
       planEnqueue(update(), [observe(sending), observe(unlinked)], undefined, ctx),
     );
     expect(row).toMatchObject({ savedAt: unlinked.savedAt, successorOf: sending.id });
+  });
+
+  it('a legacy row left out of a merge is not passed by it: nothing merges, and the new row follows it (§6.1, G4)', () => {
+    // Committed after the row with seq (an unplaced legacy row always is), whatever its clock.
+    const queued = updateRow({ id: 'notes-000000000000000000000002', payload: { b: 1 }, seq: 3 });
+    const newer = { ...updateRow({ id: 'v2row-000000000000000000001' }), v: 2 };
+    const legacy = updateRow({ id: 'v0row-000000000000000000001', savedAt: NOW - 60_000 });
+    const linked = { ...queued, successorOf: newer.id };
+    const { row, plan } = written(
+      planEnqueue(
+        update(),
+        [observe(newer as OutboxRow), observe(linked), observe(legacy)],
+        undefined,
+        ctx,
+      ),
+    );
+    expect(plan.delete ?? []).toEqual([]);
+    expect(plan.seq).toEqual([legacy.id, NEW_ID]);
+    expect(row.id).toBe(NEW_ID);
   });
 
   it('a merge keeps the conflict evidence of the successor it absorbs, so its ledger entry is still written (§6, G5)', () => {
