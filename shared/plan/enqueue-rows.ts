@@ -2,7 +2,7 @@ import type { IntentInfo } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
 import type { EnqueueResult } from '../model/page-api.ts';
 import type { Observed } from '../model/row.ts';
-import { isIntentRow, type OutboxRow } from '../model/row.ts';
+import { isIntentRow, type OutboxRow, pendingCreateId } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { ledgerChanges } from './conflict-ledger.ts';
 import type { EnqueueContext, EnqueuePlan, NewIntent } from './enqueue-types.ts';
@@ -160,6 +160,10 @@ export function planMergedRow(
       };
     }
     if (result.kind === 'keep_both') {
+      // An edit of a create not applied yet has no server id to address: it is an intent,
+      // converted on the create's receipt (§8), whatever the create's state.
+      const createId = pendingCreateId(intent.targetId);
+      if (createId !== undefined) return planIntentRow(intent, createId, chain, ctx);
       // Kinds without merge rules stay separate, in order: the new row follows the last one.
       const last = chain[chain.length - 1]!.row;
       return planRequestRow(

@@ -75,12 +75,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * retention made it differ from its request's (§10, §15) +43 B, to 40,980 B; a retry marked
  * overtaken by any later edit of its record of unknown outcome — on the wire at the retry, or
  * sent by a holder that died — (§6.1) +5 B, to 40,985 B; no merge past a legacy row left out
- * of it (§6.1) +32 B, to 41,017 B — over the budget by 4,153 B. Until the budget is restated or the engine cut to it,
+ * of it (§6.1) +32 B, to 41,017 B; an edit of `pending:<C>` that no merge rule folds written as
+ * an intent whatever C's state (§8) +26 B, to 41,043 B — over the budget by 4,179 B. Until the budget is restated or the engine cut to it,
  * {@link WORKER_CEILING} keeps the worker from growing unnoticed; lower it with every cut.
  * `npm run size -- --modules` prints what each module, folder and package takes. Say here what
  * any later rise is for.
  */
-const WORKER_CEILING = 41_017;
+const WORKER_CEILING = 41_043;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

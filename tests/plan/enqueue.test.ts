@@ -474,6 +474,21 @@ describe('merge rules (SPEC §6)', () => {
     expect(plan.delete).toEqual([]);
   });
 
+  it('create (never attempted) + an edit of a kind without merge rules → an intent row after the create, never a request to pending:<C> (§8)', () => {
+    const { row, outcome, plan } = written(
+      planEnqueue(
+        onCreate('archive', { archived: true }),
+        [observe(create)],
+        pendingFacts(create),
+        ctx,
+      ),
+    );
+    expect(outcome).toBe('intent');
+    expect(row).toMatchObject({ kind: 'archive', targetId: pendingTarget, successorOf: create.id });
+    expect(row.request).toBeUndefined();
+    expect(plan.delete).toEqual([]);
+  });
+
   it('create (never attempted) + delete → both cancelled: nothing written, nothing sent', () => {
     const planned = planEnqueue(onCreate('delete'), [observe(create)], pendingFacts(create), ctx);
     expect(planned).toMatchObject({ kind: 'write', result: { outcome: 'cancelled' } });

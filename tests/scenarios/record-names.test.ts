@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { CollectionHandler, IntentInfo } from '../../shared/model/handler.ts';
 import type { OutboxRow } from '../../shared/model/row.ts';
 import { NAME_RETENTION_MS } from '../../shared/model/store.ts';
 import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
@@ -80,4 +81,57 @@ describe.each(STORE_KINDS)('one record, one name on the %s store', (kind) => {
     await pruneReceipts(a, now + 1);
     expect(await a.store.getName(OWNER, created.targetId)).toBeUndefined();
   });
+
+  /** The notes handler with one more kind, `archive`, which no merge rule knows (§2, §6). */
+  const archiving = (): Record<string, CollectionHandler> => {
+    const notes = world.handlers().notes!;
+    return {
+      notes: {
+        ...notes,
+        kinds: ['create', 'update', 'delete', 'archive'],
+        toRequest: (intent: IntentInfo) =>
+          intent.kind === 'archive'
+            ? {
+                method: 'PATCH',
+                url: `/api/notes/${encodeURIComponent(intent.targetId)}`,
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ archived: true }),
+              }
+            : notes.toRequest(intent),
+      },
+    };
+  };
+
+  it.each([
+    { when: 'before C was sent', inFlight: false },
+    { when: 'while C is on the wire', inFlight: true },
+  ])(
+    '§8: an edit of pending:<C> of a kind without merge rules made $when is an intent, sent to the server id C’s receipt names',
+    async ({ inFlight }) => {
+      world = await World.create(kind);
+      const a = await world.holder('A', { handlers: archiving() });
+      const created = await a.api.enqueue(createNote({ title: 'x' }));
+      const held = inFlight ? await world.holdInFlight(a, created.id) : undefined;
+      const edit = await a.api.enqueue({
+        collection: 'notes',
+        kind: 'archive',
+        targetId: created.targetId,
+      });
+      expect(edit.outcome).toBe('intent');
+      expect((await world.row(edit.id))?.request).toBeUndefined();
+      if (held !== undefined) {
+        a.transport.open();
+        await held.done;
+      }
+      await a.api.flush();
+      await a.api.flush();
+      const serverId = (await a.store.getName(OWNER, created.targetId))!.serverId;
+      expect(world.server.seen.map((request) => `${request.method} ${request.url}`)).toEqual([
+        'POST /api/notes',
+        `PATCH /api/notes/${serverId}`,
+      ]);
+      expect(world.server.records.get(serverId)?.data).toMatchObject({ archived: true });
+      expect(await a.api.rows()).toEqual([]);
+    },
+  );
 });
