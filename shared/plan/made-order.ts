@@ -2,6 +2,7 @@ import type { ConflictEvidence } from '../model/conflict-evidence.ts';
 import type { Observed, OutboxRow } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { isRowInFlight } from './in-flight.ts';
+import { isQuarantined } from './quarantine.ts';
 import { isUnknownVersion } from './unknown-version.ts';
 
 /**
@@ -51,8 +52,9 @@ export function supersedes(row: OutboxRow): string[] {
  * away. A row in flight cannot be written, so neither it nor any row after it is placed (placed,
  * a later one would go before it should it come back); nor is any while a row with `seq` links
  * into one of them (placed, they would go after that row by `seq` while its link pulls the one
- * it names ahead of the others). The plan's new rows follow the last row left unplaced instead. Rows the plan deletes or writes itself and rows of a newer format (not this
- * bundle's to write) are left as they are.
+ * it names ahead of the others). The plan's new rows follow the last row left unplaced instead.
+ * Rows the plan deletes or writes itself, rows of a newer format (not this bundle's to write) and
+ * quarantined values (rewritten by `retry` and `discard` only, G7) are left as they are.
  */
 export function placingUnsequenced(
   plan: ReplacePlan,
@@ -66,7 +68,11 @@ export function placingUnsequenced(
   ]);
   const unsequenced = inMadeOrder(
     record.filter(
-      ({ row }) => row.seq === undefined && !touched.has(row.id) && !isUnknownVersion(row),
+      ({ row }) =>
+        row.seq === undefined &&
+        !touched.has(row.id) &&
+        !isUnknownVersion(row) &&
+        !isQuarantined(row),
     ),
   );
   const fresh = new Set(plan.seq);

@@ -234,4 +234,37 @@ describe.each(STORE_KINDS)('hostile stored values on the %s store', (kind) => {
     ).rejects.toMatchObject({ code: 'row_too_large' });
     expect((await world.rows()).map((r) => r.id)).toEqual([create.id]);
   });
+
+  it('G7: a quarantined value is left as it is by a later edit of its record', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const id = 'notes-0000000000000000000bad02';
+    expect(
+      await a.store.replace({
+        owner: OWNER,
+        expected: [{ id, row: null }],
+        put: [
+          {
+            v: 1,
+            id,
+            owner: OWNER,
+            collection: 'notes',
+            kind: null,
+            targetId: record.id,
+            savedAt: world.clock.now(),
+            state: 'queued',
+          },
+        ],
+        reason: 'test',
+      }),
+    ).toBe('committed');
+    a.transport.close();
+    await a.api.flush();
+    const quarantined = await a.store.get(id);
+    expect(quarantined).toMatchObject({ state: 'blocked', blockedCode: 'row_corrupt' });
+
+    await a.api.enqueue(updateNote(record.id, { title: 'b' }));
+    expect(await a.store.get(id)).toEqual(quarantined);
+  });
 });
