@@ -14,7 +14,7 @@ import { NO_CREDENTIALS } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
 import { leaseEnd } from '../plan/lease.ts';
 import { planResumeHeld } from '../plan/manual-actions.ts';
-import { planQuarantine } from '../plan/quarantine.ts';
+import { corruptInFlight, planQuarantine } from '../plan/quarantine.ts';
 import { selectTurns, targetKey } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { CoreDeps } from './config.ts';
@@ -113,7 +113,12 @@ async function runPass(flush: Flush): Promise<number> {
       { now, leaseMs: deps.leaseMs, force: flush.force, recovered: flush.recovered },
       predecessor,
       flush.busyTargets,
-    ).filter((row) => !flush.attempted.has(row.id) && !flush.isHeldByOrphan(row));
+    ).filter(
+      (row) =>
+        !flush.attempted.has(row.id) &&
+        !flush.isHeldByOrphan(row) &&
+        !flush.isHeldByCorrupt(row, now),
+    );
     for (const row of candidates)
       flush.seen.set(row.id, recordSeen(row, known.get(targetKey(row))!, blockedPredecessors));
     noteWaiting(flush, rows, now);
@@ -193,8 +198,10 @@ async function learn(
 }
 
 /**
- * Parses a batch; values that fail to parse are quarantined on the spot (G7). Rows of a format
- * version this bundle does not know are kept as they are, for selection to hold their record (§17).
+ * Parses a batch; values that fail to parse are quarantined on the spot (G7) — but for one that
+ * may still be on the wire, which holds its record until its lease ends (§6.1, G4). Rows of a
+ * format version this bundle does not know are kept as they are, for selection to hold their
+ * record (§17).
  */
 async function decodeBatch(flush: Flush, raws: unknown[]): Promise<Observed[]> {
   const { deps } = flush;
@@ -207,7 +214,14 @@ async function decodeBatch(flush: Flush, raws: unknown[]): Promise<Observed[]> {
       continue;
     }
     if (decoded.ok) continue;
-    const plan = planQuarantine(decoded, { owner: flush.owner, now: deps.clock.now() });
+    const now = deps.clock.now();
+    // Its request may still land: its record waits, and it is quarantined once the lease ends.
+    const hold = corruptInFlight(raw, now, deps.leaseMs);
+    if (hold !== undefined) {
+      flush.holdForCorrupt(decoded.id, hold);
+      continue;
+    }
+    const plan = planQuarantine(decoded, { owner: flush.owner, now });
     if ((await flush.store.replace(plan)) === 'committed') {
       deps.onEvent?.({ type: 'quarantined', id: decoded.id, issues: decoded.issues });
     }

@@ -5,6 +5,8 @@ import type { OutboxRow } from '../model/row.ts';
 import type { OutboxStore } from '../model/store.ts';
 import type { RecordSeen } from '../plan/claim.ts';
 import { isNetworkDown } from '../plan/classify.ts';
+import type { CorruptHold } from '../plan/quarantine.ts';
+import { targetKey } from '../plan/select.ts';
 import type { CoreDeps } from './config.ts';
 import { createGroupCommit, type GroupCommit } from './group-commit.ts';
 import { Semaphore } from './semaphore.ts';
@@ -54,6 +56,11 @@ export class Flush {
    * row of that collection goes until it is resolved — any of them could be its record.
    */
   readonly orphanSeq = new Map<string, number>();
+  /**
+   * Records held by a value that failed to parse while on the wire (§6.1, G4), until its lease
+   * ends; under `null`, the end of a hold whose record could not be read: every record waits.
+   */
+  readonly corruptHolds = new Map<string | null, number>();
   /** At most `concurrency` requests on the network at once; claims and ACKs run beside them. */
   readonly sends: Semaphore;
   /** Claims and ACKs of this flush, committed together when they arrive together. */
@@ -89,6 +96,21 @@ export class Flush {
   isHeldByOrphan(row: OutboxRow): boolean {
     const held = this.orphanSeq.get(row.collection);
     return held !== undefined && (row.seq === undefined || row.seq > held);
+  }
+
+  /**
+   * Holds the record of a value that failed to parse but may still be on the wire (§4, §6.1):
+   * no row of it goes, and the flush wakes when the lease ends, to quarantine it then.
+   */
+  holdForCorrupt(id: string, hold: CorruptHold): void {
+    const key = hold.record === undefined ? null : targetKey(hold.record);
+    this.corruptHolds.set(key, Math.max(this.corruptHolds.get(key) ?? hold.until, hold.until));
+    this.waiting.set(id, hold.until);
+  }
+
+  /** Whether `row`'s record is held by a value that may still be on the wire (§6.1, G4). */
+  isHeldByCorrupt(row: OutboxRow, now: number): boolean {
+    return [targetKey(row), null].some((key) => (this.corruptHolds.get(key) ?? -Infinity) > now);
   }
 
   /** Counts a committed claim and reports it (`claimed`). */

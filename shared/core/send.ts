@@ -6,6 +6,7 @@ import { classifyResult } from '../plan/classify.ts';
 import { isRecordClear } from '../plan/in-flight.ts';
 import { isLeaseLapsed, sendDeadline } from '../plan/lease.ts';
 import { requestOrigin } from '../plan/origin-recovery.ts';
+import { corruptInFlight } from '../plan/quarantine.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { Flush } from './flush.ts';
 import { type ClaimedRow, screenKeyAge, type Unsent } from './key-age.ts';
@@ -156,22 +157,27 @@ function whileLeased<T>(
 
 /**
  * The last look before the wire (SPEC §6.1): each row's record, read again under both its names,
- * has no other row in flight. A batch reads its records in one call, so the look is one moment
- * for all of them. A record that cannot be read is not clear: the row waits.
+ * has no other row in flight, a value that failed to parse included. A batch reads its records in
+ * one call, so the look is one moment for all of them. A record that cannot be read is not clear:
+ * the row waits.
  */
 async function recordsClear(flush: Flush, rows: readonly OutboxRow[]): Promise<boolean> {
   const { store, owner, deps } = flush;
   try {
     const records = await store.byTargets(owner, rows);
     const now = deps.clock.now();
-    return rows.every((row, i) =>
-      isRecordClear(
-        records[i]!.flatMap((raw) => observeStored(decodeRow(raw))?.row ?? []),
-        row,
-        now,
-        deps.leaseMs,
-      ),
-    );
+    return rows.every((row, i) => {
+      const record: OutboxRow[] = [];
+      for (const raw of records[i]!) {
+        const decoded = decodeRow(raw);
+        const observed = observeStored(decoded);
+        if (observed !== undefined) record.push(observed.row);
+        // A value that failed to parse may still be on the wire (§6.1, G4).
+        else if (!decoded.ok && decoded.id !== row.id && corruptInFlight(raw, now, deps.leaseMs))
+          return false;
+      }
+      return isRecordClear(record, row, now, deps.leaseMs);
+    });
   } catch {
     return false;
   }

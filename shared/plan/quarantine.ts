@@ -13,6 +13,44 @@ export function isQuarantined(row: OutboxRow): boolean {
   return row.state === 'blocked' && row.blockedCode === ROW_CORRUPT;
 }
 
+/** How a value that failed to parse still holds its record: until when, and which record. */
+export interface CorruptHold {
+  /** When its lease ends by this holder's clock; then it is quarantined. */
+  until: number;
+  /** Its record, when its `collection` and `targetId` are readable. */
+  record?: { collection: string; targetId: string };
+}
+
+/**
+ * A value that failed to parse but still reads as on the wire (SPEC §4, §6.1, G4, G7):
+ * `state: "sending"` under a lease — a claim's `expiresAt`, or a legacy `sentAt` plus the lease —
+ * not over yet. Its request may still land, so its record is held (no other row of it goes) and
+ * the value is quarantined only once the lease has ended. A lease ending past `now + 2 × leaseMs`
+ * is none a holder took (a damaged `expiresAt`; twice the lease leaves room for a holder whose
+ * clock is ahead): the value is quarantined at once, so no damage holds a record for ever.
+ */
+export function corruptInFlight(
+  raw: unknown,
+  now: number,
+  leaseMs: number,
+): CorruptHold | undefined {
+  if (typeof raw !== 'object' || raw === null || isUnreadable(raw)) return undefined;
+  const value = raw as Record<string, unknown>;
+  if (value.state !== 'sending') return undefined;
+  const finite = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? n : -Infinity);
+  const claim =
+    typeof value.claim === 'object' && value.claim !== null
+      ? (value.claim as Record<string, unknown>)
+      : {};
+  // As `leaseEnd` reads a row (§4, §17): the later of the claim's end and a legacy send's.
+  const until = Math.max(finite(claim.expiresAt), Math.floor(finite(value.sentAt)) + leaseMs);
+  if (!(until > now) || until > now + 2 * leaseMs) return undefined;
+  const { collection, targetId } = value;
+  return typeof collection === 'string' && typeof targetId === 'string'
+    ? { until, record: { collection, targetId } }
+    : { until };
+}
+
 /**
  * Plans quarantining a stored value that failed to parse (SPEC §2, G7): the row becomes
  * `blocked` / `row_corrupt` with its raw value kept under `raw`. Nothing is dropped and the

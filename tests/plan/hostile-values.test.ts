@@ -4,10 +4,10 @@ import { deepEqual } from '../../shared/model/json.ts';
 import { inspectJson, MAX_VALUE_DEPTH } from '../../shared/model/json-bounds.ts';
 import { decodeRow } from '../../shared/model/row.ts';
 import { unreadableValue } from '../../shared/model/store.ts';
-import { planQuarantine } from '../../shared/plan/quarantine.ts';
+import { corruptInFlight, planQuarantine } from '../../shared/plan/quarantine.ts';
 import { matchesObservation } from '../../shared/store/commit.ts';
 import { cyclic, HOSTILE, nested } from '../support/hostile.ts';
-import { NOW, OWNER, updateRow } from './fixtures.ts';
+import { LEASE, NOW, OWNER, updateRow } from './fixtures.ts';
 
 describe('inspecting values before anything recurses into them (G7)', () => {
   it.each(HOSTILE)('reports $name as $code, with where, without throwing', ({ value, code }) => {
@@ -122,5 +122,60 @@ describe('decoding a hostile stored value never throws, and it is quarantined wh
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('a value that failed to parse while on the wire holds its record until its lease ends (SPEC §4, §6.1, G4)', () => {
+  const sending = {
+    v: 1,
+    id: 'notes-000000000000000000000bad',
+    owner: OWNER,
+    collection: 'notes',
+    kind: 'update',
+    targetId: 'n_1',
+    state: 'sending',
+    evidence: { attemptCount: -1 },
+  };
+  const record = { collection: 'notes', targetId: 'n_1' };
+
+  it.each([
+    {
+      name: 'a live claim',
+      raw: { ...sending, claim: { holderId: 'A', expiresAt: NOW + 10, fence: 1 } },
+      hold: { until: NOW + 10, record },
+    },
+    {
+      name: 'a legacy send within the lease',
+      raw: { ...sending, sentAt: NOW - 10 },
+      hold: { until: NOW - 10 + LEASE, record },
+    },
+    {
+      name: 'a live claim, the record unreadable',
+      raw: { ...sending, targetId: 7, claim: { expiresAt: NOW + 10 } },
+      hold: { until: NOW + 10 },
+    },
+    {
+      name: 'a claim whose lease ended',
+      raw: { ...sending, claim: { holderId: 'A', expiresAt: NOW, fence: 1 } },
+      hold: undefined,
+    },
+    {
+      name: 'a lease no holder took (ending past twice the lease)',
+      raw: { ...sending, claim: { holderId: 'A', expiresAt: NOW + 2 * LEASE + 1, fence: 1 } },
+      hold: undefined,
+    },
+    {
+      name: 'a claim of the wrong shape',
+      raw: { ...sending, claim: { expiresAt: 'soon' } },
+      hold: undefined,
+    },
+    {
+      name: 'a queued row',
+      raw: { ...sending, state: 'queued', claim: { expiresAt: NOW + 10 } },
+      hold: undefined,
+    },
+    { name: 'not an object', raw: 'sending', hold: undefined },
+  ])('$name: $hold', ({ raw, hold }) => {
+    expect(corruptInFlight(raw, NOW, LEASE)).toEqual(hold);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OutboxRow } from '../../shared/model/row.ts';
-import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { cyclic, nested } from '../support/hostile.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 
@@ -233,6 +233,54 @@ describe.each(STORE_KINDS)('hostile stored values on the %s store', (kind) => {
       a.api.enqueue({ ...updateNote(create.targetId, { blob: 'x'.repeat(300_000) }) }),
     ).rejects.toMatchObject({ code: 'row_too_large' });
     expect((await world.rows()).map((r) => r.id)).toEqual([create.id]);
+  });
+
+  it('G4: a row whose stored value goes bad while on the wire holds its record until its lease ends; the edit after it goes then, after it', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const b = await world.holder('B');
+    const first = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const { done } = await world.holdInFlight(a, first.id);
+    const second = await a.api.enqueue(updateNote(record.id, { title: 'second' }));
+    expect(second.outcome).toBe('successor');
+    // One field of the row on the wire goes bad; its state and claim still say it is sent.
+    const raw = (await a.store.get(first.id)) as OutboxRow;
+    const bad = { ...raw, evidence: { ...raw.evidence, attemptCount: -1 } };
+    expect(
+      await a.store.replace({
+        owner: OWNER,
+        expected: [{ id: first.id, row: raw }],
+        put: [bad],
+        reason: 'test',
+      }),
+    ).toBe('committed');
+
+    // Another holder's flush sends nothing of the record, leaves the value as it is, and
+    // comes back when the lease ends.
+    const report = await b.api.flush({ force: true });
+    expect(world.log.filter((line) => line.startsWith('send:B:'))).toEqual([]);
+    expect(await a.store.get(first.id)).toEqual(bad);
+    expect(report.nextAttemptAt).toBe(raw.claim!.expiresAt);
+
+    // The older request lands; its holder cannot settle the bad value and leaves it.
+    a.transport.open();
+    await done;
+    expect(world.server.records.get(record.id)?.data).toMatchObject({ title: 'first' });
+
+    // Past the lease the value is quarantined whole, and the next edit goes.
+    world.clock.advance(LEASE + 1);
+    await b.api.flush();
+    expect(await a.store.get(first.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'row_corrupt',
+      raw: bad,
+    });
+    expect(world.server.effects.map((effect) => effect.key)).toEqual([
+      first.requestId,
+      second.requestId,
+    ]);
+    expect(world.server.records.get(record.id)?.data).toMatchObject({ title: 'second' });
   });
 
   it('G7: a quarantined value is left as it is by a later edit of its record', async () => {
