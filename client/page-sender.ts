@@ -66,7 +66,7 @@ export function startPageSender(config: PageSenderConfig, owner: string): PageSe
   return {
     holderId: sender.holderId,
     async api() {
-      void sender.store().then(listen, () => undefined);
+      if (endpoint === undefined) void sender.store().then(listen, () => undefined);
       endpoint ??= openEndpoint(sender, owner).catch((error: unknown) => {
         endpoint = undefined;
         throw error;
