@@ -79,12 +79,19 @@ async function runPass(flush: Flush): Promise<number> {
   const closed = new Set<string>();
   // A scan reads at least a full batch's worth of rows (§15.1).
   const limit = scanLimit(deps.batchSize, deps.batch);
+  // The whole queue is read before any row of it goes: a value on the wire that failed to parse
+  // holds its record — every record, when its own cannot be read — wherever the scan finds it
+  // (§6.1, G4), so no row of an earlier batch of the scan may leave before it is found.
+  const batches: Observed[][] = [];
   for (;;) {
     const raws = await flush.store.scan(flush.owner, { after, limit });
     if (raws.length === 0) break;
     const last = raws[raws.length - 1] as { savedAt: number; id: string };
     after = { savedAt: last.savedAt, id: last.id };
-    const rows = await decodeBatch(flush, raws);
+    batches.push(await decodeBatch(flush, raws));
+    if (raws.length < limit) break;
+  }
+  for (const rows of batches) {
     const touched = await learn(flush, known, rows);
     const inScope = [...touched].flatMap((key) => [...known.get(key)!.values()]);
     const blockedPredecessors = new Map<string, Expectation>();
@@ -146,7 +153,7 @@ async function runPass(flush: Flush): Promise<number> {
       if (flush.stop === undefined) start(group.rows, group.route);
       else for (const { row } of group.rows) flush.busyTargets.delete(targetKey(row));
     }
-    if (flush.stop !== undefined || raws.length < limit) break;
+    if (flush.stop !== undefined) break;
   }
   await Promise.all(active);
   return flush.report.claimed - claimedBefore + converted + flush.lost.size - lostBefore;

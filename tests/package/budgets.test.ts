@@ -78,12 +78,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * of it (§6.1) +32 B, to 41,017 B; an edit of `pending:<C>` that no merge rule folds written as
  * an intent whatever C's state (§8) +26 B, to 41,043 B; a quarantined value left out of the
  * rows an edit gives a `seq` (G7) −9 B, to 41,034 B; a value that failed to parse while on the
- * wire holding its record until its lease ends (§6.1, G4) +227 B, to 41,261 B — over the budget
- * by 4,397 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * wire holding its record until its lease ends (§6.1, G4) +227 B, to 41,261 B; a pass reading
+ * the whole queue before any row of it goes, so such a value holds its record wherever the scan
+ * finds it (§6.1) +31 B, to 41,292 B — over the budget by 4,428 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 41_261;
+const WORKER_CEILING = 41_292;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

@@ -283,6 +283,47 @@ describe.each(STORE_KINDS)('hostile stored values on the %s store', (kind) => {
     expect(world.server.records.get(record.id)?.data).toMatchObject({ title: 'second' });
   });
 
+  it('G4: a row on the wire whose record can no longer be read holds every record of its owner, wherever the scan finds it, until its lease ends', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A');
+    const first = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
+    const { done } = await world.holdInFlight(a, first.id);
+    // The value on the wire loses its record: `targetId` is no string now.
+    const raw = (await a.store.get(first.id)) as OutboxRow;
+    const bad = { ...raw, targetId: 42 };
+    expect(
+      await a.store.replace({
+        owner: OWNER,
+        expected: [{ id: first.id, row: raw }],
+        put: [bad],
+        reason: 'test',
+      }),
+    ).toBe('committed');
+
+    // Another holder, its clock behind, edits the record: no successor (the record's rows no
+    // longer include the bad value), and ahead of it in the queue, with more than a batch of
+    // other rows between them.
+    const behind = { now: () => world.clock.now() - 800 };
+    const b = await world.holder('B', { clock: behind });
+    const second = await b.api.enqueue(updateNote(record.id, { title: 'second' }));
+    expect(second.outcome).toBe('queued');
+    for (let i = 0; i < 60; i++) await b.api.enqueue(createNote({ title: `other ${i}` }));
+
+    await b.api.flush({ force: true });
+    expect(world.log.filter((line) => line.startsWith('send:B:'))).toEqual([]);
+    a.transport.open();
+    await done;
+
+    world.clock.advance(LEASE + 1000);
+    await b.api.flush();
+    expect(await a.store.get(first.id)).toMatchObject({ blockedCode: 'row_corrupt', raw: bad });
+    expect(
+      world.server.effects.filter((effect) => effect.method === 'PATCH').map((e) => e.key),
+    ).toEqual([first.requestId, second.requestId]);
+    expect(world.server.records.get(record.id)?.data).toMatchObject({ title: 'second' });
+  });
+
   it('G7: a quarantined value is left as it is by a later edit of its record', async () => {
     world = await World.create(kind);
     const record = world.server.seed(OWNER, { title: 'a' });
