@@ -15,7 +15,7 @@ import { isRowInFlight } from '../plan/in-flight.ts';
 import { leaseEnd } from '../plan/lease.ts';
 import { planResumeHeld } from '../plan/manual-actions.ts';
 import { corruptInFlight, planQuarantine } from '../plan/quarantine.ts';
-import { selectTurns, targetKey } from '../plan/select.ts';
+import { type PredecessorLookup, selectTurns, targetKey } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { CoreDeps } from './config.ts';
 import { Flush } from './flush.ts';
@@ -79,9 +79,10 @@ async function runPass(flush: Flush): Promise<number> {
   const closed = new Set<string>();
   // A scan reads at least a full batch's worth of rows (§15.1).
   const limit = scanLimit(deps.batchSize, deps.batch);
-  // The whole queue is read before any row of it goes: a value on the wire that failed to parse
-  // holds its record — every record, when its own cannot be read — wherever the scan finds it
-  // (§6.1, G4), so no row of an earlier batch of the scan may leave before it is found.
+  // The whole queue is read, and what holds rows found, before any row of it goes: a value on
+  // the wire that failed to parse holds its record — every record, when its own cannot be read —
+  // and an orphan intent every later row of its collection (§6.1, G4), wherever the scan finds
+  // them, so no row of an earlier batch of the scan may leave before they are found.
   const batches: Observed[][] = [];
   for (;;) {
     const raws = await flush.store.scan(flush.owner, { after, limit });
@@ -91,6 +92,12 @@ async function runPass(flush: Flush): Promise<number> {
     batches.push(await decodeBatch(flush, raws));
     if (raws.length < limit) break;
   }
+  const looked: {
+    rows: Observed[];
+    touched: Set<string>;
+    predecessor: PredecessorLookup;
+    blockedPredecessors: Map<string, Expectation>;
+  }[] = [];
   for (const rows of batches) {
     const touched = await learn(flush, known, rows);
     const inScope = [...touched].flatMap((key) => [...known.get(key)!.values()]);
@@ -111,6 +118,9 @@ async function runPass(flush: Flush): Promise<number> {
       converted++;
       closed.add(targetKey(row));
     }
+    looked.push({ rows, touched, predecessor, blockedPredecessors });
+  }
+  for (const { rows, touched, predecessor, blockedPredecessors } of looked) {
     const now = deps.clock.now();
     const records = [...touched]
       .filter((key) => !closed.has(key))

@@ -80,11 +80,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * rows an edit gives a `seq` (G7) −9 B, to 41,034 B; a value that failed to parse while on the
  * wire holding its record until its lease ends (§6.1, G4) +227 B, to 41,261 B; a pass reading
  * the whole queue before any row of it goes, so such a value holds its record wherever the scan
- * finds it (§6.1) +31 B, to 41,292 B — over the budget by 4,428 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * finds it (§6.1) +31 B, to 41,292 B; an orphan intent's hold found before any row of the pass
+ * goes (§6.1) +62 B, to 41,354 B; a classifier that returns no outcome read as one that throws
+ * (§11, G4, G7) +28 B, to 41,382 B — over the budget by 4,518 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 41_292;
+const WORKER_CEILING = 41_354;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

@@ -4,6 +4,7 @@ import type { OutboxRow } from '../../shared/model/row.ts';
 import { NAME_RETENTION_MS } from '../../shared/model/store.ts';
 import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
+import { legacyRewrite } from '../support/legacy-tab.ts';
 
 /**
  * One record, one name (SPEC §6.1): `pending:<C>` and the server id C's success named are one
@@ -134,4 +135,39 @@ describe.each(STORE_KINDS)('one record, one name on the %s store', (kind) => {
       expect(await a.api.rows()).toEqual([]);
     },
   );
+
+  it('G4: an intent whose create vanished holds the later edits of its collection wherever the scan finds them, until it is resolved (§6.1)', async () => {
+    world = await World.create(kind);
+    const a = await world.holder('A');
+    const created = await a.api.enqueue(createNote({ title: 'draft' }));
+    world.server.inject('drop');
+    await a.api.flush();
+    world.clock.advance(1);
+    const intent = await a.api.enqueue(updateNote(created.targetId, { title: 'old' }));
+    expect(intent.outcome).toBe('intent');
+    // A legacy tab resends the create, reads its answer and removes the row: no name is kept.
+    await legacyRewrite(a.store, await a.store.get(created.id));
+    const [record] = [...world.server.records.values()];
+    world.clock.advance(1);
+    // Another holder, its clock behind, edits the record by its server id after the intent was
+    // made — ahead of it in the queue, more than a scan batch of other rows between them.
+    const b = await world.holder('B', { clock: { now: () => world.clock.now() - 800 } });
+    const later = await b.api.enqueue(updateNote(record!.id, { title: 'new' }));
+    expect(later.outcome).toBe('queued');
+    for (let i = 0; i < 60; i++) await b.api.enqueue(createNote({ title: `other ${i}` }));
+
+    // The server's receipt lookup fails: the intent stays unresolved, and the edit waits.
+    b.transport.lookupFails = true;
+    await b.api.flush({ force: true });
+    expect(world.server.seen.some((request) => request.key === later.requestId)).toBe(false);
+
+    b.transport.lookupFails = false;
+    await b.api.flush({ force: true });
+    await b.api.flush({ force: true });
+    // The intent's edit, converted, lands first; the later edit last.
+    const patches = world.server.effects.filter((e) => e.method === 'PATCH').map((e) => e.key);
+    expect(patches).toHaveLength(2);
+    expect(patches.at(-1)).toBe(later.requestId);
+    expect(world.server.records.get(record!.id)?.data).toMatchObject({ title: 'new' });
+  });
 });
