@@ -1,4 +1,4 @@
-import type { Outcome } from '../model/outcome.ts';
+import { isOutcome, type Outcome } from '../model/outcome.ts';
 import type { BatchRoute, SendDeadline, TransportResult } from '../model/ports.ts';
 import { decodeRow, type Observed, type OutboxRow } from '../model/row.ts';
 import { planClaim } from '../plan/claim.ts';
@@ -203,17 +203,23 @@ function classify(flush: Flush, row: OutboxRow, result: TransportResult): Outcom
   const handler = deps.handlers[row.collection];
   const fallback = classifyResult(result, deps.clock.now());
   if (!handler?.classify) return fallback;
-  if (fallback.kind !== 'transient') return handler.classify(result, fallback);
+  if (fallback.kind !== 'transient') return checkOutcome(handler.classify(result, fallback));
   // No answer, or one that is not final (409 request in progress, 5xx, 429): the server may still
-  // be committing the request (§6, §11). Blocking the row on a classifier that throws would
-  // release its successors ahead of that commit (§7, G4): the fallback stands and the row keeps
-  // its place and key.
+  // be committing the request (§6, §11). Blocking the row on a classifier that throws, or returns
+  // no outcome, would release its successors ahead of that commit (§7, G4): the fallback stands
+  // and the row keeps its place and key.
   try {
-    return handler.classify(result, fallback);
+    return checkOutcome(handler.classify(result, fallback));
   } catch (error) {
     deps.logger?.error('handler failed', { id: row.id, error: String(error) });
     return fallback;
   }
+}
+
+/** A handler's outcome as returned, or its failure when it returned no outcome (§11). */
+function checkOutcome(outcome: unknown): Outcome {
+  if (isOutcome(outcome)) return outcome;
+  throw new Error('classify returned no outcome');
 }
 
 /** The outcome of a batch item's answer; a handler that throws is `handler_failed`, as alone. */

@@ -17,3 +17,27 @@ export type Outcome =
       /** The version a resend would overwrite, when the server keeps history (§10.1). */
       history?: { revision: number };
     };
+
+/**
+ * Whether a value a handler returned is an {@link Outcome} (SPEC §11): anything else is the
+ * handler's failure, never read as one.
+ */
+export function isOutcome(value: unknown): value is Outcome {
+  if (typeof value !== 'object' || value === null) return false;
+  const o = value as Record<string, unknown>;
+  switch (o.kind) {
+    case 'success':
+      return typeof o.status === 'number' && typeof o.replayed === 'boolean';
+    case 'transient':
+    case 'auth':
+    case 'permanent':
+      return typeof o.code === 'string';
+    case 'conflict':
+      return (
+        typeof o.status === 'number' &&
+        (o.currentRevision === null || typeof o.currentRevision === 'number')
+      );
+    default:
+      return false;
+  }
+}

@@ -2,13 +2,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createOutboxCore } from '../../shared/core/outbox-core.ts';
 import type { CollectionHandler } from '../../shared/model/handler.ts';
 import type { Json } from '../../shared/model/json.ts';
+import type { Outcome } from '../../shared/model/outcome.ts';
 import type { Transport } from '../../shared/model/ports.ts';
+import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { PROBLEM } from '../../shared/wire/protocol.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { countingIds } from '../support/clock.ts';
 import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
+import { modelFetch } from '../support/model-fetch.ts';
 import { GatedTransport } from '../support/model-server.ts';
+
+const ORIGIN = 'https://app.test';
 
 /**
  * App code that throws (G7: a typed error, nothing lost, the loop keeps going). A collection
@@ -34,6 +39,7 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
   async function blockedThenRetried(
     broken: { on: boolean },
     overrides: Partial<CollectionHandler>,
+    detail = 'cannot read this',
   ) {
     world = await World.create(kind);
     const a = await world.holder('A', { handlers: world.handlers(overrides) });
@@ -46,7 +52,7 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
     expect(view?.status).toBe('blocked');
     expect(view?.row).toMatchObject({
       blockedCode: 'handler_failed',
-      blockedDetail: expect.stringContaining('cannot read this'),
+      blockedDetail: expect.stringContaining(detail),
     });
     expect(await a.api.row(good.id)).toBeUndefined();
 
@@ -72,6 +78,67 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
     });
   });
 
+  it('classify returns no outcome for a final answer: blocked handler_failed, then retried once fixed (G7)', async () => {
+    const broken = { on: true };
+    await blockedThenRetried(
+      broken,
+      {
+        classify(result, fallback) {
+          const body = result.kind === 'response' ? (JSON.parse(result.body) as Json) : null;
+          return broken.on && isBad(body) ? (undefined as unknown as Outcome) : fallback;
+        },
+      },
+      'classify returned no outcome',
+    );
+  });
+
+  it('classify returns no outcome for one item of a batch: that row is blocked handler_failed, the others settle, the flush goes on (G1, G7)', async () => {
+    world = await World.create(kind);
+    world.server.batchPath = '/sync/batch';
+    const transport = createFetchTransport({
+      auth: async () => ({ authorization: `Bearer ${OWNER}` }),
+      allowedOrigins: [ORIGIN],
+      baseUrl: `${ORIGIN}/sw.js`,
+      timeoutMs: LEASE,
+      clock: world.clock,
+      fetch: modelFetch(world.server, world.clock).fetch,
+    });
+    const batched = restHandler({ baseUrl: '/api/notes', batch: { url: '/sync/batch' } });
+    const broken = { on: true };
+    const a = await world.holder('A', {
+      transport,
+      handlers: {
+        notes: {
+          ...batched,
+          classify(result, fallback) {
+            const body = result.kind === 'response' ? result.body : '';
+            return broken.on && body.includes('"bad"')
+              ? (undefined as unknown as Outcome)
+              : fallback;
+          },
+        },
+      },
+    });
+    const good = await a.api.enqueue(create('good'));
+    const bad = await a.api.enqueue(create('bad'));
+    const other = await a.api.enqueue(create('other'));
+    const report = await a.api.flush();
+    expect(world.server.batches).toHaveLength(1);
+    expect(report).toMatchObject({ succeeded: 2, blocked: 1 });
+    expect(report.stopped).toBeUndefined();
+    expect((await world.rows()).map((r) => [r.id, r.state, r.blockedCode])).toEqual([
+      [bad.id, 'blocked', 'handler_failed'],
+    ]);
+
+    broken.on = false;
+    await a.api.retry(bad.id);
+    expect(await a.api.flush()).toMatchObject({ succeeded: 1, blocked: 0 });
+    expect(await world.rows()).toEqual([]);
+    expect(world.server.effects.map((e) => e.key).sort()).toEqual(
+      [good.requestId, bad.requestId, other.requestId].sort(),
+    );
+  });
+
   it('classify throws: blocked with the reason, then retried once fixed', async () => {
     const broken = { on: true };
     await blockedThenRetried(broken, {
@@ -83,53 +150,64 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
     });
   });
 
-  it('classify throws on an answer that is not final (409 request in progress): the row keeps its key and place, and the edit made after it waits for it (G4)', async () => {
-    world = await World.create(kind);
-    const record = world.server.seed(OWNER, { title: 'a' });
-    // The first copy of the first edit is still being committed when the answer comes.
-    const gate = new GatedTransport(world.server, world.log, 'A');
-    let inProgress = 1;
-    const transport: Transport = {
-      lookupReceipt: (id, ctx) => gate.lookupReceipt(id, ctx),
-      async send(request, ctx) {
-        if (inProgress-- <= 0) return gate.send(request, ctx);
-        return {
-          kind: 'response',
-          status: 409,
-          headers: { 'content-type': 'application/problem+json', 'retry-after': '0' },
-          body: JSON.stringify({ type: PROBLEM.inProgress, title: 'In progress', status: 409 }),
-        };
+  it.each([
+    {
+      what: 'throws',
+      bad: () => {
+        throw new Error('unexpected 409');
       },
-    };
-    const a = await world.holder('A', {
-      transport,
-      handlers: world.handlers({
-        classify(result, fallback) {
-          if (result.kind === 'response' && result.status === 409)
-            throw new Error('unexpected 409');
-          return fallback;
+    },
+    { what: 'returns nothing', bad: () => undefined },
+    { what: 'returns what is no outcome', bad: () => ({ kind: 'nonsense' }) },
+  ])(
+    'classify $what on an answer that is not final (409 request in progress): the row keeps its key and place, and the edit made after it waits for it (G4)',
+    async ({ bad }) => {
+      world = await World.create(kind);
+      const record = world.server.seed(OWNER, { title: 'a' });
+      // The first copy of the first edit is still being committed when the answer comes.
+      const gate = new GatedTransport(world.server, world.log, 'A');
+      let inProgress = 1;
+      const transport: Transport = {
+        lookupReceipt: (id, ctx) => gate.lookupReceipt(id, ctx),
+        async send(request, ctx) {
+          if (inProgress-- <= 0) return gate.send(request, ctx);
+          return {
+            kind: 'response',
+            status: 409,
+            headers: { 'content-type': 'application/problem+json', 'retry-after': '0' },
+            body: JSON.stringify({ type: PROBLEM.inProgress, title: 'In progress', status: 409 }),
+          };
         },
-      }),
-    });
-    const first = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
-    await a.api.flush();
-    const view = await a.api.row(first.id);
-    expect(view?.row).toMatchObject({
-      state: 'queued',
-      request: { requestId: first.requestId },
-      evidence: { lastErrorCode: 'request_in_progress' },
-    });
-    expect(view?.row.blockedCode).toBeUndefined();
+      };
+      const a = await world.holder('A', {
+        transport,
+        handlers: world.handlers({
+          classify(result, fallback) {
+            if (result.kind === 'response' && result.status === 409) return bad() as Outcome;
+            return fallback;
+          },
+        }),
+      });
+      const first = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
+      await a.api.flush();
+      const view = await a.api.row(first.id);
+      expect(view?.row).toMatchObject({
+        state: 'queued',
+        request: { requestId: first.requestId },
+        evidence: { lastErrorCode: 'request_in_progress' },
+      });
+      expect(view?.row.blockedCode).toBeUndefined();
 
-    // The next edit of the record goes after the first, never ahead of its commit.
-    const second = await a.api.enqueue(updateNote(record.id, { title: 'second' }));
-    expect((await a.api.row(second.id))?.row.successorOf ?? first.id).toBe(first.id);
-    world.clock.advance(60_000);
-    await a.api.flush({ force: true });
-    await a.api.flush({ force: true });
-    expect(world.server.effects.map((e) => e.key)).toEqual([first.requestId, second.requestId]);
-    expect(world.server.records.get(record.id)?.data).toEqual({ title: 'second' });
-  });
+      // The next edit of the record goes after the first, never ahead of its commit.
+      const second = await a.api.enqueue(updateNote(record.id, { title: 'second' }));
+      expect((await a.api.row(second.id))?.row.successorOf ?? first.id).toBe(first.id);
+      world.clock.advance(60_000);
+      await a.api.flush({ force: true });
+      await a.api.flush({ force: true });
+      expect(world.server.effects.map((e) => e.key)).toEqual([first.requestId, second.requestId]);
+      expect(world.server.records.get(record.id)?.data).toEqual({ title: 'second' });
+    },
+  );
 
   it('a conflict policy that throws: the row is blocked with the reason, nothing else is sent', async () => {
     world = await World.create(kind);
