@@ -4,6 +4,7 @@ import type { TransportResult } from '../model/ports.ts';
 import { decodeRow, type OutboxRow } from '../model/row.ts';
 import { backoffDelay } from '../plan/backoff.ts';
 import { planConflictSuccessor } from '../plan/conflict-successor.ts';
+import { checkConflictFacts } from '../plan/hook-values.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { targetKey } from '../plan/select.ts';
 import { planSettleFailure } from '../plan/settle.ts';
@@ -26,11 +27,14 @@ export async function settleConflict(
   const { deps } = flush;
   const handler = deps.handlers[sent.collection];
   const read = result.kind === 'response' ? handler?.readConflict?.(result) : undefined;
-  const facts: ConflictFacts = read ?? {
-    currentRevision: outcome.currentRevision,
-    ...(outcome.remote ? { remote: outcome.remote } : {}),
-    ...(outcome.history ? { history: outcome.history } : {}),
-  };
+  const facts: ConflictFacts =
+    read !== undefined
+      ? checkConflictFacts(read)
+      : {
+          currentRevision: outcome.currentRevision,
+          ...(outcome.remote ? { remote: outcome.remote } : {}),
+          ...(outcome.history ? { history: outcome.history } : {}),
+        };
   const now = deps.clock.now();
   const key = targetKey(sent);
   const count = (flush.conflictsPerTarget.get(key) ?? 0) + 1;

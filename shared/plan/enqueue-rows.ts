@@ -6,6 +6,7 @@ import { isIntentRow, type OutboxRow, pendingCreateId } from '../model/row.ts';
 import type { ReplacePlan } from '../model/store.ts';
 import { ledgerChanges } from './conflict-ledger.ts';
 import type { EnqueueContext, EnqueuePlan, NewIntent } from './enqueue-types.ts';
+import { checkMerged } from './hook-values.ts';
 import { buildRowRequest } from './identity.ts';
 import { mergeIntents } from './merge.ts';
 import { isQuarantined } from './quarantine.ts';
@@ -147,10 +148,8 @@ export function planMergedRow(
 ): EnqueuePlan {
   const first = others[0]!.row;
   let merged: IntentInfo = intentInfoOf(first);
-  for (const next of [
-    ...others.slice(1).map(({ row }) => intentInfoOf(row)),
-    intentInfoOf(intent),
-  ]) {
+  const fresh = intentInfoOf(intent);
+  for (const next of [...others.slice(1).map(({ row }) => intentInfoOf(row)), fresh]) {
     const result = mergeIntents(merged, next, ctx.handler);
     if (result.kind === 'target_deleted') {
       return {
@@ -159,7 +158,9 @@ export function planMergedRow(
         message: `${intent.targetId} has a delete queued.`,
       };
     }
-    if (result.kind === 'keep_both') {
+    // A cancel is of the pair (§6): rows already queued that cancel each other are not the new
+    // edit's to drop, so it goes after them as a kind without merge rules would.
+    if (result.kind === 'keep_both' || (result.kind === 'cancel' && next !== fresh)) {
       // An edit of a create not applied yet has no server id to address: it is an intent,
       // converted on the create's receipt (§8), whatever the create's state.
       const createId = pendingCreateId(intent.targetId);
@@ -176,6 +177,7 @@ export function planMergedRow(
       );
     }
     if (result.kind === 'cancel') return planCancel(intent, others, chain, ctx);
+    checkMerged(merged, result.intent, ctx.handler?.kinds);
     merged = { ...merged, ...result.intent };
   }
   return planRequestRow(
@@ -266,6 +268,7 @@ export function planIntentRow(
         message: `${intent.targetId} has a delete queued.`,
       };
     if (result.kind === 'merged') {
+      checkMerged(intentInfoOf(last.row), result.intent, ctx.handler?.kinds);
       ({ kind, payload } = { kind: result.intent.kind, payload: result.intent.payload });
       savedAt = last.row.savedAt;
       base = withoutAttempt(last.row);

@@ -2,6 +2,7 @@ import type { CollectionHandler } from '../model/handler.ts';
 import type { Json } from '../model/json.ts';
 import { type OutboxRow, pendingCreateId } from '../model/row.ts';
 import type { Receipt } from '../model/store.ts';
+import { checkReceiptFacts } from './hook-values.ts';
 
 /** The receipt of a settled request: what the server answered and the ids it named. */
 export function receiptFor(
@@ -11,7 +12,7 @@ export function receiptFor(
   body: Json,
   now: number,
 ): Receipt {
-  const facts = handler?.readReceipt?.(body, status) ?? {};
+  const facts = checkReceiptFacts(handler?.readReceipt?.(body, status) ?? {});
   const serverId =
     facts.serverId ?? (pendingCreateId(row.targetId) === undefined ? row.targetId : undefined);
   return {

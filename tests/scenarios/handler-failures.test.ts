@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutboxCore } from '../../shared/core/outbox-core.ts';
-import type { CollectionHandler } from '../../shared/model/handler.ts';
+import type { CollectionHandler, IntentInfo } from '../../shared/model/handler.ts';
 import type { Json } from '../../shared/model/json.ts';
 import type { Outcome } from '../../shared/model/outcome.ts';
 import type { Transport } from '../../shared/model/ports.ts';
@@ -268,6 +268,122 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
     ).rejects.toMatchObject({ code: 'handler_failed', message: 'cannot merge these' });
     expect(await world.rows()).toEqual(before);
   });
+
+  it('a coalesce that cancels a pair of queued rows leaves a later edit of the record to go after them (G1)', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A', {
+      handlers: world.handlers({
+        // A like followed by an unlike is nothing at all.
+        coalesce: (earlier, later) =>
+          earlier.kind === 'like' && later.kind === 'unlike' ? 'cancel' : undefined,
+      }),
+    });
+    const edit = (kind: string, payload: Json) =>
+      a.api.enqueue({ collection: 'notes', kind, targetId: record.id, payload });
+    const like = await edit('like', { liked: true });
+    // The like is on the wire when the unlike is made, then answered 503: nothing applied.
+    world.server.inject('fail503');
+    const flight = await world.holdInFlight(a, like.id);
+    expect((await edit('unlike', { liked: false })).outcome).toBe('successor');
+    a.transport.open();
+    await flight.done;
+
+    const rename = await edit('update', { title: 'renamed' });
+    expect(rename.outcome).toBe('successor');
+    world.clock.advance(600_000);
+    await a.api.flush({ force: true });
+    await a.api.flush({ force: true });
+    expect(world.server.records.get(record.id)?.data).toMatchObject({ title: 'renamed' });
+    expect(world.server.effects.at(-1)?.key).toBe(rename.requestId);
+  });
+
+  it.each([
+    {
+      what: 'turns a create not sent yet into an update',
+      coalesce: (earlier: IntentInfo, later: IntentInfo) => ({
+        kind: later.kind,
+        payload: { ...(earlier.payload as object), ...(later.payload as object) },
+      }),
+    },
+    {
+      what: 'returns a payload that is no JSON',
+      coalesce: (earlier: IntentInfo) => ({
+        kind: earlier.kind,
+        payload: { title: 'merged', body: undefined } as unknown as Json,
+      }),
+    },
+    {
+      what: 'returns a kind the collection does not take',
+      coalesce: () => ({ kind: 'archive', payload: {} }),
+    },
+  ])(
+    'a coalesce that $what fails the enqueue with handler_failed; the create goes as it was (§8, G7)',
+    async ({ coalesce }) => {
+      world = await World.create(kind);
+      const a = await world.holder('A', {
+        handlers: world.handlers({ kinds: ['create', 'update', 'delete'], coalesce }),
+      });
+      const created = await a.api.enqueue(create('draft'));
+      const before = await a.store.get(created.id);
+      await expect(
+        a.api.enqueue(updateNote(created.targetId, { title: 'final' })),
+      ).rejects.toMatchObject({ code: 'handler_failed' });
+      expect(await a.store.get(created.id)).toEqual(before);
+      expect(await a.api.flush()).toMatchObject({ succeeded: 1 });
+      expect(world.server.seen.map((request) => request.method)).toEqual(['POST']);
+    },
+  );
+
+  it('readConflict that finds no revision: the row is blocked revision_conflict with its evidence, never resent without one (§10, G5)', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const a = await world.holder('A', {
+      // The app reads a field its server names differently: undefined.
+      handlers: world.handlers({
+        readConflict: (result) => ({
+          currentRevision: (JSON.parse(result.body) as { rev?: number }).rev as number,
+        }),
+      }),
+    });
+    world.server.editElsewhere(record.id, { title: 'theirs' });
+    const mine = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+    await a.api.flush({ force: true });
+    expect(world.server.seen.filter((request) => request.method === 'PATCH')).toHaveLength(1);
+    expect(world.server.records.get(record.id)?.data).toMatchObject({ title: 'theirs' });
+    expect((await a.api.row(mine.id))?.row).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'revision_conflict',
+    });
+  });
+
+  it.each([
+    { hook: 'readConflict', revision: Number.NaN },
+    { hook: 'readConflict', revision: '2' },
+    { hook: 'readReceipt', revision: '2' },
+  ])(
+    '$hook returning the revision $revision blocks the row handler_failed with the reason, never writes a row its codec refuses (G7)',
+    async ({ hook, revision }) => {
+      world = await World.create(kind);
+      const record = world.server.seed(OWNER, { title: 'a' });
+      const a = await world.holder('A', {
+        handlers: world.handlers(
+          hook === 'readConflict'
+            ? { readConflict: () => ({ currentRevision: revision as number }) }
+            : { readReceipt: () => ({ serverId: record.id, revision: revision as number }) },
+        ),
+      });
+      if (hook === 'readConflict') world.server.editElsewhere(record.id, { title: 'theirs' });
+      const mine = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+      await a.api.flush({ force: true });
+      expect((await a.api.row(mine.id))?.row).toMatchObject({
+        state: 'blocked',
+        blockedCode: 'handler_failed',
+        blockedDetail: expect.stringContaining('no number'),
+      });
+      expect((await a.api.rows()).map((view) => view.row.blockedCode)).toEqual(['handler_failed']);
+    },
+  );
 
   it('a conflict on a collection this holder has no handler for blocks the row, never loops', async () => {
     world = await World.create(kind);
