@@ -1,4 +1,5 @@
 import type { FlushOptions, FlushReport, OutboxEvent } from '../model/page-api.ts';
+import { checkedStore } from './checked-store.ts';
 import type { OutboxCoreConfig } from './config.ts';
 import { runFlush } from './dispatcher.ts';
 import type { OutboxCore, OwnerApi } from './outbox-api.ts';
@@ -15,10 +16,12 @@ export const BUNDLE_VERSION = 'sw-outbox@0.1.0';
  */
 export function createOutboxCore(config: OutboxCoreConfig): OutboxCore {
   const { onEvent } = config;
+  const store = checkedStore(config.store);
   const deps = {
     ...DEFAULT_TUNING,
     ...config,
-    retention: createRetentionBook(config.store, config.logger),
+    store,
+    retention: createRetentionBook(store, config.logger),
     // Telemetry is the app's code: a listener that throws must not strand a claim or a commit.
     ...(onEvent && {
       onEvent: (event: OutboxEvent) => {

@@ -38,8 +38,10 @@ export function createRetentionBook(store: OutboxStore, logger?: Logger): Retent
       (stored) => {
         loaded = true;
         if (!isRecord(stored)) return;
+        // A damaged value is no retention (§15): unknown, the least a server keeps is assumed.
         for (const [origin, value] of Object.entries(stored))
-          if (typeof value === 'number' && !known.has(origin)) known.set(origin, value);
+          if (typeof value === 'number' && value > 0 && value < Infinity && !known.has(origin))
+            known.set(origin, value);
       },
       (error: unknown) => {
         // Unknown is safe: the planner then assumes the least a server keeps (SPEC §15).

@@ -70,7 +70,10 @@ export function planRestoreSource(
       message: 'No conflict ledger entry with this id exists for this owner.',
       details: { conflictId },
     };
-  if (entry.restoredBy !== undefined) return { kind: 'restored', rowId: entry.restoredBy.rowId };
+  // A damaged `restoredBy` names no row: the entry is restored again, under the row id its
+  // conflict derives, which a restore already made holds (the plan is then stale).
+  const rowId = (entry.restoredBy as { rowId?: unknown } | null | undefined)?.rowId;
+  if (typeof rowId === 'string') return { kind: 'restored', rowId };
   const ref = entry.historyRef ?? null;
   if (ref === null)
     return unavailable(
