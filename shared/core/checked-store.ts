@@ -42,7 +42,9 @@ function readable<T>(value: T | undefined, check: (value: T) => boolean): T | un
 const text = (value: unknown) => typeof value === 'string' && value !== '';
 const optional = (value: unknown, is: (value: unknown) => boolean) =>
   value === undefined || is(value);
-const revision = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
+/** A revision as stored: a finite number, or `null` (none, as older builds wrote it). */
+const revision = (value: unknown) =>
+  value === null || (typeof value === 'number' && Number.isFinite(value));
 
 function isReceipt(receipt: Receipt): boolean {
   return (

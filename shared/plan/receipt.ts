@@ -25,7 +25,7 @@ export function receiptFor(
     status,
     body,
     ...(serverId === undefined ? {} : { serverId }),
-    ...(facts.revision === undefined ? {} : { revision: facts.revision }),
+    ...(facts.revision == null ? {} : { revision: facts.revision }),
     settledAt: now,
   };
 }

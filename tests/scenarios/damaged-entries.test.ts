@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { OutboxError } from '../../shared/model/errors.ts';
+import type { Json } from '../../shared/model/json.ts';
 import type { ConflictLedgerEntry, Receipt, RecordName } from '../../shared/model/store.ts';
 import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
@@ -275,3 +276,49 @@ describe.each(STORE_KINDS)('damaged conflict-ledger entry on the %s store', (kin
     },
   );
 });
+
+/** Not damage: a hook that says "no revision" with `null`, as older builds stored it. */
+describe.each(STORE_KINDS)(
+  'a receipt and a name with no revision (null) on the %s store',
+  (kind) => {
+    let world: World;
+    afterEach(() => world?.close());
+
+    const nullRevision = () => {
+      const notes = world.handlers().notes!;
+      return {
+        notes: {
+          ...notes,
+          readReceipt: (body: Json, status: number) => ({
+            ...notes.readReceipt!(body, status),
+            revision: null as unknown as number,
+          }),
+        },
+      };
+    };
+
+    it('an edit through pending:<C> after C settled goes to the server id', async () => {
+      world = await World.create(kind);
+      const a = await world.holder('A', { handlers: nullRevision() });
+      const created = await a.api.enqueue(createNote({ title: 'new' }));
+      expect((await a.api.flush()).succeeded).toBe(1);
+      const name = await a.store.getName(OWNER, created.targetId);
+      expect(name?.serverId).toBeDefined();
+      const edit = await a.api.enqueue(updateNote(created.targetId, { title: 'renamed' }));
+      expect(edit).toMatchObject({ outcome: 'queued', targetId: name!.serverId });
+    });
+
+    it('G2: enqueue retried with the same id after it settled is `existing`, never sent again', async () => {
+      world = await World.create(kind);
+      const a = await world.holder('A', { handlers: nullRevision() });
+      const input = { ...createNote({ title: 'once' }), id: 'note-00000001' };
+      await a.api.enqueue(input);
+      expect((await a.api.flush()).succeeded).toBe(1);
+      const again = await a.api.enqueue(input);
+      expect(again.outcome).toBe('existing');
+      await a.api.flush();
+      expect(world.server.seen.filter((r) => r.method === 'POST')).toHaveLength(1);
+      expect(world.server.records.size).toBe(1);
+    });
+  },
+);
