@@ -4,19 +4,16 @@ import type { EnqueueResult } from '../../shared/model/page-api.ts';
 import { decodeRow } from '../../shared/model/row.ts';
 import type { OutboxStore, ReplacePlan } from '../../shared/model/store.ts';
 import { planClaim } from '../../shared/plan/claim.ts';
-import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
-import { modelFetch } from '../support/model-fetch.ts';
+import { modelFetchTransport } from '../support/model-fetch.ts';
 
 /**
  * SPEC §15.1, the client half: rows claimed in one transaction, sent as one request through
  * the real fetch transport, settled in one transaction, each row checked on its own — with
  * every per-row rule of §4–§10 unchanged. On both stores, against the model server.
  */
-
-const ORIGIN = 'https://app.test';
 
 /** A holder on the real fetch transport over the model server; `batch` as the handler's. */
 async function batchHolder(
@@ -28,15 +25,7 @@ async function batchHolder(
     random?: () => number;
   } = {},
 ) {
-  const net = modelFetch(world.server, world.clock);
-  const transport = createFetchTransport({
-    auth: async () => ({ authorization: `Bearer ${OWNER}` }),
-    allowedOrigins: [ORIGIN],
-    baseUrl: `${ORIGIN}/sw.js`,
-    timeoutMs: LEASE,
-    clock: world.clock,
-    fetch: net.fetch,
-  });
+  const { net, transport } = modelFetchTransport(world.server, world.clock);
   const handler = {
     ...restHandler({
       baseUrl: '/api/notes',

@@ -4,16 +4,13 @@ import type { CollectionHandler, IntentInfo } from '../../shared/model/handler.t
 import type { Json } from '../../shared/model/json.ts';
 import type { Outcome } from '../../shared/model/outcome.ts';
 import type { Transport } from '../../shared/model/ports.ts';
-import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { PROBLEM } from '../../shared/wire/protocol.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { countingIds } from '../support/clock.ts';
 import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
-import { modelFetch } from '../support/model-fetch.ts';
+import { modelFetchTransport } from '../support/model-fetch.ts';
 import { GatedTransport } from '../support/model-server.ts';
-
-const ORIGIN = 'https://app.test';
 
 /**
  * App code that throws (G7: a typed error, nothing lost, the loop keeps going). A collection
@@ -95,14 +92,7 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
   it('classify returns no outcome for one item of a batch: that row is blocked handler_failed, the others settle, the flush goes on (G1, G7)', async () => {
     world = await World.create(kind);
     world.server.batchPath = '/sync/batch';
-    const transport = createFetchTransport({
-      auth: async () => ({ authorization: `Bearer ${OWNER}` }),
-      allowedOrigins: [ORIGIN],
-      baseUrl: `${ORIGIN}/sw.js`,
-      timeoutMs: LEASE,
-      clock: world.clock,
-      fetch: modelFetch(world.server, world.clock).fetch,
-    });
+    const { transport } = modelFetchTransport(world.server, world.clock);
     const batched = restHandler({ baseUrl: '/api/notes', batch: { url: '/sync/batch' } });
     const broken = { on: true };
     const a = await world.holder('A', {

@@ -37,6 +37,25 @@ describe.each(STORE_KINDS)('hostile stored values on the %s store', (kind) => {
     return raw;
   }
 
+  /** Rewrites a stored row in place, as a damaging writer would; returns it before and after. */
+  async function damage(
+    holder: Awaited<ReturnType<World['holder']>>,
+    id: string,
+    change: (row: OutboxRow) => unknown,
+  ) {
+    const raw = (await holder.store.get(id)) as OutboxRow;
+    const bad = change(raw);
+    expect(
+      await holder.store.replace({
+        owner: OWNER,
+        expected: [{ id, row: raw }],
+        put: [bad],
+        reason: 'test',
+      }),
+    ).toBe('committed');
+    return { raw, bad };
+  }
+
   it.each([
     { shape: 'a cyclic payload', payload: cyclic, issue: 'value_cyclic' },
     {
@@ -245,16 +264,10 @@ describe.each(STORE_KINDS)('hostile stored values on the %s store', (kind) => {
     const second = await a.api.enqueue(updateNote(record.id, { title: 'second' }));
     expect(second.outcome).toBe('successor');
     // One field of the row on the wire goes bad; its state and claim still say it is sent.
-    const raw = (await a.store.get(first.id)) as OutboxRow;
-    const bad = { ...raw, evidence: { ...raw.evidence, attemptCount: -1 } };
-    expect(
-      await a.store.replace({
-        owner: OWNER,
-        expected: [{ id: first.id, row: raw }],
-        put: [bad],
-        reason: 'test',
-      }),
-    ).toBe('committed');
+    const { raw, bad } = await damage(a, first.id, (row) => ({
+      ...row,
+      evidence: { ...row.evidence, attemptCount: -1 },
+    }));
 
     // Another holder's flush sends nothing of the record, leaves the value as it is, and
     // comes back when the lease ends.
@@ -290,16 +303,7 @@ describe.each(STORE_KINDS)('hostile stored values on the %s store', (kind) => {
     const first = await a.api.enqueue(updateNote(record.id, { title: 'first' }));
     const { done } = await world.holdInFlight(a, first.id);
     // The value on the wire loses its record: `targetId` is no string now.
-    const raw = (await a.store.get(first.id)) as OutboxRow;
-    const bad = { ...raw, targetId: 42 };
-    expect(
-      await a.store.replace({
-        owner: OWNER,
-        expected: [{ id: first.id, row: raw }],
-        put: [bad],
-        reason: 'test',
-      }),
-    ).toBe('committed');
+    const { bad } = await damage(a, first.id, (row) => ({ ...row, targetId: 42 }));
 
     // Another holder, its clock behind, edits the record: no successor (the record's rows no
     // longer include the bad value), and ahead of it in the queue, with more than a batch of

@@ -1,7 +1,9 @@
 import type { TransportResult } from '../../shared/model/ports.ts';
 import type { RowRequest } from '../../shared/model/row.ts';
+import { createFetchTransport } from '../../shared/runtime/fetch-transport.ts';
 import { formatBatchLink } from '../../shared/wire/batch.ts';
 import type { TestClock } from './clock.ts';
+import { LEASE, OWNER } from './harness.ts';
 import type { ModelServer } from './model-server.ts';
 
 const NOT_FOUND: TransportResult = {
@@ -83,4 +85,24 @@ export function modelFetch(server: ModelServer, clock: TestClock) {
       for (const go of held.splice(0)) go();
     },
   };
+}
+
+/** The page's origin in tests that send through the real fetch transport. */
+export const TEST_ORIGIN = 'https://app.test';
+
+/**
+ * The real fetch transport over {@link modelFetch}, as a worker of `owner` at {@link TEST_ORIGIN}
+ * would have it: `net` shows what went on the wire.
+ */
+export function modelFetchTransport(server: ModelServer, clock: TestClock, owner = OWNER) {
+  const net = modelFetch(server, clock);
+  const transport = createFetchTransport({
+    auth: async () => ({ authorization: `Bearer ${owner}` }),
+    allowedOrigins: [TEST_ORIGIN],
+    baseUrl: `${TEST_ORIGIN}/sw.js`,
+    timeoutMs: LEASE,
+    clock,
+    fetch: net.fetch,
+  });
+  return { net, transport };
 }
