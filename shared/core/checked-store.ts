@@ -1,4 +1,5 @@
 import type { OutboxStore, Receipt, RecordName, Tombstone } from '../model/store.ts';
+import { isRevision } from '../plan/hook-values.ts';
 
 /**
  * The store as the core reads it (SPEC §2, §6.1, G7): a receipt, a record name or a tombstone
@@ -42,9 +43,6 @@ function readable<T>(value: T | undefined, check: (value: T) => boolean): T | un
 const text = (value: unknown) => typeof value === 'string' && value !== '';
 const optional = (value: unknown, is: (value: unknown) => boolean) =>
   value === undefined || is(value);
-/** A revision as stored: a finite number, or `null` (none, as older builds wrote it). */
-const revision = (value: unknown) =>
-  value === null || (typeof value === 'number' && Number.isFinite(value));
 
 function isReceipt(receipt: Receipt): boolean {
   return (
@@ -53,7 +51,7 @@ function isReceipt(receipt: Receipt): boolean {
     text(receipt.requestId) &&
     typeof receipt.status === 'number' &&
     optional(receipt.serverId, text) &&
-    optional(receipt.revision, revision)
+    optional(receipt.revision, isRevision)
   );
 }
 
@@ -66,6 +64,6 @@ function isName(name: RecordName): boolean {
     typeof name === 'object' &&
     name !== null &&
     text(name.serverId) &&
-    optional(name.revision, revision)
+    optional(name.revision, isRevision)
   );
 }

@@ -40,7 +40,12 @@ export function createRetentionBook(store: OutboxStore, logger?: Logger): Retent
         if (!isRecord(stored)) return;
         // A damaged value is no retention (§15): unknown, the least a server keeps is assumed.
         for (const [origin, value] of Object.entries(stored))
-          if (typeof value === 'number' && value > 0 && value < Infinity && !known.has(origin))
+          if (
+            typeof value === 'number' &&
+            Number.isFinite(value) &&
+            value > 0 &&
+            !known.has(origin)
+          )
             known.set(origin, value);
       },
       (error: unknown) => {

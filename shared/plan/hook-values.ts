@@ -10,10 +10,14 @@ import { jsonValue } from '../model/schema-kit.ts';
  * resend without the revision it was re-issued at.
  */
 
+/** A revision as stored or read: a finite number, or `null` for none. */
+export function isRevision(value: unknown): value is number | null {
+  return value === null || (typeof value === 'number' && Number.isFinite(value));
+}
+
 /** A revision as a hook may give it: a finite number, or `null`/`undefined` for none. */
 function revisionOf(value: unknown, what: string): number | null | undefined {
-  if (value === undefined || value === null) return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (value === undefined || isRevision(value)) return value;
   throw new Error(`${what} returned a revision that is no number: ${String(value)}`);
 }
 
