@@ -25,12 +25,14 @@ import { HostileClient, sendHostile } from '../server/hostile-client.ts';
  * requests and batches: never a 5xx, never a stack, every error a typed problem.
  *
  * `FUZZ_EXAMPLE_RUNS` (default 200) hostile requests per example, a third as many batches;
- * `FUZZ_SEED` replays a run.
+ * `FUZZ_SEED` replays a run. Seeds that once found a fault run every time besides the random one.
  */
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RUNS = Number(process.env.FUZZ_EXAMPLE_RUNS || 200);
 const SEED = Number(process.env.FUZZ_SEED || Math.floor(Math.random() * 2 ** 31));
+/** Seeds that found a fault: 98, a NUL in the Express example's own read route (a 500 from pg). */
+const FOUND_SEEDS = [98];
 const VERIFY_BIN = join(
   ROOT,
   'server',
@@ -124,9 +126,11 @@ function expectVerified({ code, output }: { code: number; output: string }): voi
 async function expectNoHostileFault(name: string, example: Example): Promise<void> {
   const client = new HostileClient(name, example.port, '/api/todos');
   await client.arrange();
-  const result = await sendHostile(client, { runs: RUNS, seed: SEED, judged: { kind: 'app' } });
-  console.log(`${name} fuzz (seed ${SEED}): ${result.statuses}`);
-  expect(result.failures.slice(0, 10), `FUZZ_SEED=${SEED}`).toEqual([]);
+  for (const seed of [SEED, ...FOUND_SEEDS]) {
+    const result = await sendHostile(client, { runs: RUNS, seed, judged: { kind: 'app' } });
+    if (seed === SEED) console.log(`${name} fuzz (seed ${SEED}): ${result.statuses}`);
+    expect(result.failures.slice(0, 10), `FUZZ_SEED=${seed}`).toEqual([]);
+  }
 }
 
 describe.skipIf(!BUILT)('examples/hono-sqlite (Hono 4, SQLite)', () => {

@@ -67,6 +67,17 @@ reads.use((request, response, next) => {
   response.locals.user = user;
   next();
 });
+// No text column of PostgreSQL stores a NUL: refuse it before a query would fail with a 500,
+// as the kit does for its own routes.
+for (const name of ['id', 'revision']) {
+  reads.param(name, (_request, response, next, value: string) => {
+    if (!value.includes('\0')) return next();
+    send(
+      response,
+      problem(400, 'bad-request', { detail: 'a path segment may not contain NUL (%00)' }),
+    );
+  });
+}
 reads.get('/api/todos', async (_request, response) => {
   const { rows } = await pool.query<Todo>(
     `SELECT id, revision, title, done FROM "${schema}".todos
