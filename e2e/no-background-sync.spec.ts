@@ -84,10 +84,17 @@ test('without Background Sync, a worker the browser stopped sends what waited on
 
   await open();
   await expect.poll(async () => (await server.stats(user)).effectsByKey[id]).toBe(1);
-  // A new worker instance, started by the page, sent it: its start flush ran.
-  const events = (await workerEvents(context)).filter((event) => !before.includes(event.holder));
+  // A new worker instance, started by the page, sent it: its start flush ran. The server applies
+  // the write before the worker reads its answer, so the settle is waited for, not assumed.
+  const newEvents = async () =>
+    (await workerEvents(context)).filter((event) => !before.includes(event.holder));
+  await expect
+    .poll(async () =>
+      (await newEvents())
+        .filter((event) => event.type === 'settled' && event.id === id)
+        .map((e) => e.outcome),
+    )
+    .toEqual(['success']);
+  const events = await newEvents();
   expect(events.some((event) => event.type === 'flushed' && event.trigger === 'start')).toBe(true);
-  expect(
-    events.filter((event) => event.type === 'settled' && event.id === id).map((e) => e.outcome),
-  ).toEqual(['success']);
 });
