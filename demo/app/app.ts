@@ -160,18 +160,35 @@ export class DemoApp implements Actions {
   async #refreshLedger(drained: boolean): Promise<void> {
     const outbox = this.#outbox;
     if (outbox === undefined) return;
-    const [receipts, conflicts] = await Promise.all([
-      outbox.receipts({ limit: 100 }).catch(() => this.state.receipts),
-      outbox.conflicts({ limit: 50 }).catch(() => this.state.conflicts),
-    ]);
-    this.state.receipts = receipts;
-    this.state.conflicts = conflicts;
-    if (this.#cache.applyReceipts(receipts)) this.state.notes = this.#cache.all();
-    // Once nothing is pending, the server's list is the truth again (edits from elsewhere).
-    if (drained) await this.refreshNotes();
-    this.state.settling = [];
+    // The rows this refresh answers for; rows that leave meanwhile wait for the next one.
+    const covered = new Set(this.state.settling);
+    try {
+      const [receipts, conflicts] = await Promise.all([
+        outbox.receipts({ limit: 100 }).catch(() => this.state.receipts),
+        outbox.conflicts({ limit: 50 }).catch(() => this.state.conflicts),
+      ]);
+      this.state.receipts = receipts;
+      this.state.conflicts = conflicts;
+      if (this.#cache.applyReceipts(receipts)) this.state.notes = this.#cache.all();
+      // Their receipts are in the notes now: such rows need not wait for the server's list.
+      const answered = new Set(receipts.map((receipt) => receipt.rowId));
+      this.#settled((row) => answered.has(row.id));
+      // Once nothing is pending, the server's list is the truth again (edits from elsewhere).
+      if (drained) await this.refreshNotes();
+    } finally {
+      // Rows without a receipt here (discarded, or the worker did not answer) end with the list.
+      this.#settled((row) => covered.has(row));
+    }
     // Settled rows change the server's counters: show them with the receipts, not 2 s later.
     await this.#refreshServerSide();
+  }
+
+  /** Takes the rows that `done` picks off the cards' overlay. */
+  #settled(done: (row: RowView) => boolean): void {
+    const settling = this.state.settling.filter((row) => !done(row));
+    if (settling.length === this.state.settling.length) return;
+    this.state.settling = settling;
+    this.render();
   }
 
   async #refreshServerSide(): Promise<void> {

@@ -93,8 +93,13 @@ function section(name: string, inputs: unknown, paint: () => void): void {
 
 function draw(app: DemoApp): void {
   const s = app.state;
-  section('status', [s.connection, s.rows, s.faults, s.progress], () => renderStatus(s, app));
-  section('editor', [s.notes, s.rows, s.notesFrom], () => renderEditor(s, app));
+  // Each key holds everything its view reads: a settled row leaving `settling` must redraw.
+  section('status', [s.connection, s.rows, s.faults, s.progress, s.settling.length > 0], () =>
+    renderStatus(s, app),
+  );
+  section('editor', [s.notes, s.rows, s.settling, s.receipts, s.notesFrom], () =>
+    renderEditor(s, app),
+  );
   section('controls', [s.faults, s.admin, s.lastFlush], () => renderControls(s, app));
   section('effects', [s.stats, s.tally, s.receipts, s.rows.length, s.admin], () =>
     renderEffects(s),
