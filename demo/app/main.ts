@@ -94,8 +94,10 @@ function section(name: string, inputs: unknown, paint: () => void): void {
 function draw(app: DemoApp): void {
   const s = app.state;
   // Each key holds everything its view reads: a settled row leaving `settling` must redraw.
-  section('status', [s.connection, s.rows, s.faults, s.progress, s.settling.length > 0], () =>
-    renderStatus(s, app),
+  section(
+    'status',
+    [s.connection, s.rows, s.faults, s.progress, s.settling.length > 0, navigator.onLine],
+    () => renderStatus(s, app),
   );
   section('editor', [s.notes, s.rows, s.settling, s.receipts, s.notesFrom], () =>
     renderEditor(s, app),
