@@ -74,7 +74,9 @@ export class OutboxInspector extends HTMLElement {
   #readVersion: ReadVersion | undefined;
   #stop: (() => void) | undefined;
   #reads = 0;
-  #last: { rows: RowView[]; drawn: string } | undefined;
+  /** The rows the live view delivered last: a refresh reads what goes with these. */
+  #rows: RowView[] | undefined;
+  #last: { drawn: string } | undefined;
   /** Versions read so far: a version at a revision never changes, so each is read once. */
   readonly #versions: Record<string, string | null> = {};
 
@@ -107,16 +109,21 @@ export class OutboxInspector extends HTMLElement {
 
   /** Reads health, receipts and conflicts again (the rows come by themselves). */
   refresh(): void {
-    if (this.#outbox !== undefined && this.#last !== undefined)
-      void this.#refresh(this.#outbox, this.#last.rows);
+    // Not the rows drawn last: a refresh overtakes the reads of a change still being drawn.
+    if (this.#outbox !== undefined && this.#rows !== undefined)
+      void this.#refresh(this.#outbox, this.#rows);
   }
 
   #start(): void {
     this.#stop?.();
     this.#stop = undefined;
+    this.#rows = undefined;
     const outbox = this.#outbox;
     if (outbox === undefined || !this.isConnected) return;
-    this.#stop = outbox.subscribe((rows) => void this.#refresh(outbox, rows));
+    this.#stop = outbox.subscribe((rows) => {
+      this.#rows = rows;
+      void this.#refresh(outbox, rows);
+    });
   }
 
   /** Reads what goes with the rows and renders; a read overtaken by a newer one is dropped. */
@@ -185,11 +192,8 @@ export class OutboxInspector extends HTMLElement {
     // Drawn again only when what it shows changed, so a button is not replaced under the
     // pointer by a read that found nothing new.
     const drawn = JSON.stringify({ ...data, health: { ...data.health, at: 0 } });
-    if (this.#last?.drawn === drawn) {
-      this.#last.rows = data.rows;
-      return;
-    }
-    this.#last = { rows: data.rows, drawn };
+    if (this.#last?.drawn === drawn) return;
+    this.#last = { drawn };
     const actions: ViewActions = {
       retry: (id) => this.#announce('retry', id, outbox.retry(id)),
       discard: (id) => this.#announce('discard', id, outbox.discard(id)),

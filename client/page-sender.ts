@@ -1,4 +1,5 @@
 import type { EndpointApi } from '../shared/model/connection.ts';
+import { OutboxError } from '../shared/model/errors.ts';
 import type { FlushOptions, FlushReport } from '../shared/model/page-api.ts';
 import type { ChangeNotice, OutboxStore } from '../shared/model/store.ts';
 import type { Endpoint } from '../shared/runtime/endpoint.ts';
@@ -27,7 +28,10 @@ export type PageSenderOption = PageSenderConfig | (() => Promise<PageSenderConfi
 /** The outbox running in a tab that no worker controls. */
 export interface PageSender {
   readonly holderId: string;
-  /** The page API served in the tab, bound to the owner. */
+  /**
+   * The page API served in the tab, bound to the owner. An outbox that cannot open fails with
+   * `storage`, as a worker refuses a connection then, not with the browser's bare error.
+   */
   api(): Promise<EndpointApi>;
   /** `linger`: an enqueue's flush, which may wait to fill a batch (§15.1). */
   flush(options?: FlushOptions & { linger?: boolean }): Promise<FlushReport[]>;
@@ -69,7 +73,9 @@ export function startPageSender(config: PageSenderConfig, owner: string): PageSe
       if (endpoint === undefined) void sender.store().then(listen, () => undefined);
       endpoint ??= openEndpoint(sender, owner).catch((error: unknown) => {
         endpoint = undefined;
-        throw error;
+        throw error instanceof OutboxError
+          ? error
+          : new OutboxError('storage', `the outbox could not open: ${String(error)}`);
       });
       return (await endpoint).api;
     },

@@ -241,6 +241,28 @@ describe('<outbox-inspector> (SPEC §23)', () => {
     expect(discard.disabled).toBe(false);
   });
 
+  it('a refresh asked for while a change is being read does not draw the rows from before it', async () => {
+    const { inspector, outbox } = await mount();
+    expect(inspector.querySelector('[data-row="notes-bbbbbbbbbbbb"]')).not.toBeNull();
+    const answers: Array<() => void> = [];
+    outbox.health.mockImplementation(
+      () => new Promise<OutboxHealth>((resolve) => answers.push(() => resolve(health))),
+    );
+    const deliver = outbox.subscribe.mock.calls.at(-1)![0];
+
+    // The row being sent settles: the view delivers the rows without it, and while what goes
+    // with them is read, the app (or a version read) asks for a refresh.
+    deliver([rowView('notes-aaaaaaaaaaaa', 'blocked', { blockedCode: 'revision_conflict' })]);
+    inspector.refresh();
+    await vi.waitFor(() => expect(answers).toHaveLength(2));
+    for (const answer of answers) answer();
+
+    await vi.waitFor(() => expect(outbox.receipts).toHaveBeenCalledTimes(3));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(inspector.querySelector('[data-row="notes-aaaaaaaaaaaa"]')).not.toBeNull();
+    expect(inspector.querySelector('[data-row="notes-bbbbbbbbbbbb"]')).toBeNull();
+  });
+
   it('stops its live view when it leaves the page', async () => {
     const { inspector, live } = await mount();
     expect(live()).toBe(true);

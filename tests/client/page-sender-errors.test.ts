@@ -1,0 +1,56 @@
+// @vitest-environment happy-dom
+import { IDBFactory } from 'fake-indexeddb';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { connectOutbox, type OutboxClient } from '../../client/connect.ts';
+import type { PageSenderConfig } from '../../client/page-sender.ts';
+import type { OutboxStore } from '../../shared/model/store.ts';
+import { restHandler } from '../../shared/wire/rest-handler.ts';
+
+/**
+ * SPEC §13 (errors carry a `code`): in a page no worker controls, the page sender serves the
+ * calls, and its errors are typed like the worker's: a store that cannot open fails them with
+ * `storage`, as the worker refuses a connection then, not with the browser's bare error.
+ */
+
+const TIMEOUT_MS = 150;
+
+const config = (store: () => Promise<OutboxStore>): PageSenderConfig => ({
+  collections: { notes: restHandler({ baseUrl: 'http://localhost/api/notes' }) },
+  allowedOrigins: ['http://localhost'],
+  fetch: (async () => new Response(null, { status: 503 })) as unknown as typeof fetch,
+  store,
+});
+
+const connect = (store: () => Promise<OutboxStore>) =>
+  connectOutbox({
+    swUrl: '/sw.js',
+    owner: 'alice',
+    periodicSync: false,
+    timeoutMs: TIMEOUT_MS,
+    flushTimeoutMs: TIMEOUT_MS,
+    pageSender: config(store),
+  });
+
+let outbox: OutboxClient | undefined;
+
+// `connectOutbox` loads the page sender on demand; loaded here first, only the calls are timed.
+beforeAll(() => import('../../client/page-sender.ts'));
+
+beforeEach(() => {
+  globalThis.indexedDB = new IDBFactory();
+});
+afterEach(() => {
+  outbox?.close();
+  outbox = undefined;
+});
+
+describe('the page sender’s errors are typed (SPEC §13)', () => {
+  it('connecting fails with storage when the store cannot open', async () => {
+    const refused = new DOMException('A mutation operation was attempted', 'InvalidStateError');
+    await expect(connect(() => Promise.reject(refused))).rejects.toMatchObject({
+      name: 'OutboxError',
+      code: 'storage',
+      message: expect.stringContaining('InvalidStateError'),
+    });
+  });
+});
