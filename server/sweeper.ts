@@ -31,7 +31,8 @@ export function startSweeper(options: SweeperOptions): Sweeper {
   let running: Promise<number> | undefined;
 
   async function sweepAll(): Promise<number> {
-    const cutoff = now() - options.retentionMs;
+    // Whole milliseconds, as the ledgers keep them: PostgreSQL's `bigint` refuses a fraction.
+    const cutoff = Math.floor(now() - options.retentionMs);
     let total = 0;
     for (;;) {
       const deleted = await options.store.sweepExpired(cutoff, batchSize);

@@ -9,11 +9,11 @@ import { failureAnswer } from '../error-handler.ts';
 import { checkBeforeBody, type LedgerLookup } from '../idempotency.ts';
 import { carriesAsHttp, NOT_HTTP, readItemBody } from '../item-body.ts';
 import { type Answer, JSON_CONTENT_TYPE_HEADER, problemAnswer } from '../problem.ts';
-import type { StoredResponse } from './ledger.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
 import { DROPPED, type KitTarget } from './hooks.ts';
-import { type HeldWrite, isAnswer, type KitInternals, writeRequest } from './write-route.ts';
+import type { StoredResponse } from './ledger.ts';
 import { readRequestBody } from './request-body.ts';
+import { type HeldWrite, isAnswer, type KitInternals, writeRequest } from './write-route.ts';
 
 /** Where the batch endpoint is and what it takes. */
 export interface KitBatch {
@@ -73,7 +73,15 @@ export async function runKitBatch<Tx>(
   let unavailable: Answer | undefined;
   try {
     for (const [index, entry] of read.items.entries()) {
-      const prepared = await prepareItem(kit, principal, entry, lookup);
+      let prepared: Answer | HeldWrite<Tx>;
+      try {
+        prepared = await prepareItem(kit, principal, entry, lookup);
+      } catch (error) {
+        // An app's `validate` that throws: this item's 500 (or 503), as its request alone gets;
+        // the other items are independent of it (SPEC §15.1).
+        if (!(error instanceof StoreUnavailableError)) kit.onError(error);
+        prepared = failureAnswer(error);
+      }
       if ('compiled' in prepared) {
         answers.push(DROPPED);
         held.push({ index, write: prepared });

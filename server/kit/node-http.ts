@@ -38,11 +38,14 @@ function fetchRequestOf(
     return undefined;
   }
   let url: URL;
+  // A path that starts with `//` is a path (`/.//x` parses to `//x`), not a network-path
+  // reference naming another host, which would route `//x/api/todos` to `/api/todos`.
+  const path = target.startsWith('//') ? `/.${target}` : target;
   try {
-    url = new URL(target, `http://${request.headers.host ?? 'localhost'}`);
+    url = new URL(path, `http://${request.headers.host ?? 'localhost'}`);
   } catch {
     try {
-      url = new URL(target, 'http://localhost');
+      url = new URL(path, 'http://localhost');
     } catch {
       return undefined;
     }

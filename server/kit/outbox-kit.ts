@@ -22,6 +22,17 @@ import { StoreUnavailableError } from '../unavailable.ts';
 import { checkAfterValidation, requireRevision } from '../write.ts';
 import { type KitBatch, runKitBatch } from './batch.ts';
 import {
+  DROPPED,
+  type KitCommitPhase,
+  type KitHooks,
+  type KitStats,
+  type KitTarget,
+  NO_STATS,
+} from './hooks.ts';
+import type { LedgerClaim, LedgerStore, LedgerWork, TransactOutcome } from './ledger.ts';
+import { readRequestBody } from './request-body.ts';
+import { routePattern } from './route-pattern.ts';
+import {
   type Committed,
   type CompiledRoute,
   type HeldWrite,
@@ -31,10 +42,6 @@ import {
   type WriteRoute,
   writeRequest,
 } from './write-route.ts';
-import { DROPPED, type KitHooks, type KitStats, type KitTarget, NO_STATS } from './hooks.ts';
-import type { LedgerClaim, LedgerStore, LedgerWork, TransactOutcome } from './ledger.ts';
-import { readRequestBody } from './request-body.ts';
-import { routePattern } from './route-pattern.ts';
 
 /** Ledger retention the kit publishes by default (SPEC §15: at least 7 days). */
 export const DEFAULT_KIT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -74,7 +81,7 @@ export interface OutboxKitOptions<Tx> {
   bodyLimit?: number;
   /** The batch endpoint (SPEC §15.1); `false` for none. Default `/sync/batch`, 50 items, 256 KiB. */
   batch?: false | { path?: string; maxItems?: number; maxBytes?: number };
-  /** Clock of the ledger. */
+  /** Clock of the ledger, in ms since the epoch (a fraction is dropped). Default `Date.now`. */
   now?: () => number;
   /** Told of every unexpected error (answered 500, nothing stored). Default `console.error`. */
   onError?(error: unknown): void;
@@ -254,7 +261,8 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
   function jobOf(write: HeldWrite<Tx>): { claim: LedgerClaim; work: LedgerWork<Tx> } {
     const { compiled, request, input, value, fingerprint } = write;
     const { principal, idempotencyKey: key } = request;
-    const at = now();
+    // Whole milliseconds: PostgreSQL's `bigint` refuses a fraction that SQLite would keep.
+    const at = Math.floor(now());
     return {
       claim: { principal, key, fingerprint, now: at },
       work: (tx, defer) =>
@@ -313,8 +321,10 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     const held = await hold(compiled, params, checked, body.value, readLedger);
     if (!('compiled' in held)) return held;
     let result: { answer: Answer; applied: boolean };
-    const phase = hooks.commit?.([held.target], undefined);
+    let phase: KitCommitPhase | undefined;
     try {
+      // Inside the `try`: a hook that throws must not leave the key held (409 for ever).
+      phase = hooks.commit?.([held.target], undefined);
       await phase?.before?.();
       result = await commit(held);
     } finally {

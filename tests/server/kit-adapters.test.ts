@@ -167,6 +167,28 @@ describe.each(ADAPTERS)('the kit behind %s', (name, adapter) => {
     expect([anonymous.status, anonymous.headers.get('www-authenticate')]).toEqual([401, 'Bearer']);
   });
 
+  it('routes a path that starts with // as that path, not as a host: no write of /api/todos, as its batch item', async () => {
+    const user = newUser();
+    const body = JSON.stringify({ title: 'elsewhere' });
+    const head =
+      'POST //evil.example/api/todos HTTP/1.1\r\nHost: kit.test\r\n' +
+      `authorization: Bearer ${user}\r\ncontent-type: application/json\r\n` +
+      `idempotency-key: "${newKey('todo')}"\r\ncontent-length: ${body.length}\r\n\r\n`;
+    const alone = await sendRaw(server.port, [head + body], { timeoutMs: 3000 });
+    const items = [
+      batchItem('POST', '//evil.example/api/todos', { key: newKey('todo'), body: { title: 'b' } }),
+    ];
+    const batch = await send(
+      server.url,
+      'POST',
+      '/sync/batch',
+      { authorization: `Bearer ${user}`, 'content-type': 'application/json' },
+      JSON.stringify({ items }),
+    );
+    expect([alone.status, batch.json.items[0].status]).toEqual([404, 404]);
+    expect(await app.countTodos(user)).toBe(0);
+  });
+
   it('runs batches and receipt lookups, and leaves the app its own routes', async () => {
     const user = newUser();
     const key = newKey('todo');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RETENTION_HEADER, startSweeper } from '../../server/kit/index.ts';
+import { type OutboxKitOptions, RETENTION_HEADER, startSweeper } from '../../server/kit/index.ts';
 import type { BatchItem } from '../../shared/wire/batch.ts';
 import { PROBLEM, PROBLEM_CONTENT_TYPE } from '../../shared/wire/protocol.ts';
 import { batchItem, digestOf, newKey, newUser, type WriteOptions } from './helpers.ts';
@@ -61,10 +61,16 @@ export async function callBatch(
   return read(await app.kit.fetch(request));
 }
 
-/** Defines the suite for one store; `open` makes a fresh app, `cleanup` runs after it closed. */
+/** Kit options a test opens an app of its own with. */
+export type KitAppOptions = Partial<Omit<OutboxKitOptions<unknown>, 'ledger' | 'authenticate'>>;
+
+/**
+ * Defines the suite for one store; `open` makes a fresh app (on the same database, with `options`
+ * given to its kit), `cleanup` runs after it closed.
+ */
 export function defineKitConformance(
   name: string,
-  open: () => Promise<TodoApp<unknown>>,
+  open: (options?: KitAppOptions) => Promise<TodoApp<unknown>>,
   cleanup: () => Promise<void> = async () => {},
 ): void {
   describe(`the kit on ${name}`, () => {
@@ -316,6 +322,23 @@ export function defineKitConformance(
       expect(await app.countLedger(user)).toBe(1);
     });
 
+    it('keeps and replays a write whose clock reads a fraction of a millisecond, as every store does', async () => {
+      const fractional = await open({ now: () => 1_767_225_600_000.5 });
+      try {
+        const user = newUser();
+        const key = newKey('todo');
+        const body = { title: 'tick' };
+        const first = await call(fractional, 'POST', '/api/todos', { user, key, body });
+        expect(first.status).toBe(201);
+        const again = await call(fractional, 'POST', '/api/todos', { user, key, body });
+        expect([again.status, again.text]).toEqual([201, first.text]);
+        expect(again.headers.get('idempotent-replayed')).toBe('true');
+        expect(await fractional.countTodos(user)).toBe(1);
+      } finally {
+        await fractional.close();
+      }
+    });
+
     it('sweeps ledger entries past the retention, after which the key is unknown', async () => {
       const user = newUser();
       const key = newKey('todo');
@@ -333,6 +356,18 @@ export function defineKitConformance(
       expect(await app.countLedger(user)).toBe(0);
       const receipt = await call(app, 'GET', `/idempotency/${key}`, { user, key: null });
       expect(receipt.status).toBe(404);
+    });
+
+    it('sweeps with a cutoff between two milliseconds, as every store does', async () => {
+      const user = newUser();
+      await create(user, 'older');
+      const swept = startSweeper({ store: app.kit.ledger, retentionMs: -60_000.5 });
+      try {
+        expect(await swept.sweep()).toBeGreaterThanOrEqual(1);
+      } finally {
+        swept.stop();
+      }
+      expect(await app.countLedger(user)).toBe(0);
     });
 
     describe('batches (SPEC §15.1)', () => {

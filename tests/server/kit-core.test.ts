@@ -176,6 +176,38 @@ describe('the kit core', () => {
     expect((await kit.fetch(post('/w/a%01b'))).status).toBe(201);
   });
 
+  it("answers a batch item whose validate throws 500 as its request alone, the other items' writes done", async () => {
+    const { ledger } = spyLedger();
+    const kit = createOutboxKit({ ledger, onError() {}, authenticate: () => 'alice' });
+    kit.route({
+      method: 'POST',
+      path: '/w',
+      // An app's validation with a bug: a body without `title` makes it throw.
+      validate: ({ body }) => ({ ok: true, value: (body as { title: string }).title.length }),
+      handle: ({ value }) => json(201, { length: value }),
+    });
+    const broken = batchItem('POST', '/w', { body: { other: 1 } });
+    const alone = await kit.fetch(
+      new Request('http://kit.test/w', {
+        method: 'POST',
+        headers: broken.headers,
+        body: broken.body,
+      }),
+    );
+    expect(alone.status).toBe(500);
+    const request = new Request('http://kit.test/sync/batch', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [batchItem('POST', '/w', { body: { title: 'x' } }), broken] }),
+    });
+    const answer = await kit.fetch(request);
+    expect(answer.status).toBe(200);
+    const items = (await answer.json()).items as Array<{ status: number; body: string }>;
+    expect(items.map((item) => item.status)).toEqual([201, 500]);
+    expect(items[1]!.body).toBe(await alone.text());
+    expect(kit.inProgress).toBe(0);
+  });
+
   it('refuses route paths it cannot match', () => {
     const kit = createOutboxKit({ ledger: spyLedger().ledger, authenticate: () => null });
     const handle = () => json(201, {});
@@ -289,6 +321,22 @@ describe('the kit core', () => {
         [503, '2'],
         [201, undefined],
       ]);
+    });
+
+    it('leaves the key free when a commit hook throws: the write fails, its retry is not 409 for ever', async () => {
+      let fail = true;
+      const { kit, calls } = hookedKit({
+        commit() {
+          if (fail) throw new Error('metrics down');
+          return undefined;
+        },
+      });
+      const request = post('/w');
+      const retry = request.clone();
+      const failed = await kit.fetch(request);
+      expect([failed.status, calls.includes('transact'), kit.inProgress]).toEqual([500, false, 0]);
+      fail = false;
+      expect((await kit.fetch(retry)).status).toBe(201);
     });
 
     it('counts replays, conflicts and effects', async () => {

@@ -9,7 +9,7 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('the kit on PostgreSQL', () => {
   const schema = newSchema('kit');
   defineKitConformance(
     `PostgreSQL (schema ${schema})`,
-    () => openTodoApp({ kind: 'postgres', connectionString: PG_URL, schema }),
+    (options) => openTodoApp({ kind: 'postgres', connectionString: PG_URL, schema, ...options }),
     () => dropSchema(schema),
   );
 });
@@ -18,7 +18,14 @@ describe.skipIf(PG_SKIP_REASON !== undefined)('the kit on PostgreSQL, pipelined'
   const schema = newSchema('kitpipe');
   defineKitConformance(
     `PostgreSQL, a pool in pipeline mode (schema ${schema})`,
-    () => openTodoApp({ kind: 'postgres', connectionString: PG_URL, schema, pipeline: true }),
+    (options) =>
+      openTodoApp({
+        kind: 'postgres',
+        connectionString: PG_URL,
+        schema,
+        pipeline: true,
+        ...options,
+      }),
     () => dropSchema(schema),
   );
 });

@@ -12,9 +12,11 @@ import { openTodoApp } from './kit-todo-app.ts';
 const dir = mkdtempSync(join(tmpdir(), 'kit-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-defineKitConformance('SQLite (better-sqlite3, in memory)', () => openTodoApp({ kind: 'sqlite' }));
-defineKitConformance('SQLite (better-sqlite3, a WAL file)', () =>
-  openTodoApp({ kind: 'sqlite', path: join(dir, 'todos.db') }),
+defineKitConformance('SQLite (better-sqlite3, in memory)', (options) =>
+  openTodoApp({ kind: 'sqlite', ...options }),
+);
+defineKitConformance('SQLite (better-sqlite3, a WAL file)', (options) =>
+  openTodoApp({ kind: 'sqlite', path: join(dir, 'todos.db'), ...options }),
 );
 
 describe('the kit on SQLite shared with another process', () => {
