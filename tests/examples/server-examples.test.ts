@@ -133,6 +133,28 @@ async function expectNoHostileFault(name: string, example: Example): Promise<voi
   }
 }
 
+/**
+ * A version the history route cannot hold (beyond PostgreSQL's `integer`, SPEC §10.1's
+ * `MAX_REVISION`, or not a whole number) is 404 `not-found` on either store, never a 500.
+ */
+async function expectNoSuchVersions(example: Example): Promise<void> {
+  const statuses = [];
+  for (const revision of ['2147483648', '9999999999', '9007199254740991', '1.5', 'x']) {
+    const response = await fetch(`${example.url}/api/todos/todo-none/history/${revision}`, {
+      headers: { authorization: `Bearer ${newUser()}` },
+    });
+    const body = await response.json();
+    statuses.push(`${revision} ${response.status} ${body.type}`);
+  }
+  expect(statuses).toEqual([
+    '2147483648 404 not-found',
+    '9999999999 404 not-found',
+    '9007199254740991 404 not-found',
+    '1.5 404 not-found',
+    'x 404 not-found',
+  ]);
+}
+
 describe.skipIf(!BUILT)('examples/hono-sqlite (Hono 4, SQLite)', () => {
   let dir: string;
   let example: Example;
@@ -151,6 +173,10 @@ describe.skipIf(!BUILT)('examples/hono-sqlite (Hono 4, SQLite)', () => {
 
   it('answers every hostile request and batch with no 5xx, no stack and a typed problem for every error', async () => {
     await expectNoHostileFault('hono-sqlite', example);
+  });
+
+  it('answers a history revision no todo can have 404, never a 500', async () => {
+    await expectNoSuchVersions(example);
   });
 });
 
@@ -209,6 +235,10 @@ describe.skipIf(!BUILT || PG_SKIP_REASON !== undefined)(
 
     it('answers every hostile request and batch with no 5xx, no stack and a typed problem for every error', async () => {
       await expectNoHostileFault('express-postgres', examples[1]!);
+    });
+
+    it('answers a history revision no todo can have 404 as the SQLite example does, never a 500 from pg', async () => {
+      await expectNoSuchVersions(examples[0]!);
     });
   },
 );

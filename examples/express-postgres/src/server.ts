@@ -94,9 +94,12 @@ reads.get('/api/todos/:id', async (request, response) => {
   if (rows[0]) response.set('etag', `"${rows[0].revision}"`).json(rows[0]);
   else send(response, notFound());
 });
+/** The revisions an `integer` column holds: a larger one would fail the query with a 500. */
+const MAX_REVISION = 2_147_483_647;
 // A version a write replaced (SPEC §10.1): where a 412's `history.href` points.
 reads.get('/api/todos/:id/history/:revision', async (request, response) => {
   const revision = Number(request.params.revision);
+  const held = Number.isInteger(revision) && revision >= 0 && revision <= MAX_REVISION;
   const { rows } = await pool.query<
     Todo & { supersededBy: string | null; supersededAt: string | null }
   >(
@@ -105,7 +108,7 @@ reads.get('/api/todos/:id/history/:revision', async (request, response) => {
      UNION ALL
      SELECT id, revision, title, done, NULL, NULL FROM "${schema}".todos
        WHERE owner = $1 AND id = $2 AND revision = $3 AND NOT deleted`,
-    [response.locals.user, request.params.id, Number.isSafeInteger(revision) ? revision : -1],
+    [response.locals.user, request.params.id, held ? revision : -1],
   );
   const version = rows[0];
   if (!version) return void send(response, notFound('no such version'));
