@@ -29,7 +29,9 @@ function head(
   headers: Record<string, string>,
   length: number,
 ): string {
-  let text = `${method} ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n`;
+  // Under the base path of `baseUrl`, as the verifier's `fetch` requests are.
+  const target = `${url.pathname.replace(/\/$/, '')}${path}`;
+  let text = `${method} ${target} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n`;
   for (const [name, value] of Object.entries(headers)) text += `${name}: ${value}\r\n`;
   return `${text}Content-Length: ${length}\r\n\r\n`;
 }

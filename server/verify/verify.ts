@@ -518,9 +518,11 @@ export async function runVerify(
   if (batchPath === null) {
     for (const name of BATCH_CHECKS) skip(name, 'G2', 'no batch endpoint');
   } else {
+    // An item's path is the path on this origin (SPEC §15.1), base path included.
+    const basePath = new URL(base).pathname.replace(/\/$/, '');
     const item = (key: string | null, body: string) => ({
       method: createMethod,
-      path: config.create.path,
+      path: `${basePath}${config.create.path}`,
       headers: {
         'content-type': 'application/json',
         'content-digest': sha256Digest(Buffer.from(body)),

@@ -1,6 +1,9 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyMain } from '../../server/verify/cli.ts';
 import { runVerify, type VerifyConfig } from '../../server/verify/verify.ts';
+import { PROBLEM_CONTENT_TYPE } from '../../shared/wire/protocol.ts';
 import { dropSchema, newSchema, PG_SKIP_REASON, PG_URL, startTestServer } from './helpers.ts';
 import { type Flaw, type RunningTodoServer, startTodoServer } from './kit-verify-servers.ts';
 
@@ -188,5 +191,54 @@ describe('sw-outbox-verify', () => {
       expect(report.verdicts).toMatchObject({ G2: 'fail', G3: 'pass', G4: 'pass', G5: 'pass' });
       expect(report.passed).toBe(false);
     });
+  });
+
+  it('sends every request and batch item under the base path of baseUrl, the raw ones (head only, dropped) too', async () => {
+    const seen: string[] = [];
+    // A server mounted at /app: creates answer 201, the list is empty, batch items 404, else 404.
+    const server = createServer((request, response) => {
+      seen.push(`${request.method} ${request.url}`);
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const json = (status: number, body: string, type = 'application/json') => {
+        response.writeHead(status, { 'content-type': type, connection: 'close' });
+        response.end(body);
+      };
+      const notFound = '{"type":"not-found","status":404}';
+      if (request.url === '/app/api/todos' && request.method === 'POST') {
+        return json(201, '{"id":"t1"}');
+      }
+      if (request.url === '/app/api/todos') return json(200, '{"items":[]}');
+      if (request.url !== '/app/sync/batch') return json(404, notFound, PROBLEM_CONTENT_TYPE);
+      request.on('end', () => {
+        const { items } = JSON.parse(Buffer.concat(chunks).toString()) as {
+          items: Array<{ path: string }>;
+        };
+        for (const item of items) seen.push(`item ${item.path}`);
+        const answer = {
+          status: 404,
+          headers: { 'content-type': PROBLEM_CONTENT_TYPE },
+          body: notFound,
+        };
+        json(200, JSON.stringify({ items: items.map(() => answer) }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      await runVerify({
+        ...todoConfig(`http://127.0.0.1:${port}/app`),
+        update: undefined,
+        failBody: undefined,
+        concurrency: 2,
+        headOnlyTimeoutMs: 200,
+      });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+    expect(seen.filter((line) => line.endsWith(' /app/api/todos')).length).toBeGreaterThan(4);
+    expect(seen.filter((line) => line.startsWith('item ')).length).toBeGreaterThan(0);
+    expect(seen.filter((line) => !line.split(' ')[1]!.startsWith('/app/'))).toEqual([]);
   });
 });
