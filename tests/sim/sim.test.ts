@@ -122,8 +122,9 @@ describe('the simulation of SPEC §20', () => {
   );
 
   it('sees a new edit linked to an older row in flight than the one made last (SPEC §6), on a seed that makes an edit beside two', async () => {
-    // The broken build is caught here by the oracle that checks the link; the swarm reaches two
-    // rows of a record in flight about once in 1,000 seeds, so it is not one of MUTANTS (mutants.ts).
+    // The oracle that checks the link catches the broken build on this seed. The swarm makes an
+    // edit beside two rows of a record in flight only about once in 1,000 seeds, so this seed
+    // keeps the catch pinned even when MUTANTS' run meets it later.
     const sim = await loadMutant('predecessor-by-sent-at');
     const broken = await sim.runSim(sim.swarmConfig(3666, 'memory'), {});
     expect(broken.violation?.check).toBe('successor-of-an-older-row-in-flight');
