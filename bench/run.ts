@@ -148,6 +148,8 @@ export interface BrowserResults {
   outage?: OutageResult;
   /** The first page call after the worker was stopped, beside calls to a live worker (§13.1). */
   firstCall?: FirstCallResult;
+  /** Parts that failed, with their error: the others' results are kept and printed. */
+  failed?: Array<{ part: string; error: string }>;
   loadavgAfter?: number[];
 }
 
@@ -172,6 +174,9 @@ function chromiumVersion(): string {
 
 const log = (message: string) => console.log(`[bench] ${message}`);
 
+/** Where the browser results go: written after every part, and once more at the end. */
+const partialFile = () => join(RESULTS, quick ? 'browser-quick.json' : 'browser.json');
+
 async function runBrowser(): Promise<BrowserResults> {
   const results: BrowserResults = {
     date: new Date().toISOString(),
@@ -184,60 +189,72 @@ async function runBrowser(): Promise<BrowserResults> {
     },
   };
   const server = await BenchServer.start(ROOT);
+  // One part that fails (a worker the browser stopped, say) loses only its own numbers: the run
+  // goes on, and what is done so far is written after every part.
+  const part = async (name: Part, measure: () => Promise<void>) => {
+    if (!only.has(name)) return;
+    try {
+      await measure();
+    } catch (error) {
+      log(`${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+      results.failed = [...(results.failed ?? []), { part: name, error: String(error) }];
+    }
+    writeFileSync(partialFile(), `${JSON.stringify(results, null, 2)}\n`);
+  };
   try {
-    if (only.has('enqueue')) {
+    await part('enqueue', async () => {
       log('enqueue latency');
       results.enqueue = await measureEnqueue(server, PLAN.enqueue);
-    }
-    if (only.has('enqueue-trace')) {
+    });
+    await part('enqueue-trace', async () => {
       log('online enqueue, traced');
       const { raw, ...traced } = await measureEnqueueTrace(server, PLAN.enqueueTrace);
       results.enqueueTrace = traced;
       writeFileSync(join(RESULTS, 'enqueue-trace.json'), `${JSON.stringify(raw)}\n`);
-    }
-    if (only.has('drain')) {
+    });
+    await part('drain', async () => {
       results.drains = [];
       const drains = PLAN.drains.map((d) => ({ ...d, rows: drainRows ?? d.rows }));
       for (const options of drains) {
         log(`flush throughput: ${options.rows} rows, +${options.latencyMs} ms`);
         results.drains.push({ options, ...(await measureDrain(server, options)) });
       }
-    }
-    if (only.has('phone')) {
+    });
+    await part('phone', async () => {
       log('phone-like latency: 500 rows, +200 ms');
       results.phone = await measurePhone(server, PLAN.phone);
-    }
-    if (only.has('floor')) {
+    });
+    await part('floor', async () => {
       log(
         `IndexedDB floor: ${PLAN.floor.sizes.map((s) => `${s.rows} rows × ${s.rounds}`).join(', ')}`,
       );
       const floor = await measureFloor(server, PLAN.floor);
       results.floor = { ...floor, besideDrain: floorBesideDrain(floor, results.drains) };
-    }
-    if (only.has('live-view')) {
+    });
+    await part('live-view', async () => {
       const options = PLAN.liveView;
       log(`flush throughput with a live view open: ${options.rows} rows, +${options.latencyMs} ms`);
       const [without, watched] = await measureLiveViewDrain(server, options, 'batches');
       const ratio = Math.round((watched.rowsPerSecond / without.rowsPerSecond) * 100) / 100;
       results.liveView = { options, without, watched, ratio };
-    }
-    if (only.has('loss')) {
+    });
+    await part('loss', async () => {
       log(`duplicate effects under ${PLAN.loss.dropRate * 100} % response loss`);
       results.loss = await measureLoss(server, PLAN.loss);
-    }
-    if (only.has('first-batch')) {
+    });
+    await part('first-batch', async () => {
       log(`first batch with ${PLAN.firstBatch.sizes.join(' / ')} rows queued`);
       results.firstBatch = await measureFirstBatch(server, PLAN.firstBatch);
-    }
-    if (only.has('first-call')) {
+    });
+    await part('first-call', async () => {
       log(`first call after a worker stop: ${PLAN.firstCall.samples} stops`);
       results.firstCall = await measureFirstCall(server, PLAN.firstCall);
-    }
-    if (only.has('outage')) {
+    });
+    await part('outage', async () => {
       const { rows, outageMs } = PLAN.outage;
       log(`drain after an outage: ${rows} rows, server unreachable for ${outageMs / 1000} s`);
       results.outage = await measureOutageDrain(server, PLAN.outage);
-    }
+    });
   } finally {
     await server.stop();
   }
@@ -275,7 +292,7 @@ async function main(): Promise<void> {
   log('building dist/bench');
   build();
   const browser = await runBrowser();
-  const browserFile = join(resultsDir, quick ? 'browser-quick.json' : 'browser.json');
+  const browserFile = partialFile();
   writeFileSync(browserFile, `${JSON.stringify(browser, null, 2)}\n`);
   const chart = drainChartSvg(browser);
   const chartFile = join(resultsDir, quick ? 'drain-progress-quick.svg' : 'drain-progress.svg');
@@ -285,6 +302,7 @@ async function main(): Promise<void> {
   log(`written to ${browserFile}${server ? ' and bench/results/server.json' : ''}`);
   if (chart !== undefined) log(`rows applied over time: ${chartFile}`);
   log(`done in ${Math.round((performance.now() - started) / 1000)} s`);
+  if (browser.failed?.length) process.exitCode = 1;
 }
 
 main().catch((error: unknown) => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page, type Worker } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../e2e/support/chromium.ts';
+import { PING_MESSAGE } from '../../shared/model/connection.ts';
 import type { BenchPageApi, OutboxWorkerHooks, WorkboxWorkerHooks } from './app/protocol.ts';
 import { browserPid, type ThreadTimes, treeCpuMs, treeThreadTimes } from './cpu.ts';
 
@@ -78,6 +79,24 @@ export async function withProfile<T>(
 /** The running service worker of the profile (after the page connected to it). */
 export async function serviceWorker(context: BrowserContext): Promise<Worker> {
   return context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
+}
+
+/**
+ * Posts the page's worker a ping (SPEC §13.1): an event, which restarts the browser's idle clock
+ * of the worker before a long call of hooks.
+ */
+export async function wakeWorker(page: Page): Promise<void> {
+  await page.evaluate(async (type) => {
+    const { port1, port2 } = new MessageChannel();
+    const pong = new Promise((resolve) => {
+      port1.onmessage = resolve;
+    });
+    const worker =
+      navigator.serviceWorker.controller ?? (await navigator.serviceWorker.ready).active;
+    worker?.postMessage({ type }, [port2]);
+    await pong;
+    port1.close();
+  }, PING_MESSAGE);
 }
 
 /** Calls a hook of the outbox worker's `self.bench`. */

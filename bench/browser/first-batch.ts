@@ -1,8 +1,11 @@
 import type { FirstBatchSample } from './app/protocol.ts';
-import { outboxHooks, withProfile } from './chromium.ts';
+import { outboxHooks, wakeWorker, withProfile } from './chromium.ts';
 import type { BenchServer } from './server.ts';
 import { connectOutbox, freshUser, round } from './session.ts';
 import { median } from './stats.ts';
+
+/** Rows seeded per call: a few seconds of work, well within a worker's 30 s without events. */
+const SEED_CHUNK = 10_000;
 
 export interface FirstBatchResult {
   queued: number;
@@ -32,12 +35,18 @@ export async function measureFirstBatch(
       const results: FirstBatchResult[] = [];
       let queued = 1;
       for (const size of options.sizes) {
-        const seeded = await outboxHooks(
-          worker,
-          (hooks, [owner, n]: [string, number]) => hooks.seed(owner, n),
-          [user, size - queued],
-        );
-        queued = seeded.total;
+        // In chunks, each after an event from the page: Chromium stops a worker that no event
+        // kept busy for 30 s, and a call through the DevTools protocol is no event.
+        while (queued < size) {
+          await wakeWorker(profile.page);
+          const seeded = await outboxHooks(
+            worker,
+            (hooks, [owner, n]: [string, number]) => hooks.seed(owner, n),
+            [user, Math.min(SEED_CHUNK, size - queued)],
+          );
+          queued = seeded.total;
+        }
+        await wakeWorker(profile.page);
         if (queued !== size) throw new Error(`seeded ${queued} rows, wanted ${size}`);
         const samples = await outboxHooks(
           worker,

@@ -244,6 +244,8 @@ export function printTable(browser: BrowserResults, server: unknown): void {
   }
   out.push(...targetLines(browser));
   out.push(...specTargetLines(browser));
+  for (const { part, error } of browser.failed ?? [])
+    out.push('', `part ${part} failed, its numbers are missing: ${error}`);
   console.log(out.join('\n'));
 }
 
