@@ -4,9 +4,15 @@
  * worker, so both name them alike.
  */
 
-/** Each variant's label in the table; the first one is the per-row contract itself. */
+/**
+ * Each variant's label in the table; the first one is the per-row contract of SPEC §4/§5 itself,
+ * the floor SPEC §19's ratio is taken against. The second adds what §6.1 asks of every row
+ * besides: the last look at its record before the wire, and the record read and the name written
+ * under both of its names.
+ */
 export const FLOOR_VARIANTS = {
   contract: 'contract: claim put; record check + delete + receipt put',
+  'contract-with-names': 'contract + §6.1: last look, names read and written',
   'contract-no-record-check': 'contract without the record check',
   'claim-only': 'claim put only',
   'settle-only': 'settle only: delete + receipt put',

@@ -2,10 +2,11 @@ import { BUNDLE_VERSION } from '../../../shared/core/outbox-core.ts';
 import { DEFAULT_TUNING } from '../../../shared/core/tuning.ts';
 import type { Json } from '../../../shared/model/json.ts';
 import { decodeRow, type OutboxRow } from '../../../shared/model/row.ts';
-import type { Receipt } from '../../../shared/model/store.ts';
+import type { Receipt, RecordName } from '../../../shared/model/store.ts';
 import { DEFAULT_BATCH } from '../../../shared/plan/batch-groups.ts';
 import { planClaim } from '../../../shared/plan/claim.ts';
 import { receiptFor } from '../../../shared/plan/receipt.ts';
+import { namesOf } from '../../../shared/plan/settle.ts';
 import { done, request } from '../../../shared/store/idb-request.ts';
 import { createMissingStores, INDEX, STORE } from '../../../shared/store/schema.ts';
 import { restHandler } from '../../../shared/wire/rest-handler.ts';
@@ -45,6 +46,8 @@ interface PlannedBatch {
   /** Each row as its claim writes it (`planClaim`). */
   claimed: OutboxRow[];
   receipts: Receipt[];
+  /** The name each create's ACK writes (§6.1), from its receipt's server id. */
+  names: RecordName[];
   /** The record (`by_owner_target`) key of each row. */
   records: [string, string, string][];
   /** The first and last queue-index key of the batch: the compares' range. */
@@ -139,6 +142,11 @@ const VARIANTS: Record<FloorVariant, BatchWork> = {
     await claim(db, batch, tally, false);
     await settle(db, batch, tally, { check: true, compare: false });
   },
+  'contract-with-names': async (db, batch, tally) => {
+    await claim(db, batch, tally, false);
+    await lastLook(db, batch, tally);
+    await settle(db, batch, tally, { check: true, compare: false, names: true });
+  },
   'contract-no-record-check': async (db, batch, tally) => {
     await claim(db, batch, tally, false);
     await settle(db, batch, tally, { check: false, compare: false });
@@ -199,21 +207,44 @@ async function claim(
 }
 
 /**
+ * The last look before the wire (SPEC §6.1): each row's record under both its names, in one
+ * readonly transaction — the `pending:<C>` entries naming it (`names` by server id) and its rows
+ * as values (whether another is in flight) — every request issued at once.
+ */
+async function lastLook(db: IDBDatabase, batch: PlannedBatch, tally: Tally): Promise<void> {
+  const { tx, rows } = begin(db, [STORE.names, STORE.rows], tally, 'readonly');
+  const names = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
+  const records = rows.index(INDEX.rowsByOwnerTarget);
+  const pending: IDBRequest[] = [];
+  for (const key of batch.records) pending.push(names.getAll(key, 16), records.getAll(key));
+  tally.requests += pending.length;
+  await request(pending[pending.length - 1]!);
+}
+
+/**
  * The settle transaction over `rows` and `receipts`: with `check`, each row's record keys
- * (`getAllKeys` on `by_owner_target`), with `compare` the range of the rows as claimed, all
- * issued together and awaited; then each row deleted and its receipt put.
+ * (`getAllKeys` on `by_owner_target`), with `compare` the range of the rows as claimed, with
+ * `names` the names of each record read (`names` by server id) and each create's name written
+ * (§6.1), all reads issued together and awaited; then each row deleted and its receipt put.
  */
 async function settle(
   db: IDBDatabase,
   batch: PlannedBatch,
   tally: Tally,
-  reads: { check: boolean; compare: boolean },
+  reads: { check: boolean; compare: boolean; names?: boolean },
 ): Promise<void> {
-  const { tx, rows } = begin(db, [STORE.rows, STORE.receipts], tally);
+  const stores = reads.names
+    ? [STORE.rows, STORE.receipts, STORE.names]
+    : [STORE.rows, STORE.receipts];
+  const { tx, rows } = begin(db, stores, tally);
   const pending: IDBRequest[] = [];
   if (reads.check) {
     const index = rows.index(INDEX.rowsByOwnerTarget);
     for (const key of batch.records) pending.push(index.getAllKeys(key));
+  }
+  if (reads.names) {
+    const index = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
+    for (const key of batch.records) pending.push(index.getAll(key));
   }
   if (reads.compare) pending.push(rangeRead(rows, batch));
   tally.requests += pending.length;
@@ -222,6 +253,10 @@ async function settle(
   for (const id of batch.ids) rows.delete(id);
   for (const receipt of batch.receipts) receipts.put(receipt);
   tally.requests += batch.ids.length + batch.receipts.length;
+  if (reads.names) {
+    for (const name of batch.names) tx.objectStore(STORE.names).put(name);
+    tally.requests += batch.names.length;
+  }
   await done(tx);
 }
 
@@ -253,6 +288,7 @@ function begin(
 function planBatch(raws: unknown[], holderId: string, now: number): PlannedBatch {
   const claimed: OutboxRow[] = [];
   const receipts: Receipt[] = [];
+  const names: RecordName[] = [];
   for (const [i, raw] of raws.entries()) {
     const decoded = decodeRow(raw);
     if (!decoded.ok) throw new Error(`template ${decoded.id} does not decode: ${decoded.issues}`);
@@ -266,7 +302,9 @@ function planBatch(raws: unknown[], holderId: string, now: number): PlannedBatch
     const plan = planClaim(decoded.row, raw, ctx);
     if (plan.kind !== 'claim') throw new Error(`template ${decoded.row.id}: ${plan.reason}`);
     claimed.push(plan.row);
-    receipts.push(receiptFor(handler, plan.row, 201, serverAnswer(plan.row, now, i), now));
+    const receipt = receiptFor(handler, plan.row, 201, serverAnswer(plan.row, now, i), now);
+    receipts.push(receipt);
+    names.push(...(namesOf(plan.row, receipt).names ?? []));
   }
   const keyOf = (row: OutboxRow): QueueKey => [row.owner, row.savedAt, row.id];
   return {
@@ -274,6 +312,7 @@ function planBatch(raws: unknown[], holderId: string, now: number): PlannedBatch
     ids: claimed.map((row) => row.id),
     claimed,
     receipts,
+    names,
     records: claimed.map((row) => [row.owner, row.collection, row.targetId]),
     first: keyOf(claimed[0]!),
     last: keyOf(claimed[claimed.length - 1]!),
