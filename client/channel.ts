@@ -73,6 +73,8 @@ export class WorkerChannel {
   readonly #options: WorkerChannelOptions;
   #current: Connection | undefined;
   #noticeCheck: ReturnType<typeof setTimeout> | undefined;
+  /** A change notice came while a check was pending: it is checked on its own after it. */
+  #noticedAgain = false;
   #closed = false;
 
   constructor(options: WorkerChannelOptions) {
@@ -121,11 +123,17 @@ export class WorkerChannel {
   }
 
   /**
-   * The store committed a change of this owner's rows while live views are open. If the worker
-   * says nothing within {@link NOTICE_GRACE_MS}, no instance is feeding the views: ask.
+   * The store committed a change of this owner's rows while live views are open, or a view was
+   * opened (its subscribe goes over the port with no ping beside it). If the worker says nothing
+   * within {@link NOTICE_GRACE_MS}, no instance is feeding the views: ask.
    */
   noteChange(): void {
-    if (this.#closed || this.#noticeCheck !== undefined) return;
+    if (this.#closed) return;
+    // Word from the worker during a pending check may answer only the notice before this one.
+    if (this.#noticeCheck !== undefined) {
+      this.#noticedAgain = true;
+      return;
+    }
     const current = this.#current;
     if (current === undefined) {
       void this.ensure().catch(noop);
@@ -134,7 +142,10 @@ export class WorkerChannel {
     const heard = current.heard;
     this.#noticeCheck = setTimeout(() => {
       this.#noticeCheck = undefined;
+      const again = this.#noticedAgain;
+      this.#noticedAgain = false;
       if (this.#current === current && current.heard === heard) this.#probe(current);
+      else if (again) this.noteChange();
     }, NOTICE_GRACE_MS);
   }
 
@@ -186,11 +197,9 @@ export class WorkerChannel {
   #connect(): Connection {
     if (this.#current !== undefined) return this.#current;
     let kill: () => void = noop;
+    // Its code's own hint says what to do; a call sent again on a new connection never shows it.
     const lost = new Promise<never>((_, reject) => {
-      kill = () =>
-        reject(
-          new OutboxError('worker_unavailable', 'The worker instance of this connection stopped.'),
-        );
+      kill = () => reject(new OutboxError('worker_unavailable'));
     });
     lost.catch(noop);
     const connection: Connection = {

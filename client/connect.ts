@@ -6,13 +6,17 @@ import {
   checkObject,
   checkText,
 } from '../shared/model/arguments.ts';
-import type { SetAuthOptions, WatchUpdate } from '../shared/model/connection.ts';
+import {
+  PERIODIC_SYNC_TAG,
+  type SetAuthOptions,
+  type WatchUpdate,
+} from '../shared/model/connection.ts';
 import type { OutboxApi, OutboxDiagnostics, RowFilter, RowView } from '../shared/model/page-api.ts';
 import { installComlinkErrors } from '../shared/runtime/comlink-errors.ts';
 import { outboxCalls, type PersistWhen } from './outbox-calls.ts';
 import { openOutboxConnection } from './outbox-connection.ts';
 import type { PageSenderOption } from './page-sender.ts';
-import { registerPeriodicSync, registerWorker } from './registration.ts';
+import { registerWorker } from './registration.ts';
 import { Subscriptions } from './subscriptions.ts';
 
 /** Options of {@link connectOutbox} (SPEC §13). */
@@ -84,11 +88,9 @@ export async function connectOutbox(options: ConnectOptions): Promise<OutboxClie
   const connection = await openOutboxConnection(options, container, registered, subscriptions);
 
   if (options.periodicSync !== false) {
-    void registered?.registration.then((registration) =>
-      registerPeriodicSync(
-        registration,
-        (options.periodicSync || { minIntervalMs: HALF_DAY_MS }).minIntervalMs,
-      ),
+    const { minIntervalMs } = options.periodicSync || { minIntervalMs: HALF_DAY_MS };
+    void registered?.registration.then(async (registration) =>
+      (await import('./periodic-sync.ts')).default(registration, minIntervalMs, PERIODIC_SYNC_TAG),
     );
   }
 

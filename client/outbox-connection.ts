@@ -14,6 +14,7 @@ import { flushViaWorker } from './flush-message.ts';
 import type { PageSender, PageSenderOption } from './page-sender.ts';
 import type { Registered } from './registration.ts';
 import type { Subscriptions } from './subscriptions.ts';
+import { withTimeout } from './timeout.ts';
 
 /**
  * What serves the page (SPEC §12, §13, §13.1): its service worker through a
@@ -71,15 +72,20 @@ export async function openOutboxConnection(
   let closed = false;
   let changes: BroadcastChannel | undefined;
 
+  const timeoutMs = options.timeoutMs ?? 5000;
   const channel = new WorkerChannel({
     owner,
-    timeoutMs: options.timeoutMs ?? 5000,
+    timeoutMs,
     target: () => workerOf(container, registered),
     onConnect(link) {
       const api = link.remote as unknown as EndpointApi;
       // A new connection starts empty: restore credentials, then subscriptions.
       if (auth !== undefined) api.setAuth(auth.headers, auth.options).catch(() => undefined);
-      subscriptions.attach(api, (listener) => proxy(channel.heard(listener)));
+      subscriptions.attach(
+        api,
+        (listener) => proxy(channel.heard(listener)),
+        () => channel.noteChange(),
+      );
       changes ??= hearChanges(link.hello.changes, owner, () => {
         if (pageSender === undefined && subscriptions.size > 0) channel.noteChange();
       });
@@ -88,7 +94,8 @@ export async function openOutboxConnection(
 
   const api = async <T>(call: (api: EndpointApi) => Promise<T>): Promise<T> => {
     if (closed) throw new OutboxError('closed');
-    if (pageSender !== undefined) return call(await pageSender.api());
+    // The page sender's store may never open (an upgrade blocked by another tab): bounded too.
+    if (pageSender !== undefined) return withTimeout(pageSender.api().then(call), timeoutMs);
     try {
       return await channel.call((remote) => call(remote as unknown as EndpointApi));
     } catch (error) {
@@ -143,7 +150,8 @@ export async function openOutboxConnection(
       const { startPageSender } = await import('./page-sender.ts');
       const config = options.pageSender;
       pageSender = startPageSender(typeof config === 'function' ? await config() : config, owner);
-      subscriptions.attach(await pageSender.api(), (listener) => listener);
+      // Bounded as every call is: a store that never opens fails the connect with `timeout`.
+      subscriptions.attach(await api(async (a) => a), (listener) => listener);
       // Control may have arrived while the page sender opened; its event has fired by now.
       if (container?.controller) onControllerChange();
       else flushSoon();

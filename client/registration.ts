@@ -1,13 +1,14 @@
 import type { Workbox } from 'workbox-window';
 // The ES2017 build, not the ES5 one the package's `module` field names: half the bytes.
 import { Workbox as WorkboxWindow } from 'workbox-window/build/workbox-window.prod.mjs';
-import { PERIODIC_SYNC_TAG, SYNC_TAG } from '../shared/model/connection.ts';
+import { SYNC_TAG } from '../shared/model/connection.ts';
 
 /**
  * Registration and the browser's wake-up APIs, page side (SPEC §12, §13): the worker is
  * registered with workbox-window (which tracks its install/update lifecycle); Background Sync is
  * registered after each enqueue, so a worker flushes when connectivity returns even with no tab
- * open; Periodic Background Sync is registered when the browser grants it.
+ * open; Periodic Background Sync is registered when the browser grants it (`./periodic-sync.ts`, loaded
+ * after connecting: no enqueue needs it).
  */
 
 export interface RegistrationOptions {
@@ -46,20 +47,4 @@ export async function requestBackgroundSync(
   registration: ServiceWorkerRegistration | undefined,
 ): Promise<void> {
   await registration?.sync?.register(SYNC_TAG).catch(() => undefined);
-}
-
-/** Registers periodic sync when the permission is granted; returns whether it did. */
-export async function registerPeriodicSync(
-  registration: ServiceWorkerRegistration | undefined,
-  minInterval: number,
-): Promise<boolean> {
-  if (registration?.periodicSync === undefined) return false;
-  const status = await navigator.permissions
-    .query({ name: 'periodic-background-sync' as PermissionName })
-    .catch(() => undefined);
-  if (status?.state !== 'granted') return false;
-  return registration.periodicSync.register(PERIODIC_SYNC_TAG, { minInterval }).then(
-    () => true,
-    () => false,
-  );
 }

@@ -29,6 +29,7 @@ export class Subscriptions {
   readonly #entries = new Set<Entry>();
   #api: EndpointApi | undefined;
   #wrap: ListenerWrapper = (listener) => listener;
+  #check: (() => void) | undefined;
 
   /** How many live views (subscriptions and watches) are open. */
   get size(): number {
@@ -54,10 +55,15 @@ export class Subscriptions {
     return this.#add(entry);
   }
 
-  /** Attaches every subscription to a new API (after connect, reconnect or a mode switch). */
-  attach(api: EndpointApi, wrap: ListenerWrapper): void {
+  /**
+   * Attaches every subscription to a new API (after connect, reconnect or a mode switch).
+   * `check` runs when a view is added to it later: a worker's port may have outlived its instance,
+   * and the view's first delivery is what tells.
+   */
+  attach(api: EndpointApi, wrap: ListenerWrapper, check?: () => void): void {
     this.#api = api;
     this.#wrap = wrap;
+    this.#check = check;
     for (const entry of this.#entries) void this.#attachOne(entry);
   }
 
@@ -69,7 +75,10 @@ export class Subscriptions {
 
   #add(entry: Entry): () => void {
     this.#entries.add(entry);
-    if (this.#api !== undefined) void this.#attachOne(entry);
+    if (this.#api !== undefined) {
+      void this.#attachOne(entry);
+      this.#check?.();
+    }
     return () => {
       this.#entries.delete(entry);
       this.#detach(entry);

@@ -4,6 +4,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectOutbox, type OutboxClient } from '../../client/connect.ts';
 import type { PageSenderConfig } from '../../client/page-sender.ts';
 import type { OutboxStore } from '../../shared/model/store.ts';
+import { createMemoryStore } from '../../shared/store/memory.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 
 /**
@@ -52,5 +53,39 @@ describe('the page sender’s errors are typed (SPEC §13)', () => {
       code: 'storage',
       message: expect.stringContaining('InvalidStateError'),
     });
+  });
+
+  it('connecting fails with timeout when the store never opens (an upgrade blocked by another tab)', async () => {
+    const started = performance.now();
+    await expect(connect(() => new Promise<OutboxStore>(() => {}))).rejects.toMatchObject({
+      name: 'OutboxError',
+      code: 'timeout',
+    });
+    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS * 10);
+  });
+
+  it('a call fails with timeout when the store stops answering, and a later call is served', async () => {
+    let hang = false;
+    const store = createMemoryStore({ name: `hangs-${Math.random()}` });
+    // Every read and write of the store waits for ever while `hang` is set.
+    const hanging = new Proxy(store, {
+      get(target, key) {
+        const value = Reflect.get(target, key);
+        if (typeof value !== 'function') return value;
+        if (key === 'close' || key === 'onChange') return value.bind(target);
+        return (...args: unknown[]) =>
+          hang ? new Promise(() => {}) : Reflect.apply(value, target, args);
+      },
+    });
+    outbox = await connect(async () => hanging);
+    await outbox.flush();
+    hang = true;
+    const note = { collection: 'notes', kind: 'create', payload: { title: 'stuck' } } as const;
+    await expect(outbox.enqueue(note)).rejects.toMatchObject({
+      name: 'OutboxError',
+      code: 'timeout',
+    });
+    hang = false;
+    await expect(outbox.stats()).resolves.toMatchObject({ total: 0 });
   });
 });

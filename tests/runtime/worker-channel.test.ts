@@ -169,7 +169,11 @@ function openPage() {
     onConnect(link) {
       const api = link.remote as unknown as EndpointApi;
       if (auth !== undefined) api.setAuth(auth).catch(() => undefined);
-      subscriptions.attach(api, (listener) => proxy(channel.heard(listener)));
+      subscriptions.attach(
+        api,
+        (listener) => proxy(channel.heard(listener)),
+        () => channel.noteChange(),
+      );
     },
   });
   const call = <T>(fn: (api: EndpointApi) => Promise<T>) =>
@@ -189,7 +193,16 @@ function openPage() {
     return result;
   };
   pages.push({ channel, subscriptions });
-  return { browser, channel, call, views, setAuth, enqueue, latest: () => views.at(-1) };
+  return {
+    browser,
+    channel,
+    subscriptions,
+    call,
+    views,
+    setAuth,
+    enqueue,
+    latest: () => views.at(-1),
+  };
 }
 
 const pages: Array<{ channel: WorkerChannel; subscriptions: Subscriptions }> = [];
@@ -295,6 +308,58 @@ describe('worker restarts are invisible to pages (SPEC §13.1)', () => {
     await new Promise((resolve) => setTimeout(resolve, NOTICE_GRACE_MS + 150));
     expect(page.browser.pings).toBe(pings);
     expect(page.browser.instances).toHaveLength(1);
+  });
+
+  it('a live view opened after the worker was stopped gets its rows: the new view asks whether the instance runs', async () => {
+    const page = openPage();
+    page.browser.server.mode = 'refuse';
+    await page.enqueue('opened-late');
+    await vi.waitFor(() => expect(statuses(page.latest())).toEqual(['deferred']));
+    page.browser.stop();
+
+    // An app's outbox panel opens while the worker is stopped: its subscribe alone goes over the
+    // old port, which the stopped instance drops without a word.
+    const panel: RowView[][] = [];
+    page.subscriptions.rows(undefined, (rows) => panel.push(rows));
+    await vi.waitFor(() => expect(statuses(panel.at(-1))).toEqual(['deferred']), {
+      timeout: TIMEOUT_MS / 2,
+    });
+    expect(page.browser.instances).toHaveLength(2);
+  });
+
+  it('a change notice that comes while the check of an earlier one is pending is checked in its turn', async () => {
+    const page = openPage();
+    page.browser.server.mode = 'refuse';
+    const { id } = await page.enqueue('twice');
+    await vi.waitFor(() => expect(statuses(page.latest())).toEqual(['deferred']));
+
+    // Notice A: the live worker commits and feeds the views, so A's check hears it...
+    const seen = page.views.length;
+    page.channel.noteChange();
+    page.browser.event({ type: FLUSH_MESSAGE, owner: OWNER, force: true });
+    await vi.waitFor(() => expect(page.views.length).toBeGreaterThan(seen));
+    // ...and notice B, of a commit by another holder after the worker stopped, comes before A's
+    // check ran: the word A's check heard was not about B.
+    page.browser.stop();
+    page.channel.noteChange();
+    page.browser.server.mode = 'ok';
+    const tab = createSender(
+      {
+        collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
+        store: async () => createMemoryStore({ name: page.browser.dbName }),
+        fetch: page.browser.server.fetch,
+      },
+      { kind: 'tab', owners: async () => [OWNER] },
+    );
+    await (await tab.core()).flush(OWNER, { force: true });
+    expect(page.browser.server.sent.map((sent) => sent.key)).toEqual([
+      `"${id}"`,
+      `"${id}"`,
+      `"${id}"`,
+    ]);
+
+    await vi.waitFor(() => expect(page.latest()).toEqual([]), { timeout: 1000 });
+    expect(page.browser.instances).toHaveLength(2);
   });
 
   it('an announcement from the instance already connected changes nothing', async () => {
