@@ -109,6 +109,15 @@ describe.each(ADAPTERS)('the kit behind %s', (name, adapter) => {
     await server?.close();
     await app?.close();
   });
+  /** A batch of `items` (SPEC §15.1) as `user`. */
+  const sendBatch = (user: string, items: unknown[]) =>
+    send(
+      server.url,
+      'POST',
+      '/sync/batch',
+      { authorization: `Bearer ${user}`, 'content-type': 'application/json' },
+      JSON.stringify({ items }),
+    );
 
   const create = (user: string, key: string, title: string, extra: Record<string, string> = {}) => {
     const body = JSON.stringify({ title });
@@ -178,13 +187,7 @@ describe.each(ADAPTERS)('the kit behind %s', (name, adapter) => {
     const items = [
       batchItem('POST', '//evil.example/api/todos', { key: newKey('todo'), body: { title: 'b' } }),
     ];
-    const batch = await send(
-      server.url,
-      'POST',
-      '/sync/batch',
-      { authorization: `Bearer ${user}`, 'content-type': 'application/json' },
-      JSON.stringify({ items }),
-    );
+    const batch = await sendBatch(user, items);
     expect([alone.status, batch.json.items[0].status]).toEqual([404, 404]);
     expect(await app.countTodos(user)).toBe(0);
   });
@@ -196,13 +199,7 @@ describe.each(ADAPTERS)('the kit behind %s', (name, adapter) => {
       batchItem('POST', '/api/todos', { key, body: { title: 'a' } }),
       batchItem('POST', '/api/todos', { key: null, body: { title: 'b' } }),
     ];
-    const batch = await send(
-      server.url,
-      'POST',
-      '/sync/batch',
-      { authorization: `Bearer ${user}`, 'content-type': 'application/json' },
-      JSON.stringify({ items }),
-    );
+    const batch = await sendBatch(user, items);
     expect(batch.status).toBe(200);
     expect(batch.json.items.map((item: { status: number }) => item.status)).toEqual([201, 400]);
     const receipt = await send(server.url, 'GET', `/idempotency/${key}`, {
