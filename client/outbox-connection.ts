@@ -81,11 +81,9 @@ export async function openOutboxConnection(
       const api = link.remote as unknown as EndpointApi;
       // A new connection starts empty: restore credentials, then subscriptions.
       if (auth !== undefined) api.setAuth(auth.headers, auth.options).catch(() => undefined);
-      subscriptions.attach(
-        api,
-        (listener) => proxy(channel.heard(listener)),
-        () => channel.noteChange(),
-      );
+      // A view added later is checked as a change notice is: its first delivery says it runs.
+      const check = () => channel.noteChange();
+      subscriptions.attach(api, (listener) => proxy(channel.heard(listener)), check);
       changes ??= hearChanges(link.hello.changes, owner, () => {
         if (pageSender === undefined && subscriptions.size > 0) channel.noteChange();
       });
@@ -150,8 +148,7 @@ export async function openOutboxConnection(
       const { startPageSender } = await import('./page-sender.ts');
       const config = options.pageSender;
       pageSender = startPageSender(typeof config === 'function' ? await config() : config, owner);
-      // Bounded as every call is: a store that never opens fails the connect with `timeout`.
-      subscriptions.attach(await api(async (a) => a), (listener) => listener);
+      subscriptions.attach(await api(async (a) => a), (listener) => listener); // bounded (§13)
       // Control may have arrived while the page sender opened; its event has fired by now.
       if (container?.controller) onControllerChange();
       else flushSoon();
