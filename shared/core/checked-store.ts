@@ -14,6 +14,7 @@ export function checkedStore(store: OutboxStore): OutboxStore {
     get: store.get.bind(store),
     getMany: store.getMany.bind(store),
     scan: store.scan.bind(store),
+    holdingRows: store.holdingRows.bind(store),
     byTarget: store.byTarget.bind(store),
     byTargets: store.byTargets.bind(store),
     replace: store.replace.bind(store),

@@ -15,7 +15,7 @@ import { isRowInFlight } from '../plan/in-flight.ts';
 import { leaseEnd } from '../plan/lease.ts';
 import { planResumeHeld } from '../plan/manual-actions.ts';
 import { corruptInFlight, planQuarantine } from '../plan/quarantine.ts';
-import { type PredecessorLookup, selectTurns, targetKey } from '../plan/select.ts';
+import { selectTurns, targetKey } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
 import type { CoreDeps } from './config.ts';
 import { Flush } from './flush.ts';
@@ -79,48 +79,24 @@ async function runPass(flush: Flush): Promise<number> {
   const closed = new Set<string>();
   // A scan reads at least a full batch's worth of rows (§15.1).
   const limit = scanLimit(deps.batchSize, deps.batch);
-  // The whole queue is read, and what holds rows found, before any row of it goes: a value on
-  // the wire that failed to parse holds its record — every record, when its own cannot be read —
-  // and an orphan intent every later row of its collection (§6.1, G4), wherever the scan finds
-  // them, so no row of an earlier batch of the scan may leave before they are found.
-  const batches: Observed[][] = [];
+  // What holds rows wherever the scan would find it is read first, by index, before any row
+  // goes: a value on the wire that failed to parse holds its record — every record, when its own
+  // cannot be read — and an orphan intent every later row of its collection (§6.1, G4). The
+  // queue itself is then read batch by batch, each sent before the next is read, so the first
+  // claim does not wait for the whole queue (§7, §19).
+  for (const key of await readHolds(flush)) {
+    converted++;
+    closed.add(key);
+  }
   for (;;) {
     const raws = await flush.store.scan(flush.owner, { after, limit });
     if (raws.length === 0) break;
     const last = raws[raws.length - 1] as { savedAt: number; id: string };
     after = { savedAt: last.savedAt, id: last.id };
-    batches.push(await decodeBatch(flush, raws));
-    if (raws.length < limit) break;
-  }
-  const looked: {
-    rows: Observed[];
-    touched: Set<string>;
-    predecessor: PredecessorLookup;
-    blockedPredecessors: Map<string, Expectation>;
-  }[] = [];
-  for (const rows of batches) {
-    const touched = await learn(flush, known, rows);
-    const inScope = [...touched].flatMap((key) => [...known.get(key)!.values()]);
-    const blockedPredecessors = new Map<string, Expectation>();
-    const predecessor = await lookupPredecessorsOf(
-      flush.store,
-      flush.owner,
-      inScope.map(({ row }) => row),
-      blockedPredecessors,
-    );
-    // Converted rows keep their queue place, which this scan may have passed: their records wait.
-    for (const row of await recoverOrphanIntents(flush, rows, predecessor)) {
-      converted++;
-      closed.add(targetKey(row));
-    }
-    // Released rows are queued again behind this scan: the next pass sends them.
-    for (const row of await releaseUncredentialed(flush, rows)) {
-      converted++;
-      closed.add(targetKey(row));
-    }
-    looked.push({ rows, touched, predecessor, blockedPredecessors });
-  }
-  for (const { rows, touched, predecessor, blockedPredecessors } of looked) {
+    const rows = await decodeBatch(flush, raws);
+    const { touched, predecessor, blockedPredecessors, rewritten } = await look(flush, known, rows);
+    for (const key of rewritten) closed.add(key);
+    converted += rewritten.length;
     const now = deps.clock.now();
     const records = [...touched]
       .filter((key) => !closed.has(key))
@@ -163,7 +139,7 @@ async function runPass(flush: Flush): Promise<number> {
       if (flush.stop === undefined) start(group.rows, group.route);
       else for (const { row } of group.rows) flush.busyTargets.delete(targetKey(row));
     }
-    if (flush.stop !== undefined) break;
+    if (flush.stop !== undefined || raws.length < limit) break;
   }
   await Promise.all(active);
   return flush.report.claimed - claimedBefore + converted + flush.lost.size - lostBefore;
@@ -184,6 +160,32 @@ async function runPass(flush: Flush): Promise<number> {
   }
 }
 
+/** The records of a pass (its `known` entries) read whole already, once a claim of one was lost. */
+const readWholly = new WeakSet<Map<string, Observed>>();
+
+/**
+ * Looks at a batch of the scan beside what the pass knows: its records and their predecessors,
+ * and the records it rewrote (orphan intents converted, held rows released), by record key.
+ */
+async function look(flush: Flush, known: Map<string, Map<string, Observed>>, rows: Observed[]) {
+  const touched = await learn(flush, known, rows);
+  const inScope = [...touched].flatMap((key) => [...known.get(key)!.values()]);
+  const blockedPredecessors = new Map<string, Expectation>();
+  const predecessor = await lookupPredecessorsOf(
+    flush.store,
+    flush.owner,
+    inScope.map(({ row }) => row),
+    blockedPredecessors,
+  );
+  // Converted rows keep their queue place, which this scan may have passed: their records wait.
+  // Released rows are queued again behind this scan: the next pass sends them.
+  const rewritten = [
+    ...(await recoverOrphanIntents(flush, rows, predecessor)),
+    ...(await releaseUncredentialed(flush, rows)),
+  ].map(targetKey);
+  return { touched, predecessor, blockedPredecessors, rewritten };
+}
+
 /**
  * Adds a batch of the scan to the rows the pass knows, by record, and returns the records it
  * touched. A record one of whose rows lost its claim is read whole, under both its names (§6.1):
@@ -195,14 +197,21 @@ async function learn(
   rows: readonly Observed[],
 ): Promise<Set<string>> {
   const touched = new Set<string>();
-  const readWhole = new Set<string>();
   for (const observed of rows) {
     const key = targetKey(observed.row);
     touched.add(key);
     if (!known.has(key)) known.set(key, new Map());
     known.get(key)!.set(observed.row.id, observed);
-    if (flush.lost.has(observed.row.id)) readWhole.add(key);
   }
+  // Whichever batch the lost row came in: a record the scan met in an earlier batch and meets
+  // again may have lost its claim to its own rows not read yet, and would lose it again.
+  const readWhole = [...touched].filter((key) => {
+    const record = known.get(key)!;
+    if (readWholly.has(record) || ![...record.keys()].some((id) => flush.lost.has(id)))
+      return false;
+    readWholly.add(record);
+    return true;
+  });
   for (const key of readWhole) {
     const { row } = [...known.get(key)!.values()][0]!;
     const raws = await flush.store.byTarget(flush.owner, row.collection, row.targetId);
@@ -241,6 +250,39 @@ async function decodeBatch(flush: Flush, raws: unknown[]): Promise<Observed[]> {
     const plan = planQuarantine(decoded, { owner: flush.owner, now });
     if ((await flush.store.replace(plan)) === 'committed') {
       deps.onEvent?.({ type: 'quarantined', id: decoded.id, issues: decoded.issues });
+    }
+  }
+  return rows;
+}
+
+/**
+ * Finds what holds rows wherever the queue puts them (§6.1), before a pass sends any: values on
+ * the wire that failed to parse, and orphan intents, resolved where they can be. Returns the
+ * records of the intents it converted: they keep their queue place and wait for the next pass.
+ */
+async function readHolds(flush: Flush): Promise<string[]> {
+  const holding = await decodeHolding(flush, await flush.store.holdingRows(flush.owner));
+  if (holding.length === 0) return [];
+  const rows = holding.map(({ row }) => row);
+  const predecessor = await lookupPredecessorsOf(flush.store, flush.owner, rows, new Map());
+  return (await recoverOrphanIntents(flush, holding, predecessor)).map(targetKey);
+}
+
+/**
+ * The rows that may hold others (`holdingRows`, §6.1): a value among them that failed to parse
+ * but may still be on the wire holds its record (or every record) until its lease ends; the rest
+ * come back parsed, for the orphan intents among them. Quarantining is left to the scan.
+ */
+async function decodeHolding(flush: Flush, raws: unknown[]): Promise<Observed[]> {
+  const rows: Observed[] = [];
+  const now = flush.deps.clock.now();
+  for (const raw of raws) {
+    const decoded = decodeRow(raw);
+    const observed = observeStored(decoded);
+    if (observed !== undefined) rows.push(observed);
+    else if (!decoded.ok) {
+      const hold = corruptInFlight(raw, now, flush.deps.leaseMs);
+      if (hold !== undefined) flush.holdForCorrupt(decoded.id, hold);
     }
   }
   return rows;

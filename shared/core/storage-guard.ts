@@ -45,6 +45,7 @@ export function guardStore(store: OutboxStore, boundary: StorageBoundary): Outbo
     get: guard(store.get.bind(store)),
     getMany: guard(store.getMany.bind(store)),
     scan: guard(store.scan.bind(store)),
+    holdingRows: guard(store.holdingRows.bind(store)),
     byTarget: guard(store.byTarget.bind(store)),
     byTargets: guard(store.byTargets.bind(store)),
     replace: guard(store.replace.bind(store)),

@@ -229,6 +229,15 @@ export interface OutboxStore {
    * batch takes at its records before it leaves (§6.1).
    */
   byTargets(owner: string, records: readonly RecordRef[]): Promise<unknown[][]>;
+  /**
+   * Raw rows of one owner that may hold other rows wherever the queue puts them (§6.1): those on
+   * the wire (`state: "sending"`, whose value may have gone bad) and those that follow another
+   * row (`successorOf`: successors and intents, an orphan among them), read by index in one
+   * transaction, so a pass knows what holds before any row of it goes without reading the whole
+   * queue (§7, §19). A row may come twice; a value the store cannot read is left out (it is on
+   * nobody's wire: the scan quarantines it).
+   */
+  holdingRows(owner: string): Promise<unknown[]>;
   /** Compare-and-swap in one transaction (SPEC §3). Throws only for storage faults. */
   replace(plan: ReplacePlan): Promise<ReplaceResult>;
   /**

@@ -183,6 +183,7 @@ function idbReads(
   | 'get'
   | 'getMany'
   | 'scan'
+  | 'holdingRows'
   | 'byTarget'
   | 'byTargets'
   | 'getReceipt'
@@ -239,6 +240,17 @@ function idbReads(
       const range = IDBKeyRange.bound(lower, [owner, []], after !== undefined, false);
       const rows = objectStore(db, STORE.rows).index(INDEX.rowsByOwnerSavedAt);
       return readAll(rows, range, owner, limit);
+    },
+
+    async holdingRows(owner) {
+      const tx = (await database()).transaction(STORE.rows, 'readonly');
+      const rows = tx.objectStore(STORE.rows);
+      const [sending, following] = await Promise.all([
+        request(rows.index(INDEX.rowsByOwnerState).getAll(IDBKeyRange.only([owner, 'sending']))),
+        request(rows.index(INDEX.rowsByOwnerSuccessor).getAll(ownerRange(owner))),
+      ]);
+      // IndexedDB hands back `null` for a value it cannot deserialize: nobody's wire holds it.
+      return [...sending, ...following].filter((value) => value !== null);
     },
 
     byTarget: async (owner, collection, targetId) =>

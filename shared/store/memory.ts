@@ -186,6 +186,15 @@ class MemoryConnection implements OutboxStore {
     return rows.indexValues(INDEX.rowsByOwnerSavedAt, bounds, opts.limit);
   }
 
+  async holdingRows(owner: string): Promise<unknown[]> {
+    const { rows } = this.#stores();
+    const sending = [owner, 'sending'];
+    return [
+      ...rows.indexValues(INDEX.rowsByOwnerState, { lower: sending, upper: sending }, Infinity),
+      ...rows.indexValues(INDEX.rowsByOwnerSuccessor, ownerBounds(owner), Infinity),
+    ];
+  }
+
   async byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]> {
     return this.#recordKeys(owner, collection, targetId).map((key) =>
       structuredClone(this.#stores().rows.get(key)),

@@ -35,6 +35,8 @@ export type StoreName = (typeof STORE)[keyof typeof STORE];
 export const INDEX = {
   rowsByOwnerSavedAt: 'by_owner_savedAt',
   rowsByOwnerTarget: 'by_owner_target',
+  rowsByOwnerState: 'by_owner_state',
+  rowsByOwnerSuccessor: 'by_owner_successor',
   byOwnerSettledAt: 'by_owner_settledAt',
   namesByServerId: 'by_owner_server',
 } as const;
@@ -59,6 +61,10 @@ export const OUTBOX_SCHEMA: Readonly<Record<StoreName, StoreDeclaration>> = {
     indexes: {
       [INDEX.rowsByOwnerSavedAt]: ['owner', 'savedAt', 'id'],
       [INDEX.rowsByOwnerTarget]: ['owner', 'collection', 'targetId'],
+      // The rows that may hold others wherever the queue puts them (§6.1): those on the wire,
+      // and those that follow another row (successors and intents).
+      [INDEX.rowsByOwnerState]: ['owner', 'state'],
+      [INDEX.rowsByOwnerSuccessor]: ['owner', 'successorOf'],
     },
   },
   receipts: { keyPath: 'requestId', indexes: { [INDEX.byOwnerSettledAt]: ['owner', 'settledAt'] } },
@@ -86,6 +92,8 @@ export interface OutboxDbSchema extends DBSchema {
     indexes: {
       by_owner_savedAt: [string, number, string];
       by_owner_target: [string, string, string];
+      by_owner_state: [string, string];
+      by_owner_successor: [string, string];
     };
   };
   receipts: { key: string; value: Receipt; indexes: { by_owner_settledAt: [string, number] } };

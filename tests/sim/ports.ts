@@ -174,6 +174,17 @@ export class SimStore implements OutboxStore {
     );
   }
 
+  holdingRows(owner: string): Promise<unknown[]> {
+    this.#index(owner, 'the holding rows');
+    return this.#read(
+      'holdingRows',
+      () => this.real.holdingRows(owner),
+      (rows) => {
+        for (const v of rows) this.#mine(v, 'a row');
+      },
+    );
+  }
+
   byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]> {
     this.#index(owner, `record ${targetId}`);
     return this.#read(

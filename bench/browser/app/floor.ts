@@ -212,9 +212,9 @@ async function claim(
  * as values (whether another is in flight) — every request issued at once.
  */
 async function lastLook(db: IDBDatabase, batch: PlannedBatch, tally: Tally): Promise<void> {
-  const { tx, rows } = begin(db, [STORE.names, STORE.rows], tally, 'readonly');
+  const { tx } = begin(db, [STORE.names, STORE.rows], tally, 'readonly');
   const names = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
-  const records = rows.index(INDEX.rowsByOwnerTarget);
+  const records = tx.objectStore(STORE.rows).index(INDEX.rowsByOwnerTarget);
   const pending: IDBRequest[] = [];
   for (const key of batch.records) pending.push(names.getAll(key, 16), records.getAll(key));
   tally.requests += pending.length;

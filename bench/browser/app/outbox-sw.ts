@@ -1,4 +1,5 @@
 import { FLUSH_MESSAGE } from '../../../shared/model/connection.ts';
+import { PENDING_PREFIX } from '../../../shared/model/pending.ts';
 import type { OutboxStore, RowCursor } from '../../../shared/model/store.ts';
 import { openIdbStore } from '../../../shared/store/index.ts';
 import { createOutboxEngine, restHandler } from '../../../sw/index.ts';
@@ -92,6 +93,7 @@ const store = () => {
 
 interface StoredRow {
   id: string;
+  targetId?: string;
   savedAt: number;
   request?: BenchRequest & { fingerprint: string };
 }
@@ -184,9 +186,11 @@ scope.bench = {
       for (let i = done; i < Math.min(count, done + SEED_TRANSACTION_ROWS); i++) {
         const savedAt = last.savedAt + 1 + i;
         const id = `notes-${savedAt.toString(16).padStart(24, '0')}`;
+        // Each its own create, in its own record, as an app's creates are (§6.1).
         put.push({
           ...template,
           id,
+          targetId: `${PENDING_PREFIX}${id}`,
           savedAt,
           request: {
             ...template.request,
@@ -195,7 +199,9 @@ scope.bench = {
           },
         });
       }
-      await db.replace({ owner, expected: [], put, reason: 'bench-seed' });
+      // Each takes a fresh `seq` in the transaction that writes it, as an enqueue gives one.
+      const seq = put.map((row) => row.id);
+      await db.replace({ owner, expected: [], put, seq, reason: 'bench-seed' });
     }
     return { ms: performance.now() - started, total: await countRows(owner) };
   },
