@@ -924,6 +924,23 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         expect(await store.byTargets(OWNER, [])).toEqual([]);
       });
 
+      it('reads the rows that may hold others: on the wire, or following another row, of one owner', async () => {
+        await seed([
+          row('q', 1),
+          row('s', 2, { state: 'sending' }),
+          row('f', 3, { successorOf: 'q' }),
+          row('t', 4, { state: 'sending', successorOf: 'q' }),
+          row('b', 5, { state: 'blocked' }),
+          // A value damaged in place still holds by the fields an index can read.
+          row('d', 6, { state: 'sending', collection: 7 }),
+          { ...row('o', 7, { state: 'sending', successorOf: 'x' }), owner: 'u' },
+        ]);
+        const found = ids(await store.holdingRows(OWNER));
+        expect([...new Set(found)].sort()).toEqual(['d', 'f', 's', 't']);
+        expect(ids(await store.holdingRows('u'))).toEqual(['o', 'o']);
+        expect(await store.holdingRows('nobody')).toEqual([]);
+      });
+
       it('never returns another owner’s rows', async () => {
         await seed(scrambled);
         expect(ids(await store.scan('u', { limit: 100 }))).toEqual(['x']);
