@@ -213,6 +213,19 @@ afterEach(() => {
   }
 });
 
+/** A page sender in another tab of the origin flushes the owner's rows (a forced flush). */
+async function flushInAnotherTab(browser: FakeBrowser): Promise<void> {
+  const tab = createSender(
+    {
+      collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
+      store: async () => createMemoryStore({ name: browser.dbName }),
+      fetch: browser.server.fetch,
+    },
+    { kind: 'tab', owners: async () => [OWNER] },
+  );
+  await (await tab.core()).flush(OWNER, { force: true });
+}
+
 const statuses = (rows: RowView[] | undefined) => rows?.map((view) => view.status);
 
 describe('worker restarts are invisible to pages (SPEC §13.1)', () => {
@@ -277,15 +290,7 @@ describe('worker restarts are invisible to pages (SPEC §13.1)', () => {
       if (notice.owner === OWNER) page.channel.noteChange();
     });
     page.browser.server.mode = 'ok';
-    const tab = createSender(
-      {
-        collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
-        store: async () => createMemoryStore({ name: page.browser.dbName }),
-        fetch: page.browser.server.fetch,
-      },
-      { kind: 'tab', owners: async () => [OWNER] },
-    );
-    await (await tab.core()).flush(OWNER, { force: true });
+    await flushInAnotherTab(page.browser);
     expect(page.browser.server.sent.map((sent) => sent.key)).toEqual([`"${id}"`, `"${id}"`]);
 
     await vi.waitFor(() => expect(page.latest()).toEqual([]), { timeout: 1000 });
@@ -343,15 +348,7 @@ describe('worker restarts are invisible to pages (SPEC §13.1)', () => {
     page.browser.stop();
     page.channel.noteChange();
     page.browser.server.mode = 'ok';
-    const tab = createSender(
-      {
-        collections: { notes: restHandler({ baseUrl: '/api/notes' }) },
-        store: async () => createMemoryStore({ name: page.browser.dbName }),
-        fetch: page.browser.server.fetch,
-      },
-      { kind: 'tab', owners: async () => [OWNER] },
-    );
-    await (await tab.core()).flush(OWNER, { force: true });
+    await flushInAnotherTab(page.browser);
     expect(page.browser.server.sent.map((sent) => sent.key)).toEqual([
       `"${id}"`,
       `"${id}"`,
