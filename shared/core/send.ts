@@ -203,11 +203,14 @@ function classify(flush: Flush, row: OutboxRow, result: TransportResult): Outcom
   const handler = deps.handlers[row.collection];
   const fallback = classifyResult(result, deps.clock.now());
   if (!handler?.classify) return fallback;
-  if (fallback.kind !== 'transient') return checkOutcome(handler.classify(result, fallback));
-  // No answer, or one that is not final (409 request in progress, 5xx, 429): the server may still
-  // be committing the request (§6, §11). Blocking the row on a classifier that throws, or returns
-  // no outcome, would release its successors ahead of that commit (§7, G4): the fallback stands
-  // and the row keeps its place and key.
+  if (fallback.kind !== 'transient' && fallback.kind !== 'auth')
+    return checkOutcome(handler.classify(result, fallback));
+  // No answer, one that is not final (409 request in progress, 5xx, 429), or credentials refused
+  // (401: nothing applied by this attempt, and an earlier attempt of the row, aborted at its
+  // lease, may still reach the server): the server may still be committing the request (§6,
+  // §11). Blocking the row on a classifier that throws, or returns no outcome, would release its
+  // successors ahead of that commit (§7, G4): the fallback stands and the row keeps its place,
+  // its key and its hold on the record.
   try {
     return checkOutcome(handler.classify(result, fallback));
   } catch (error) {

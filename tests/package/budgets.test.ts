@@ -89,12 +89,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * `null` read as none, and no longer written (§9) +103 B, to 41,998 B; one revision check for
  * the hooks and the stored entries −53 B, to 41,945 B; what holds rows wherever the queue puts
  * them read by index before a pass sends its first batch, instead of the whole queue (SPEC §6.1,
- * §7, §19: the first claim no longer waits on the outbox's size) +258 B, to 42,203 B — over the
- * budget by 5,339 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * §7, §19: the first claim no longer waits on the outbox's size) +258 B, to 42,203 B; a 401
+ * whose classifier throws keeping the row held, as a transient answer keeps it queued (§11, G4)
+ * +36 B, to 42,239 B — over the budget by 5,375 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 42_203;
+const WORKER_CEILING = 42_239;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

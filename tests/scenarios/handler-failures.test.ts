@@ -3,7 +3,7 @@ import { createOutboxCore } from '../../shared/core/outbox-core.ts';
 import type { CollectionHandler, IntentInfo } from '../../shared/model/handler.ts';
 import type { Json } from '../../shared/model/json.ts';
 import type { Outcome } from '../../shared/model/outcome.ts';
-import type { Transport } from '../../shared/model/ports.ts';
+import type { Transport, TransportResult } from '../../shared/model/ports.ts';
 import { PROBLEM } from '../../shared/wire/protocol.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
 import { countingIds } from '../support/clock.ts';
@@ -198,6 +198,48 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
       expect(world.server.records.get(record.id)?.data).toEqual({ title: 'second' });
     },
   );
+
+  it('classify throws on a 401 to a retry whose first attempt may still land: the row stays held, keeping its key, and the edit made after it waits for it (G4)', async () => {
+    world = await World.create(kind);
+    const record = world.server.seed(OWNER, { title: 'a' });
+    // The first attempt's answer never comes (it may still reach the server); the retry's
+    // credentials are refused; every later request goes through.
+    const gate = new GatedTransport(world.server, world.log, 'A');
+    const answers: TransportResult[] = [
+      { kind: 'timeout' },
+      { kind: 'response', status: 401, headers: {}, body: '' },
+    ];
+    const transport: Transport = {
+      lookupReceipt: (id, ctx) => gate.lookupReceipt(id, ctx),
+      send: async (request, ctx) => answers.shift() ?? gate.send(request, ctx),
+    };
+    const a = await world.holder('A', {
+      transport,
+      handlers: world.handlers({
+        classify(result, fallback) {
+          if (result.kind === 'response' && result.status === 401) throw new Error('no session');
+          return fallback;
+        },
+      }),
+    });
+    const first = await a.api.enqueue(updateNote(record.id, { title: 'first' }, 1));
+    await a.api.flush();
+    world.clock.advance(60_000);
+    await a.api.flush({ force: true });
+    const view = await a.api.row(first.id);
+    expect(view?.row).toMatchObject({ state: 'held', request: { requestId: first.requestId } });
+    expect(view?.row.blockedCode).toBeUndefined();
+
+    // The next edit of the record waits behind the held one, and goes after it once resumed.
+    const second = await a.api.enqueue(updateNote(record.id, { title: 'second' }));
+    await a.api.flush({ force: true });
+    expect(world.server.effects.map((e) => e.key)).toEqual([]);
+    await a.api.resumeHeld();
+    await a.api.flush({ force: true });
+    await a.api.flush({ force: true });
+    expect(world.server.effects.map((e) => e.key)).toEqual([first.requestId, second.requestId]);
+    expect(world.server.records.get(record.id)?.data).toEqual({ title: 'second' });
+  });
 
   it('a conflict policy that throws: the row is blocked with the reason, nothing else is sent', async () => {
     world = await World.create(kind);
