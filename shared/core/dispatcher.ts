@@ -75,6 +75,8 @@ async function runPass(flush: Flush): Promise<number> {
   // Every row of the pass so far, by record: a record's turn is decided over all of its rows seen
   // (§6.1), whichever batch of the scan each came in.
   const known = new Map<string, Map<string, Observed>>();
+  // The pass's records, and those of them read whole once a claim of one was lost.
+  const pass: PassRecords = { known, readWhole: new Set() };
   // Records a conversion or a release rewrote in this pass: what was seen of them is stale.
   const closed = new Set<string>();
   // A scan reads at least a full batch's worth of rows (§15.1).
@@ -94,7 +96,7 @@ async function runPass(flush: Flush): Promise<number> {
     const last = raws[raws.length - 1] as { savedAt: number; id: string };
     after = { savedAt: last.savedAt, id: last.id };
     const rows = await decodeBatch(flush, raws);
-    const { touched, predecessor, blockedPredecessors, rewritten } = await look(flush, known, rows);
+    const { touched, predecessor, blockedPredecessors, rewritten } = await look(flush, pass, rows);
     for (const key of rewritten) closed.add(key);
     converted += rewritten.length;
     const now = deps.clock.now();
@@ -160,15 +162,19 @@ async function runPass(flush: Flush): Promise<number> {
   }
 }
 
-/** The records of a pass (its `known` entries) read whole already, once a claim of one was lost. */
-const readWholly = new WeakSet<Map<string, Observed>>();
+/** Every row of a pass so far by record, and the records it read whole. */
+interface PassRecords {
+  known: Map<string, Map<string, Observed>>;
+  readWhole: Set<string>;
+}
 
 /**
  * Looks at a batch of the scan beside what the pass knows: its records and their predecessors,
  * and the records it rewrote (orphan intents converted, held rows released), by record key.
  */
-async function look(flush: Flush, known: Map<string, Map<string, Observed>>, rows: Observed[]) {
-  const touched = await learn(flush, known, rows);
+async function look(flush: Flush, pass: PassRecords, rows: Observed[]) {
+  const { known } = pass;
+  const touched = await learn(flush, pass, rows);
   const inScope = [...touched].flatMap((key) => [...known.get(key)!.values()]);
   const blockedPredecessors = new Map<string, Expectation>();
   const predecessor = await lookupPredecessorsOf(
@@ -193,7 +199,7 @@ async function look(flush: Flush, known: Map<string, Map<string, Observed>>, row
  */
 async function learn(
   flush: Flush,
-  known: Map<string, Map<string, Observed>>,
+  { known, readWhole: readBefore }: PassRecords,
   rows: readonly Observed[],
 ): Promise<Set<string>> {
   const touched = new Set<string>();
@@ -205,13 +211,10 @@ async function learn(
   }
   // Whichever batch the lost row came in: a record the scan met in an earlier batch and meets
   // again may have lost its claim to its own rows not read yet, and would lose it again.
-  const readWhole = [...touched].filter((key) => {
-    const record = known.get(key)!;
-    if (readWholly.has(record) || ![...record.keys()].some((id) => flush.lost.has(id)))
-      return false;
-    readWholly.add(record);
-    return true;
-  });
+  const readWhole = [...touched].filter(
+    (key) => !readBefore.has(key) && [...known.get(key)!.keys()].some((id) => flush.lost.has(id)),
+  );
+  for (const key of readWhole) readBefore.add(key);
   for (const key of readWhole) {
     const { row } = [...known.get(key)!.values()][0]!;
     const raws = await flush.store.byTarget(flush.owner, row.collection, row.targetId);
@@ -227,9 +230,14 @@ async function learn(
  * Parses a batch; values that fail to parse are quarantined on the spot (G7) — but for one that
  * may still be on the wire, which holds its record until its lease ends (§6.1, G4). Rows of a
  * format version this bundle does not know are kept as they are, for selection to hold their
- * record (§17).
+ * record (§17). Without `quarantine` (the rows that may hold others, read before the scan), a
+ * value that failed to parse only holds; the scan quarantines it in its turn.
  */
-async function decodeBatch(flush: Flush, raws: unknown[]): Promise<Observed[]> {
+async function decodeBatch(
+  flush: Flush,
+  raws: unknown[],
+  { quarantine = true } = {},
+): Promise<Observed[]> {
   const { deps } = flush;
   const rows: Observed[] = [];
   for (const raw of raws) {
@@ -247,6 +255,7 @@ async function decodeBatch(flush: Flush, raws: unknown[]): Promise<Observed[]> {
       flush.holdForCorrupt(decoded.id, hold);
       continue;
     }
+    if (!quarantine) continue;
     const plan = planQuarantine(decoded, { owner: flush.owner, now });
     if ((await flush.store.replace(plan)) === 'committed') {
       deps.onEvent?.({ type: 'quarantined', id: decoded.id, issues: decoded.issues });
@@ -261,31 +270,13 @@ async function decodeBatch(flush: Flush, raws: unknown[]): Promise<Observed[]> {
  * records of the intents it converted: they keep their queue place and wait for the next pass.
  */
 async function readHolds(flush: Flush): Promise<string[]> {
-  const holding = await decodeHolding(flush, await flush.store.holdingRows(flush.owner));
+  // Quarantining is left to the scan, which meets every value of the queue in its turn.
+  const raws = await flush.store.holdingRows(flush.owner);
+  const holding = await decodeBatch(flush, raws, { quarantine: false });
   if (holding.length === 0) return [];
   const rows = holding.map(({ row }) => row);
   const predecessor = await lookupPredecessorsOf(flush.store, flush.owner, rows, new Map());
   return (await recoverOrphanIntents(flush, holding, predecessor)).map(targetKey);
-}
-
-/**
- * The rows that may hold others (`holdingRows`, §6.1): a value among them that failed to parse
- * but may still be on the wire holds its record (or every record) until its lease ends; the rest
- * come back parsed, for the orphan intents among them. Quarantining is left to the scan.
- */
-async function decodeHolding(flush: Flush, raws: unknown[]): Promise<Observed[]> {
-  const rows: Observed[] = [];
-  const now = flush.deps.clock.now();
-  for (const raw of raws) {
-    const decoded = decodeRow(raw);
-    const observed = observeStored(decoded);
-    if (observed !== undefined) rows.push(observed);
-    else if (!decoded.ok) {
-      const hold = corruptInFlight(raw, now, flush.deps.leaseMs);
-      if (hold !== undefined) flush.holdForCorrupt(decoded.id, hold);
-    }
-  }
-  return rows;
 }
 
 /**
