@@ -1,3 +1,4 @@
+import { mayHaveOtherNames } from '../model/pending.ts';
 import type { OutboxStore, Receipt, RecordName, Tombstone } from '../model/store.ts';
 import { isRevision } from '../plan/hook-values.ts';
 
@@ -65,6 +66,7 @@ function isName(name: RecordName): boolean {
     typeof name === 'object' &&
     name !== null &&
     text(name.serverId) &&
+    mayHaveOtherNames(name.serverId) &&
     optional(name.revision, isRevision)
   );
 }

@@ -36,6 +36,10 @@ export interface PreparedRequest {
 
 /** What a receipt tells about the record (server id and revision), read from its body. */
 export interface ReceiptFacts {
+  /**
+   * The record's id on the server. Never one that starts with `pending:`, the names of creates
+   * not applied yet (§8): such a receipt blocks its row `handler_failed`.
+   */
   serverId?: string;
   revision?: number;
 }

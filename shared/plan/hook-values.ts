@@ -1,5 +1,6 @@
 import type { ConflictFacts, IntentInfo, ReceiptFacts } from '../model/handler.ts';
 import { inspectJson } from '../model/json-bounds.ts';
+import { PENDING_PREFIX } from '../model/pending.ts';
 import { jsonValue } from '../model/schema-kit.ts';
 
 /**
@@ -25,6 +26,12 @@ function revisionOf(value: unknown, what: string): number | null | undefined {
 export function checkReceiptFacts(facts: ReceiptFacts): ReceiptFacts {
   if (facts.serverId !== undefined && typeof facts.serverId !== 'string')
     throw new Error('readReceipt returned a server id that is no string');
+  // A server id in the namespace of pending targets would make the record's later edits look
+  // like edits of a create not yet applied (§6.1, §8).
+  if (facts.serverId?.startsWith(PENDING_PREFIX))
+    throw new Error(
+      `readReceipt returned a server id that reads as a pending target: ${facts.serverId}`,
+    );
   revisionOf(facts.revision, 'readReceipt');
   return facts;
 }

@@ -1,4 +1,5 @@
 import type { Outcome } from '../model/outcome.ts';
+import { mayHaveOtherNames } from '../model/pending.ts';
 import { type OutboxRow, pendingCreateId } from '../model/row.ts';
 import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { appliedNothing } from './attempt-outcome.ts';
@@ -143,6 +144,9 @@ export function planSettleSuccess(
 export function namesOf(row: OutboxRow, receipt: Receipt): Pick<ReplacePlan, 'names'> {
   if (row.kind !== 'create' || receipt.serverId === undefined) return {};
   if (pendingCreateId(row.targetId) === undefined) return {};
+  // A name points only at a server id (§6.1): a stored receipt that names a pending target, as a
+  // legacy writer may have left, gives the record no second name.
+  if (!mayHaveOtherNames(receipt.serverId)) return {};
   return {
     names: [
       {

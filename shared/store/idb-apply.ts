@@ -1,3 +1,4 @@
+import { mayHaveOtherNames } from '../model/pending.ts';
 import {
   type Expectation,
   isUnreadable,
@@ -262,6 +263,7 @@ function recordChecks(tx: IDBTransaction, issue: <T>(request: IDBRequest<T>) => 
       const ids = new Map<string, unknown>();
       records.set(key, ids);
       readUnder(ids, owner, collection, targetId);
+      if (!mayHaveOtherNames(targetId)) return;
       const index = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
       names.push([ids, owner, collection, issue(index.getAll([owner, collection, targetId]))]);
     },

@@ -1,5 +1,6 @@
 import type { Json } from '../model/json.ts';
 import { outboxError } from '../model/outbox-error.ts';
+import { mayHaveOtherNames } from '../model/pending.ts';
 import {
   type ConflictLedgerEntry,
   type OutboxStore,
@@ -208,9 +209,9 @@ function idbReads(
     return Promise.all(
       records.map(async ({ collection, targetId }) => {
         // A server id's rows and those of each `pending:<C>` that names it.
-        const pending = await request<RecordName[]>(
-          names.getAll([owner, collection, targetId], 16),
-        );
+        const pending = mayHaveOtherNames(targetId)
+          ? await request<RecordName[]>(names.getAll([owner, collection, targetId], 16))
+          : [];
         const all = [targetId, ...pending.map((name) => name.pendingId)];
         return (await Promise.all(all.map((name) => read(collection, name)))).flat();
       }),

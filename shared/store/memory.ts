@@ -1,5 +1,6 @@
 import type { Json } from '../model/json.ts';
 import { outboxError } from '../model/outbox-error.ts';
+import { mayHaveOtherNames } from '../model/pending.ts';
 import type {
   ChangeNotice,
   ConflictLedgerEntry,
@@ -226,6 +227,7 @@ class MemoryConnection implements OutboxStore {
   #namesOf(owner: string, collection: string, targetId: string): string[] {
     const { names } = this.#stores();
     const found = [targetId];
+    if (!mayHaveOtherNames(targetId)) return found;
     const key = [owner, collection, targetId];
     for (const pending of names.indexValues(INDEX.namesByServerId, { lower: key, upper: key }, 16))
       found.push((pending as RecordName).pendingId);

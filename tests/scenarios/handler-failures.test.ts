@@ -75,6 +75,20 @@ describe.each(STORE_KINDS)('app code that throws, on the %s store', (kind) => {
     });
   });
 
+  it('readReceipt names a server id that reads as a pending target: blocked with the reason, then retried once fixed (§6.1, G7)', async () => {
+    const broken = { on: true };
+    await blockedThenRetried(
+      broken,
+      {
+        readReceipt(body, status) {
+          const facts = rest.readReceipt!(body, status);
+          return broken.on && isBad(body) ? { ...facts, serverId: 'pending:x' } : facts;
+        },
+      },
+      'reads as a pending target',
+    );
+  });
+
   it('classify returns no outcome for a final answer: blocked handler_failed, then retried once fixed (G7)', async () => {
     const broken = { on: true };
     await blockedThenRetried(

@@ -741,6 +741,26 @@ export function describeStoreConformance(label: string, newHarness: () => StoreH
         ).toEqual(['committed', 'stale']);
       });
 
+      it('reads a pending target under no second name: a name pointing at one names nothing', async () => {
+        // Server ids never read as pending targets (a receipt naming one is refused), so a
+        // `pending:` record is read under its own name alone, whatever a damaged name says.
+        const other = row('p2', 3, { targetId: 'pending:c2' });
+        await seed([underPending, other]);
+        await store.replace(
+          plan({ names: [{ ...name(), pendingId: 'pending:c2', serverId: PENDING }] }),
+        );
+        expect(ids(await store.byTarget(OWNER, 'notes', PENDING))).toEqual(['p1']);
+        const check = (named: string[]) =>
+          plan({
+            records: [{ collection: 'notes', targetId: PENDING, ids: named }],
+            put: [row('w', 4)],
+          });
+        expect(await store.replaceEach([check(['p1', 'p2']), check(['p1'])])).toEqual([
+          'stale',
+          'committed',
+        ]);
+      });
+
       it('counts a name from the transaction after the one that wrote it', async () => {
         await seed([underServer]);
         const check = (ids: string[]) =>
