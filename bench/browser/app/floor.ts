@@ -1,6 +1,7 @@
 import { BUNDLE_VERSION } from '../../../shared/core/outbox-core.ts';
 import { DEFAULT_TUNING } from '../../../shared/core/tuning.ts';
 import type { Json } from '../../../shared/model/json.ts';
+import { mayHaveOtherNames } from '../../../shared/model/pending.ts';
 import { decodeRow, type OutboxRow } from '../../../shared/model/row.ts';
 import type { Receipt, RecordName } from '../../../shared/model/store.ts';
 import { DEFAULT_BATCH } from '../../../shared/plan/batch-groups.ts';
@@ -208,15 +209,19 @@ async function claim(
 
 /**
  * The last look before the wire (SPEC §6.1): each row's record under both its names, in one
- * readonly transaction — the `pending:<C>` entries naming it (`names` by server id) and its rows
- * as values (whether another is in flight) — every request issued at once.
+ * readonly transaction — the `pending:<C>` entries naming it (`names` by server id; only a server
+ * id has them, so none for a `pending:` target) and its rows as values (whether another is in
+ * flight) — every request issued at once.
  */
 async function lastLook(db: IDBDatabase, batch: PlannedBatch, tally: Tally): Promise<void> {
   const { tx } = begin(db, [STORE.names, STORE.rows], tally, 'readonly');
   const names = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
   const records = tx.objectStore(STORE.rows).index(INDEX.rowsByOwnerTarget);
   const pending: IDBRequest[] = [];
-  for (const key of batch.records) pending.push(names.getAll(key, 16), records.getAll(key));
+  for (const key of batch.records) {
+    if (mayHaveOtherNames(key[2])) pending.push(names.getAll(key, 16));
+    pending.push(records.getAll(key));
+  }
   tally.requests += pending.length;
   await request(pending[pending.length - 1]!);
 }
@@ -224,7 +229,7 @@ async function lastLook(db: IDBDatabase, batch: PlannedBatch, tally: Tally): Pro
 /**
  * The settle transaction over `rows` and `receipts`: with `check`, each row's record keys
  * (`getAllKeys` on `by_owner_target`), with `compare` the range of the rows as claimed, with
- * `names` the names of each record read (`names` by server id) and each create's name written
+ * `names` the names of each record read (`names` by server id, for server ids) and each create's name written
  * (§6.1), all reads issued together and awaited; then each row deleted and its receipt put.
  */
 async function settle(
@@ -244,7 +249,7 @@ async function settle(
   }
   if (reads.names) {
     const index = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
-    for (const key of batch.records) pending.push(index.getAll(key));
+    for (const key of batch.records) if (mayHaveOtherNames(key[2])) pending.push(index.getAll(key));
   }
   if (reads.compare) pending.push(rangeRead(rows, batch));
   tally.requests += pending.length;
