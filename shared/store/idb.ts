@@ -149,10 +149,11 @@ export async function openIdbStore(opts: IdbStoreOptions = {}): Promise<OutboxSt
 
     async prune(owner, { maxReceipts, olderThan, maxLedger, namesOlderThan }) {
       const db = await database();
-      if (namesOlderThan !== undefined) await dropUnnamed(db, owner, namesOlderThan);
-      await dropOldest(db, STORE.receipts, ownerRange(owner, olderThan), 0);
-      await dropOldest(db, STORE.receipts, ownerRange(owner), maxReceipts);
-      await dropOldest(db, STORE.conflicts, ownerRange(owner), maxLedger);
+      const due = await pruneDue(db, owner, { maxReceipts, olderThan, maxLedger, namesOlderThan });
+      if (due.names) await dropUnnamed(db, owner, namesOlderThan!);
+      if (due.receiptsOld) await dropOldest(db, STORE.receipts, ownerRange(owner, olderThan), 0);
+      if (due.receipts) await dropOldest(db, STORE.receipts, ownerRange(owner), maxReceipts);
+      if (due.conflicts) await dropOldest(db, STORE.conflicts, ownerRange(owner), maxLedger);
     },
 
     async setMeta(key: string, value: Json | undefined) {
@@ -396,6 +397,35 @@ async function newestFirst<T>(
  * Deletes the record names of `owner` settled before `before` that no row names under either of
  * its ids (§6.1), in one transaction: names are few, one per settled create within retention.
  */
+/**
+ * What a prune has to do, counted in one readonly transaction: a flush ends with a prune, and
+ * most find nothing to drop. The writes it saves would each wait for the drain's transactions and
+ * hold up the next enqueue behind them (the names' prune writes over `rows`). What is added
+ * between the count and the writes is dropped by the next prune.
+ */
+async function pruneDue(
+  db: OutboxDb,
+  owner: string,
+  limits: { maxReceipts: number; olderThan: number; maxLedger: number; namesOlderThan?: number },
+): Promise<{ names: boolean; receiptsOld: boolean; receipts: boolean; conflicts: boolean }> {
+  const { maxReceipts, olderThan, maxLedger, namesOlderThan } = limits;
+  const tx = db.transaction([STORE.receipts, STORE.conflicts, STORE.names], 'readonly');
+  const count = (store: 'receipts' | 'conflicts' | 'names', range: IDBKeyRange) =>
+    request(tx.objectStore(store).index(INDEX.byOwnerSettledAt).count(range));
+  const [old, receipts, conflicts, names] = await Promise.all([
+    count(STORE.receipts, ownerRange(owner, olderThan)),
+    count(STORE.receipts, ownerRange(owner)),
+    count(STORE.conflicts, ownerRange(owner)),
+    namesOlderThan === undefined ? 0 : count(STORE.names, ownerRange(owner, namesOlderThan)),
+  ]);
+  return {
+    names: names > 0,
+    receiptsOld: old > 0,
+    receipts: receipts - old > Math.max(0, maxReceipts),
+    conflicts: conflicts > Math.max(0, maxLedger),
+  };
+}
+
 async function dropUnnamed(db: OutboxDb, owner: string, before: number): Promise<void> {
   await write(db, [STORE.names, STORE.rows], 'default', async (tx) => {
     const names = tx.objectStore(STORE.names);

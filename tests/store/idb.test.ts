@@ -1,5 +1,5 @@
-import { IDBFactory } from 'fake-indexeddb';
-import { describe, expect, it } from 'vitest';
+import { IDBDatabase as FakeDatabase, IDBFactory } from 'fake-indexeddb';
+import { describe, expect, it, vi } from 'vitest';
 import type { ChangeNotice, OutboxStore } from '../../shared/model/store.ts';
 import { openIdbStore } from '../../shared/store/idb.ts';
 import { changeChannelName, INDEX, OUTBOX_SCHEMA, STORE } from '../../shared/store/schema.ts';
@@ -133,5 +133,53 @@ describe('IndexedDB store schema and lifecycle', () => {
     expect(other).toEqual(['settle']);
     quiet.close();
     listening.close();
+  });
+});
+
+describe('IndexedDB store prune', () => {
+  /** The mode of every transaction the store opens while `run` runs. */
+  async function transactionModes(run: () => Promise<unknown>): Promise<string[]> {
+    const modes: string[] = [];
+    const open = FakeDatabase.prototype.transaction;
+    const spy = vi.spyOn(FakeDatabase.prototype, 'transaction').mockImplementation(function (
+      this: IDBDatabase,
+      ...args: Parameters<typeof open>
+    ) {
+      modes.push(args[1] ?? 'readonly');
+      return open.apply(this, args);
+    });
+    try {
+      await run();
+    } finally {
+      spy.mockRestore();
+    }
+    return modes;
+  }
+
+  const receiptOf = (requestId: string, settledAt: number) => ({
+    requestId,
+    owner: 'u1',
+    rowId: requestId,
+    collection: 'notes',
+    kind: 'create',
+    targetId: 'pending:c1',
+    status: 201,
+    body: null,
+    settledAt,
+  });
+
+  it('takes no write transaction when nothing is due, so a flush’s prune holds up no enqueue', async () => {
+    const store = await openIdbStore({ name: freshName(), indexedDB: new IDBFactory() });
+    await store.replace({ ...putRow, receipts: [receiptOf('r1', 5), receiptOf('r2', 6)] });
+    const limits = { maxReceipts: 2, olderThan: 0, maxLedger: 10, namesOlderThan: 0 };
+    expect(await transactionModes(() => store.prune('u1', limits))).toEqual(['readonly']);
+    expect(await store.getReceipt('r1')).toBeDefined();
+
+    // One receipt over the cap: it is counted, then dropped in a write of its own.
+    const modes = await transactionModes(() => store.prune('u1', { ...limits, maxReceipts: 1 }));
+    expect(modes).toEqual(['readonly', 'readwrite']);
+    expect(await store.getReceipt('r1')).toBeUndefined();
+    expect(await store.getReceipt('r2')).toBeDefined();
+    store.close();
   });
 });
