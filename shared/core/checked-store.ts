@@ -43,6 +43,8 @@ function readable<T>(value: T | undefined, check: (value: T) => boolean): T | un
 }
 
 const text = (value: unknown) => typeof value === 'string' && value !== '';
+/** A server id: text that does not read as a pending target (§6.1). */
+const serverId = (value: unknown) => text(value) && mayHaveOtherNames(value as string);
 const optional = (value: unknown, is: (value: unknown) => boolean) =>
   value === undefined || is(value);
 
@@ -52,7 +54,7 @@ function isReceipt(receipt: Receipt): boolean {
     receipt !== null &&
     text(receipt.requestId) &&
     typeof receipt.status === 'number' &&
-    optional(receipt.serverId, text) &&
+    optional(receipt.serverId, serverId) &&
     optional(receipt.revision, isRevision)
   );
 }
@@ -65,8 +67,7 @@ function isName(name: RecordName): boolean {
   return (
     typeof name === 'object' &&
     name !== null &&
-    text(name.serverId) &&
-    mayHaveOtherNames(name.serverId) &&
+    serverId(name.serverId) &&
     optional(name.revision, isRevision)
   );
 }

@@ -33,9 +33,9 @@ export async function recoverOrphanIntents(
       predecessor(row.successorOf, row.id) === 'absent',
   );
   for (const orphan of orphans) {
-    // Whatever fails in a recovery — the store, the receipt lookup, the app's `readReceipt` —
-    // stops the flush as a device-side fault (`storage`, G7): the intent stays as it was, and the
-    // next flush looks again.
+    // A store that fails in a recovery stops the flush as a device-side fault (`storage`, G7):
+    // the intent stays as it was, and the next flush looks again. (A failed receipt lookup leaves
+    // the intent unresolved; the app's `readReceipt` that fails blocks it, below.)
     const recovered = await recoverOrphanIntent(flush, orphan).catch((error: unknown) => {
       throw error instanceof FlushStop ? error : new FlushStop('storage');
     });
@@ -43,6 +43,42 @@ export async function recoverOrphanIntents(
     else converted.push(...recovered);
   }
   return converted;
+}
+
+/**
+ * Notes `code` on an orphan intent; with `blockedDetail`, blocks it with that code and detail (a
+ * blocked row holds nothing, §6.1). `unresolved` while it stays an orphan that holds its
+ * collection's later rows.
+ */
+async function markOrphan(
+  flush: Flush,
+  orphan: Observed,
+  code: 'predecessor_receipt_unknown' | 'handler_failed',
+  blockedDetail: string | undefined,
+): Promise<[] | 'unresolved'> {
+  const marked: OutboxRow = {
+    ...orphan.row,
+    evidence: {
+      ...orphan.row.evidence,
+      attemptCount: orphan.row.evidence?.attemptCount ?? 0,
+      lastErrorCode: code,
+    },
+    ...(blockedDetail === undefined
+      ? {}
+      : {
+          state: 'blocked',
+          blockedAt: flush.deps.clock.now(),
+          blockedCode: code,
+          blockedDetail,
+        }),
+  };
+  const written = await flush.store.replace({
+    owner: flush.owner,
+    expected: [{ id: orphan.row.id, row: orphan.raw }],
+    put: [marked],
+    reason: 'intent',
+  });
+  return blockedDetail !== undefined && written === 'committed' ? [] : 'unresolved';
 }
 
 /**
@@ -78,37 +114,25 @@ async function recoverOrphanIntent(
     if (lookup.kind === 'error') return 'unresolved';
     if (lookup.kind === 'not_found') {
       const again = orphan.row.evidence?.lastErrorCode === 'predecessor_receipt_unknown';
-      const marked: OutboxRow = {
-        ...orphan.row,
-        evidence: {
-          ...orphan.row.evidence,
-          attemptCount: orphan.row.evidence?.attemptCount ?? 0,
-          lastErrorCode: 'predecessor_receipt_unknown',
-        },
-        ...(again
-          ? {
-              state: 'blocked',
-              blockedAt: deps.clock.now(),
-              blockedCode: 'predecessor_receipt_unknown',
-              blockedDetail: facts.id,
-            }
-          : {}),
-      };
-      const written = await store.replace({
-        owner,
-        expected: [{ id: orphan.row.id, row: orphan.raw }],
-        put: [marked],
-        reason: 'intent',
-      });
-      return again && written === 'committed' ? [] : 'unresolved';
+      return markOrphan(flush, orphan, 'predecessor_receipt_unknown', again ? facts.id : undefined);
     }
-    receipt = receiptFor(
-      deps.handlers[orphan.row.collection],
-      orphanCreate(orphan.row, facts.id),
-      lookup.status,
-      lookup.body,
-      deps.clock.now(),
-    );
+    try {
+      receipt = receiptFor(
+        deps.handlers[orphan.row.collection],
+        orphanCreate(orphan.row, facts.id),
+        lookup.status,
+        lookup.body,
+        deps.clock.now(),
+      );
+    } catch (error) {
+      // The app's `readReceipt` threw on the create's answer, or named a server id that reads as
+      // a pending target: the intent's record stays unknown until the handler is fixed. It is
+      // blocked with the reason, as a row whose own answer the handler fails on (G7); `retry`
+      // looks it up again. The flush goes on.
+      const detail = error instanceof Error ? error.message : String(error);
+      deps.logger?.error('handler failed', { id: orphan.row.id, error: detail });
+      return markOrphan(flush, orphan, 'handler_failed', detail);
+    }
     receipt = { ...receipt, requestId: facts.id, rowId: facts.id };
     storeReceipt = true;
   }

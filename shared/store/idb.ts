@@ -394,10 +394,6 @@ async function newestFirst<T>(
 }
 
 /**
- * Deletes the record names of `owner` settled before `before` that no row names under either of
- * its ids (§6.1), in one transaction: names are few, one per settled create within retention.
- */
-/**
  * What a prune has to do, counted in one readonly transaction: a flush ends with a prune, and
  * most find nothing to drop. The writes it saves would each wait for the drain's transactions and
  * hold up the next enqueue behind them (the names' prune writes over `rows`). What is added
@@ -426,6 +422,10 @@ async function pruneDue(
   };
 }
 
+/**
+ * Deletes the record names of `owner` settled before `before` that no row names under either of
+ * its ids (§6.1), in one transaction: names are few, one per settled create within retention.
+ */
 async function dropUnnamed(db: OutboxDb, owner: string, before: number): Promise<void> {
   await write(db, [STORE.names, STORE.rows], 'default', async (tx) => {
     const names = tx.objectStore(STORE.names);

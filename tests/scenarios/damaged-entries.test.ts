@@ -121,6 +121,8 @@ describe.each(STORE_KINDS)('damaged receipt behind an orphan intent on the %s st
   it.each([
     { damage: 'null', serverId: null },
     { damage: 'a number', serverId: 42 },
+    // Written by a bundle that took whatever id `readReceipt` gave (§6.1: never a pending target).
+    { damage: 'a pending target', serverId: 'pending:zz' },
   ])(
     'serverId $damage: the other rows still go, the intent is resolved through the server',
     async ({ serverId }) => {
@@ -192,6 +194,7 @@ describe.each(STORE_KINDS)('damaged names entry on the %s store', (kind) => {
     { damage: 'null', serverId: null },
     { damage: 'a number', serverId: 42 },
     { damage: 'an object', serverId: { id: 'x' } },
+    { damage: 'a pending target', serverId: 'pending:zz' },
   ])(
     'serverId $damage: the edit goes to the server id the receipt names, or a typed error that says the mapping is damaged',
     async ({ serverId }) => {

@@ -297,6 +297,46 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     expect(world.server.effectsFor(later.requestId!)).toBe(1);
   });
 
+  it('10: an orphan intent whose create’s answer the app cannot read is blocked handler_failed, the flush goes on, and a retry once fixed converts it (G7, §6.1)', async () => {
+    const rest = restHandler({ baseUrl: '/api/notes' });
+    const broken = { on: true };
+    const a = await world.holder('A', {
+      handlers: world.handlers({
+        readReceipt(body, status) {
+          const facts = rest.readReceipt!(body, status);
+          // A server id in the namespace of pending targets: refused, as a throw would be.
+          const create = (body as { title?: unknown } | null)?.title === 'x';
+          return broken.on && create ? { ...facts, serverId: 'pending:x' } : facts;
+        },
+      }),
+    });
+    const other = world.server.seed(OWNER, note('o'));
+    const c1 = await a.api.enqueue(createNote(note('x')));
+    world.server.inject('drop');
+    await a.api.flush();
+    const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
+    expect(u1.outcome).toBe('intent');
+    await legacyRewrite(a.store, await a.store.get(c1.id));
+    const later = await a.api.enqueue(updateNote(other.id, note('p')));
+
+    const report = await a.api.flush();
+    expect(report.stopped).toBeUndefined();
+    expect(await world.row(u1.id)).toMatchObject({
+      state: 'blocked',
+      blockedCode: 'handler_failed',
+      blockedDetail: expect.stringContaining('reads as a pending target'),
+      payload: note('y'),
+    });
+    expect(world.server.effectsFor(later.requestId!)).toBe(1);
+
+    broken.on = false;
+    await a.api.retry(u1.id);
+    await a.api.flush();
+    const serverId = world.server.effects[0]!.id;
+    expect(world.server.records.get(serverId)?.data).toMatchObject(note('y'));
+    expect(await world.rows()).toEqual([]);
+  });
+
   it('11: a holder that dies mid-send is taken over after the lease; exactly one row and one effect', async () => {
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));
