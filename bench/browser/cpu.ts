@@ -159,3 +159,48 @@ export function threadTimesSince(
   }
   return [...groups].map(([group, t]) => ({ group, ...t })).sort((a, b) => b.runMs - a.runMs);
 }
+
+/**
+ * Where browser CPU went, by thread, ms: the browser process's thread pool (where Chromium's
+ * IndexedDB backend and its LevelDB run), the service worker's own thread (the engine's
+ * JavaScript and the IndexedDB and fetch calls it makes), the rest of the worker's renderer (its
+ * I/O thread carries the IPC, its pool the serialization helpers and GC), the rest of the
+ * browser process (its I/O thread routes IPC and network), and every other process.
+ */
+export interface CpuSplit {
+  backend: number;
+  worker: number;
+  renderer: number;
+  browser: number;
+  other: number;
+}
+
+export const CPU_SPLIT_KEYS: ReadonlyArray<keyof CpuSplit> = [
+  'backend',
+  'worker',
+  'renderer',
+  'browser',
+  'other',
+];
+
+/** Thread groups of {@link threadTimesSince} summed into a {@link CpuSplit}, per `rows` rows. */
+export function cpuSplit(
+  groups: ReadonlyArray<{ group: string; runMs: number }>,
+  rows: number,
+): CpuSplit {
+  const split: CpuSplit = { backend: 0, worker: 0, renderer: 0, browser: 0, other: 0 };
+  for (const { group, runMs } of groups) {
+    const key: keyof CpuSplit = group.startsWith('browser/ThreadPool')
+      ? 'backend'
+      : group === 'renderer/ServiceWorker t'
+        ? 'worker'
+        : group.startsWith('renderer/')
+          ? 'renderer'
+          : group.startsWith('browser/')
+            ? 'browser'
+            : 'other';
+    split[key] += runMs;
+  }
+  for (const key of CPU_SPLIT_KEYS) split[key] = Math.round((split[key] / rows) * 1000) / 1000;
+  return split;
+}

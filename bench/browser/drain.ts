@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'playwright-core';
 import type { BenchRequest } from './app/protocol.ts';
 import { outboxHooks, type Profile, withProfile, workboxHooks } from './chromium.ts';
+import { type CpuSplit, cpuSplit, threadTimesSince } from './cpu.ts';
 import type { BenchServer } from './server.ts';
 import {
   connectOutbox,
@@ -32,6 +33,8 @@ export interface DrainResult {
    * server process. Read with the rate on a busy machine: it shows the cost, not just the speed.
    */
   cpuMsPerRow?: { browser: number; server: number };
+  /** The browser's CPU ms per drained row by thread (`cpuSplit`; undefined without /proc). */
+  cpuByThread?: CpuSplit;
   /** IndexedDB transactions the worker opened per drained row (ours and Workbox's own idb). */
   transactionsPerRow: { readonly: number; readwrite: number };
   /** IndexedDB requests (get, put, delete, count, cursor steps, …) per drained row. */
@@ -233,6 +236,7 @@ async function timeDrain(
     | 'rowsPerSecond'
     | 'complete'
     | 'cpuMsPerRow'
+    | 'cpuByThread'
     | 'transactionsPerRow'
     | 'requestsPerRow'
     | 'batches'
@@ -254,6 +258,7 @@ async function timeDrain(
   try {
     await worker.evaluate(COUNT_TRANSACTIONS);
     const cpuBefore = { browser: profile.cpuMs(), server: server.cpuMs() };
+    const threadsBefore = profile.threads();
     const started = performance.now();
     await trigger();
     let effects = 0;
@@ -270,6 +275,7 @@ async function timeDrain(
     }
     const seconds = (at - started) / 1000;
     const browserCpu = cpuSince(cpuBefore.browser, profile.cpuMs());
+    const threads = threadTimesSince(threadsBefore, profile.threads());
     const serverCpu = cpuSince(cpuBefore.server, server.cpuMs());
     const transactions = (await worker.evaluate('globalThis.__benchTransactions')) as {
       readonly: number;
@@ -288,6 +294,7 @@ async function timeDrain(
       },
       requestsPerRow: round(transactions.requests / Math.max(effects, 1), 2),
       progress,
+      ...(threads.length > 0 && effects > 0 ? { cpuByThread: cpuSplit(threads, effects) } : {}),
       ...(browserCpu !== undefined && serverCpu !== undefined && effects > 0
         ? {
             cpuMsPerRow: {

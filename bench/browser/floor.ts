@@ -8,6 +8,7 @@ import {
 } from './app/floor-variants.ts';
 import type { FloorPrepared, FloorRun } from './app/protocol.ts';
 import { outboxHooks, withProfile } from './chromium.ts';
+import { CPU_SPLIT_KEYS, type CpuSplit, cpuSplit, threadTimesSince } from './cpu.ts';
 import type { DrainComparison, DrainOptions } from './drain.ts';
 import type { BenchServer } from './server.ts';
 import { connectOutbox, freshUser, round } from './session.ts';
@@ -42,7 +43,9 @@ export interface FloorVariantResult {
   /** IndexedDB requests and transactions the variant issued per row. */
   requestsPerRow: number;
   transactionsPerRow: number;
-  samples: Array<{ ms: number; cpuMs?: number }>;
+  /** Browser CPU ms per row by thread, each part the median of the rounds (`cpuSplit`). */
+  cpuByThread?: CpuSplit;
+  samples: Array<{ ms: number; cpuMs?: number; byThread?: CpuSplit }>;
 }
 
 export interface FloorSizeResult {
@@ -98,7 +101,7 @@ export async function measureFloor(
     let bytes: FloorPrepared['bytes'] | undefined;
     for (let r = 0; r < rounds; r++) {
       for (const variant of roundOrder(FLOOR_VARIANT_IDS, r)) {
-        const { prepared, run, cpuMs } = await measureOnce(
+        const { prepared, run, cpuMs, threads } = await measureOnce(
           server,
           user,
           templates.slice(0, rows),
@@ -108,6 +111,7 @@ export async function measureFloor(
         samples.get(variant)!.push({
           ms: round(run.ms, 1),
           ...(cpuMs === undefined ? {} : { cpuMs }),
+          ...(threads.length > 0 ? { byThread: cpuSplit(threads, rows) } : {}),
         });
         issued.set(variant, { requests: run.requests, transactions: run.transactions });
       }
@@ -135,7 +139,12 @@ async function measureOnce(
   user: string,
   templates: unknown[],
   variant: FloorVariant,
-): Promise<{ prepared: FloorPrepared; run: FloorRun; cpuMs: number | undefined }> {
+): Promise<{
+  prepared: FloorPrepared;
+  run: FloorRun;
+  cpuMs: number | undefined;
+  threads: ReturnType<typeof threadTimesSince>;
+}> {
   return withProfile(server.url, async (profile) => {
     const worker = await connectOutbox(server, profile, user, { flush: false });
     await outboxHooks(
@@ -151,10 +160,12 @@ async function measureOnce(
     // The copy has committed; let what the backend does after it pass the window by.
     await sleep(QUIET_MS);
     const before = profile.cpuMs();
+    const threadsBefore = profile.threads();
     const run = await outboxHooks(worker, (hooks) => hooks.floorRun());
     const after = profile.cpuMs();
+    const threads = threadTimesSince(threadsBefore, profile.threads());
     const cpuMs = before === undefined || after === undefined ? undefined : after - before;
-    return { prepared, run, cpuMs };
+    return { prepared, run, cpuMs, threads };
   });
 }
 
@@ -166,6 +177,19 @@ export function summarizeVariant(
   issued: { requests: number; transactions: number },
 ): FloorVariantResult {
   const cpu = samples.flatMap((s) => (s.cpuMs === undefined ? [] : [s.cpuMs / rows]));
+  const splits = samples.flatMap((s) => (s.byThread === undefined ? [] : [s.byThread]));
+  const byThread =
+    splits.length === samples.length && splits.length > 0
+      ? (Object.fromEntries(
+          CPU_SPLIT_KEYS.map((key) => [
+            key,
+            spread(
+              splits.map((s) => s[key]),
+              3,
+            ).median,
+          ]),
+        ) as unknown as CpuSplit)
+      : undefined;
   return {
     variant,
     label: FLOOR_VARIANTS[variant],
@@ -174,6 +198,7 @@ export function summarizeVariant(
       1,
     ),
     ...(cpu.length === samples.length && cpu.length > 0 ? { cpuMsPerRow: spread(cpu, 2) } : {}),
+    ...(byThread === undefined ? {} : { cpuByThread: byThread }),
     requestsPerRow: round(issued.requests / rows, 2),
     transactionsPerRow: round(issued.transactions / rows, 3),
     samples,

@@ -1,4 +1,5 @@
 import type { BrowserResults } from '../run.ts';
+import { CPU_SPLIT_KEYS, type CpuSplit } from './cpu.ts';
 import { cpuOverFloor } from './floor.ts';
 import { appliedIn } from './phone.ts';
 import type { Spread } from './stats.ts';
@@ -153,6 +154,7 @@ export function printTable(browser: BrowserResults, server: unknown): void {
   }
 
   if (browser.floor) out.push(...floorLines(browser.floor));
+  out.push(...cpuSplitLines(browser));
 
   if (browser.liveView) {
     const { options, without, watched, ratio } = browser.liveView;
@@ -274,6 +276,38 @@ export function drainCostLines(browser: Pick<BrowserResults, 'drains' | 'floor'>
     }
   }
   return out;
+}
+
+/**
+ * Where a row's browser CPU goes, by thread (`cpuSplit`): each batched drain of the run, then
+ * the floor's per-row contract with and without §6.1 at the same row counts — what the drain
+ * spends beyond its floor, and on which side of the IPC.
+ */
+export function cpuSplitLines(browser: Pick<BrowserResults, 'drains' | 'floor'>): string[] {
+  const rows: Array<[string, CpuSplit]> = [];
+  for (const { options, batches } of browser.drains ?? [])
+    if (batches.cpuByThread)
+      rows.push([`drain, ${drainLabel(options)}, batches`, batches.cpuByThread]);
+  for (const size of browser.floor?.sizes ?? []) {
+    for (const variant of ['contract-with-names', 'contract'] as const) {
+      const v = size.variants.find((x) => x.variant === variant);
+      if (v?.cpuByThread)
+        rows.push([
+          `floor, ${size.rows.toLocaleString('en')} rows: ${variant === 'contract' ? 'contract (§4/§5)' : 'contract + §6.1'}`,
+          v.cpuByThread,
+        ]);
+    }
+  }
+  if (rows.length === 0) return [];
+  const widths = [26, 16, 22, 17, 8];
+  return [
+    '',
+    `where a row's browser CPU goes, ms per row      all   browser pool (IndexedDB)   worker thread   worker's renderer, rest   browser, rest   other`,
+    ...rows.map(([label, split]) => {
+      const all = CPU_SPLIT_KEYS.reduce((sum, key) => sum + split[key], 0);
+      return `  ${label.padEnd(42)}${pad(ms(all), 7)}${CPU_SPLIT_KEYS.map((key, i) => pad(ms(split[key]), widths[i]!)).join('')}`;
+    }),
+  ];
 }
 
 /** `median (min–max)` of a spread. */

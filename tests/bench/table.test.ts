@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { cpuSplit } from '../../bench/browser/cpu.ts';
 import type { DrainResult } from '../../bench/browser/drain.ts';
 import { type FloorResult, summarizeVariant } from '../../bench/browser/floor.ts';
-import { drainCostLines } from '../../bench/browser/table.ts';
+import { cpuSplitLines, drainCostLines } from '../../bench/browser/table.ts';
 
 const result = (mode: 'batches' | 'single' | undefined, browserCpu: number): DrainResult => ({
   system: mode === undefined ? 'workbox' : 'outbox',
@@ -65,5 +66,82 @@ describe('drainCostLines: the cost per drained row, beside the floor when it ran
     const lines = drainCostLines({ drains });
     expect(lines.join('\n')).not.toContain('floor');
     expect(lines).toHaveLength(2 + 6);
+  });
+});
+
+describe('cpuSplit and cpuSplitLines: where a row’s browser CPU goes, by thread', () => {
+  it('sums thread groups into the IndexedDB backend, the worker, and the rest, per row', () => {
+    const split = cpuSplit(
+      [
+        { group: 'browser/ThreadPoolForeg', runMs: 600 },
+        { group: 'browser/ThreadPoolBackg', runMs: 20 },
+        { group: 'renderer/ServiceWorker t', runMs: 400 },
+        { group: 'renderer/Chrome_ChildIOT', runMs: 120 },
+        { group: 'renderer/chromium', runMs: 10 },
+        { group: 'browser/Chrome_IOThread', runMs: 90 },
+        { group: 'network/Chrome_ChildIOT', runMs: 40 },
+      ],
+      1000,
+    );
+    expect(split).toEqual({
+      backend: 0.62,
+      worker: 0.4,
+      renderer: 0.13,
+      browser: 0.09,
+      other: 0.04,
+    });
+  });
+
+  it('prints each batched drain and the floor with and without §6.1, each with its total', () => {
+    const byThread = { backend: 0.6, worker: 0.4, renderer: 0.25, browser: 0.1, other: 0.05 };
+    const floorSplit = { backend: 0.3, worker: 0.1, renderer: 0.1, browser: 0.05, other: 0 };
+    const withSplit = drains.map((d) => ({
+      ...d,
+      batches: { ...d.batches, cpuByThread: byThread },
+    }));
+    const sample = { ms: 1000, cpuMs: 600, byThread: floorSplit };
+    const issued = { requests: 4000, transactions: 40 };
+    const lines = cpuSplitLines({
+      drains: withSplit,
+      floor: {
+        ...floor,
+        sizes: [
+          {
+            ...floor.sizes[0]!,
+            variants: [
+              summarizeVariant('contract', 1000, [sample, sample], issued),
+              summarizeVariant('contract-with-names', 1000, [sample], issued),
+            ],
+          },
+        ],
+        besideDrain: [],
+      },
+    });
+    expect(lines[1]).toContain('browser pool (IndexedDB)');
+    const numbers = (label: string) =>
+      lines
+        .find((l) => l.includes(label))
+        ?.slice(44)
+        .trim()
+        .split(/\s+/);
+    expect(numbers('drain, 1,000 rows, +0 ms, batches')).toEqual([
+      '1.40',
+      '0.60',
+      '0.40',
+      '0.25',
+      '0.10',
+      '0.05',
+    ]);
+    expect(numbers('drain, 10,000 rows, +0 ms, batches')).toHaveLength(6);
+    expect(numbers('floor, 1,000 rows: contract (§4/§5)')).toEqual([
+      '0.55',
+      '0.30',
+      '0.10',
+      '0.10',
+      '0.05',
+      '0.00',
+    ]);
+    expect(numbers('floor, 1,000 rows: contract + §6.1')).toHaveLength(6);
+    expect(cpuSplitLines({ drains: [], floor: undefined })).toEqual([]);
   });
 });
