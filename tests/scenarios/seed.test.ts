@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildRowRequest } from '../../shared/plan/identity.ts';
 import { restHandler } from '../../shared/wire/rest-handler.ts';
-import { LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
+import { type Holder, LEASE, OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, deleteNote, updateNote } from '../support/intents.ts';
 import { legacyRewrite } from '../support/legacy-tab.ts';
 
@@ -14,6 +14,20 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   afterEach(() => world?.close());
 
   const note = (title: string) => ({ title });
+
+  /**
+   * A create C1 applied whose answer was lost, an edit of it made meanwhile (an intent U1), and
+   * C1 then settled by another writer (a legacy tab) that deleted it without a local receipt.
+   */
+  async function orphanIntent(a: Holder) {
+    const c1 = await a.api.enqueue(createNote(note('x')));
+    world.server.inject('drop');
+    await a.api.flush();
+    const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
+    expect(u1.outcome).toBe('intent');
+    await legacyRewrite(a.store, await a.store.get(c1.id));
+    return { c1, u1 };
+  }
 
   it('1: an update made while another is in flight waits as its successor and goes after it', async () => {
     const record = world.server.seed(OWNER, note('a'));
@@ -233,13 +247,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
 
   it('10: an intent whose create vanished is converted from the exact receipt the server holds', async () => {
     const a = await world.holder('A');
-    const c1 = await a.api.enqueue(createNote(note('x')));
-    world.server.inject('drop');
-    await a.api.flush();
-    const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
-    expect(u1.outcome).toBe('intent');
-    // Another writer (a legacy tab) settles C1 and deletes it without a local receipt.
-    await legacyRewrite(a.store, await a.store.get(c1.id));
+    await orphanIntent(a);
     await a.api.flush();
     const serverId = world.server.effects[0]!.id;
     expect(world.server.effects.map((e) => [e.method, e.id])).toEqual([
@@ -311,12 +319,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
       }),
     });
     const other = world.server.seed(OWNER, note('o'));
-    const c1 = await a.api.enqueue(createNote(note('x')));
-    world.server.inject('drop');
-    await a.api.flush();
-    const u1 = await a.api.enqueue(updateNote(c1.targetId, note('y')));
-    expect(u1.outcome).toBe('intent');
-    await legacyRewrite(a.store, await a.store.get(c1.id));
+    const { u1 } = await orphanIntent(a);
     const later = await a.api.enqueue(updateNote(other.id, note('p')));
 
     const report = await a.api.flush();
