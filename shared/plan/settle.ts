@@ -144,8 +144,8 @@ export function planSettleSuccess(
 export function namesOf(row: OutboxRow, receipt: Receipt): Pick<ReplacePlan, 'names'> {
   if (row.kind !== 'create' || receipt.serverId === undefined) return {};
   if (pendingCreateId(row.targetId) === undefined) return {};
-  // A name points only at a server id (§6.1): a stored receipt that names a pending target, as a
-  // legacy writer may have left, gives the record no second name.
+  // A name points only at a server id (§6.1): a receipt an earlier bundle stored with a server id
+  // that reads as a pending target gives the record no second name.
   if (!mayHaveOtherNames(receipt.serverId)) return {};
   return {
     names: [
