@@ -241,12 +241,17 @@ function planCancel(
   };
 }
 
-/** An edit of a create whose outcome is unknown: an intent row, merged with earlier intents (§8). */
+/**
+ * An edit of a create whose outcome is unknown: an intent row, merged with earlier intents (§8).
+ * With `fold: false` (the create vanished and its record is not known yet) it is linked after the
+ * last intent instead, in `seq` order after whatever was made meanwhile.
+ */
 export function planIntentRow(
   intent: NewIntent & { targetId: string },
   createId: string,
   chain: Observed[],
   ctx: EnqueueContext,
+  { fold = true }: { fold?: boolean } = {},
 ): EnqueuePlan {
   // A quarantined value shaped like an intent is not one: never merged, never linked (G7).
   const intents = chain.filter(
@@ -259,7 +264,9 @@ export function planIntentRow(
   const replaced: Observed[] = [];
   const last = intents[intents.length - 1];
   let successorOf = createId;
-  if (last !== undefined) {
+  if (last !== undefined && !fold) {
+    successorOf = last.row.id;
+  } else if (last !== undefined) {
     const result = mergeIntents(intentInfoOf(last.row), intentInfoOf(intent), ctx.handler);
     if (result.kind === 'target_deleted')
       return {

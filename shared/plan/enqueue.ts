@@ -129,7 +129,10 @@ function planAgainst(
         };
       }
       // The create vanished without a receipt we know of: an intent, recovered at flush (§8).
-      return planIntentRow(fresh, pending?.id ?? createId, chain, ctx);
+      // Its record is unknown until then, so an edit of the server id made since the last
+      // intent may be of it: the new edit follows that intent with its own `seq`, never folded
+      // into the intent's older place (§6.1).
+      return planIntentRow(fresh, pending?.id ?? createId, chain, ctx, { fold: false });
     }
     // A create that may have been applied is never merged nor cancelled (§6): the edit waits
     // on its receipt as an intent (§8). So too when a row after it must stay as it is.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { OutboxRow } from '../../shared/model/row.ts';
+import { type OutboxRow, pendingCreateId } from '../../shared/model/row.ts';
 import type { ReplacePlan } from '../../shared/model/store.ts';
 import { planConflictSuccessor } from '../../shared/plan/conflict-successor.ts';
 import { planEnqueue } from '../../shared/plan/enqueue.ts';
@@ -54,8 +54,18 @@ function placed(plan: ReplacePlan, id: string): { seq: number | undefined; fresh
   return { seq: row.seq, fresh: plan.seq?.includes(id) === true };
 }
 
+/**
+ * Plans `intent` against the record's `rows`; an edit of `pending:<C>` is told of C as the engine
+ * tells it: C's row when it is among them, else a create that vanished (§8).
+ */
 function enqueued(rows: OutboxRow[], intent: NewIntent = update): ReplacePlan {
-  const planned = planEnqueue(intent, rows.map(observe), undefined, ctx);
+  const createId = intent.targetId === undefined ? undefined : pendingCreateId(intent.targetId);
+  const create = rows.find((row) => row.id === createId);
+  const pending =
+    createId === undefined
+      ? undefined
+      : { id: createId, ...(create === undefined ? {} : { row: observe(create) }) };
+  const planned = planEnqueue(intent, rows.map(observe), pending, ctx);
   if (planned.kind !== 'write') throw new Error(`expected a write: ${JSON.stringify(planned)}`);
   return planned.plan;
 }
@@ -75,6 +85,11 @@ describe('the place a planner gives each row it writes (SPEC §6.1)', () => {
     {
       rule: 'a merged row of rows without seq (a legacy writer’s) takes a fresh seq: they were committed after every row they do not link to',
       rows: [updateRow()],
+    },
+    {
+      rule: 'an edit of a create that vanished takes a fresh seq after the intent: its record is unknown, so an edit of the server id made since may be of it',
+      rows: [intentRow(create.id, { seq: 6 })],
+      intent: { ...update, targetId: create.targetId },
     },
   ])('$rule', ({ rows, intent }) => {
     const plan = enqueued(rows, intent);

@@ -340,6 +340,24 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     expect(await world.rows()).toEqual([]);
   });
 
+  it('10: an edit of a vanished create made after an edit of its server id goes after it: never folded into the orphan intent’s older place (§6.1, G4)', async () => {
+    const a = await world.holder('A');
+    const { c1, u1 } = await orphanIntent(a);
+    const serverId = world.server.effects[0]!.id;
+    // The app edits the record by its server id, then again through `pending:<C>`.
+    await a.api.enqueue(updateNote(serverId, note('z'), 1));
+    const e3 = await a.api.enqueue(updateNote(c1.targetId, note('newest')));
+    expect(e3).toMatchObject({ outcome: 'intent' });
+    expect((await world.row(e3.id))?.successorOf).toBe(u1.id);
+    await a.api.flush();
+    await a.api.flush();
+    // Three edits applied, in the order made: the intent's, the server id's (answered 412 and
+    // rebased, its intent kept), then the newest, which stands.
+    expect(world.server.effects.filter((e) => e.method === 'PATCH')).toHaveLength(3);
+    expect(world.server.records.get(serverId)?.data).toMatchObject(note('newest'));
+    expect(await world.rows()).toEqual([]);
+  });
+
   it('11: a holder that dies mid-send is taken over after the lease; exactly one row and one effect', async () => {
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));
