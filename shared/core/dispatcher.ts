@@ -14,6 +14,7 @@ import { NO_CREDENTIALS } from '../plan/classify.ts';
 import { isRowInFlight } from '../plan/in-flight.ts';
 import { leaseEnd } from '../plan/lease.ts';
 import { planResumeHeld } from '../plan/manual-actions.ts';
+import { overtaken } from '../plan/overtaken.ts';
 import { corruptInFlight, planQuarantine } from '../plan/quarantine.ts';
 import { selectTurns, targetKey } from '../plan/select.ts';
 import { observeStored } from '../plan/unknown-version.ts';
@@ -317,9 +318,13 @@ function recordSeen(
   const predecessor = row.successorOf && blockedPredecessors.get(row.successorOf);
   if (predecessor && !expected.has(String(predecessor.id)))
     expected.set(String(predecessor.id), predecessor);
+  const passes = overtaken(row, [...record.values()]).filter(
+    ({ row: passed }) => passed.overtakenBy === undefined,
+  );
   return {
     expected: [...expected.values()],
     ids: [...record.values()].map(({ raw, row: r }) => (raw as { id?: RowKey })?.id ?? r.id),
+    ...(passes.length === 0 ? {} : { passes }),
   };
 }
 

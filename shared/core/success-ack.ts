@@ -4,7 +4,7 @@ import type { Receipt, ReplacePlan } from '../model/store.ts';
 import { ledgerEntryFor } from '../plan/conflict-ledger.ts';
 import { newRequestId } from '../plan/identity.ts';
 import { planIntentConversion } from '../plan/intent-conversion.ts';
-import { isQuarantined } from '../plan/quarantine.ts';
+import { overtaken } from '../plan/overtaken.ts';
 import { planSettleSuccess } from '../plan/settle.ts';
 import { planSuccessorRebase } from '../plan/successor-rebase.ts';
 import type { CoreDeps } from './config.ts';
@@ -94,30 +94,6 @@ function intentConversion(
     delete: plan.delete,
     tombstones: plan.tombstones,
   };
-}
-
-/**
- * The blocked rows of the record this ACK's edit went past (SPEC §6, §7, G4): a blocked row does
- * not hold its record, so the edit applied now is newer than what the row carries. The mark is
- * written in the ACK's own transaction: what decides is the order in which the store committed
- * the block and the ACK, and the order the edits were made (`seq`, §6.1), never two clock
- * readings (holders' clocks skew and step, §20). A marked
- * row is never merged into a later edit. A quarantined value is never rewritten (G7).
- */
-function overtaken(sent: OutboxRow, record: Observed[]): Observed[] {
-  return record.filter(
-    ({ row }) =>
-      row.state === 'blocked' && row.id !== sent.id && !isQuarantined(row) && !madeAfter(row, sent),
-  );
-}
-
-/**
- * Whether `row` is known to carry an edit made after `sent` (§6.1): then `sent` landing does not
- * go past it. Without `seq` on both, its place is unknown and it counts as overtaken — the mark
- * only ever keeps a row from being merged or resent unchecked.
- */
-function madeAfter(row: OutboxRow, sent: OutboxRow): boolean {
-  return row.seq !== undefined && sent.seq !== undefined && row.seq > sent.seq;
 }
 
 /** The rebased successors of a settled row, to commit with its success ACK (§6, G4). */

@@ -1,4 +1,4 @@
-import type { OutboxRow } from '../model/row.ts';
+import type { Observed, OutboxRow } from '../model/row.ts';
 import type { Expectation, ReplacePlan, RowKey } from '../model/store.ts';
 import { attemptOutcome } from './attempt-outcome.ts';
 import { isRowInFlight } from './in-flight.ts';
@@ -15,10 +15,14 @@ export interface ClaimContext {
   bundle: string;
 }
 
-/** A record as the selection saw it: its other rows, and the keys of all its rows. */
+/**
+ * A record as the selection saw it: its other rows, the keys of all its rows, and its blocked
+ * rows the claimed row goes past that no mark says so yet (`overtaken`).
+ */
 export interface RecordSeen {
   expected: Expectation[];
   ids: RowKey[];
+  passes?: Observed[];
 }
 
 /** A claim to commit, or why the row is not this holder's to take now. */
@@ -92,7 +96,16 @@ export function planClaim(
               { collection: current.collection, targetId: current.targetId, ids: record.ids },
             ],
           }),
-      put: [row],
+      // Blocked rows of the record this claim goes past are marked with it (§6, §7, G4): from
+      // now on its edit may be applied past them, whoever settles it — a legacy tab that
+      // resends and deletes it marks nothing — so none of them is merged into a later edit.
+      put: [
+        row,
+        ...(record?.passes ?? []).map((passed) => ({
+          ...passed.row,
+          overtakenBy: current.request!.requestId,
+        })),
+      ],
       reason: 'claim',
     },
   };

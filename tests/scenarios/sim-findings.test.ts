@@ -364,6 +364,35 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
   });
 
+  it('G4: a rejected edit is marked overtaken when the edit after it is claimed, so a legacy tab that resends and deletes that edit leaves nothing to merge it into the next one', async () => {
+    const { record, a, u1 } = await firstEdit({ title: 'first', body: 'first' });
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    // U1 is rejected; U2 goes on and is applied, its answer lost: no ACK marks U1.
+    world.server.inject('reject', 'drop');
+    a.transport.open();
+    await inFlight;
+    await a.api.flush();
+    expect((await world.row(u1.id))?.state).toBe('blocked');
+    expect(world.server.effects.map((e) => e.key)).toEqual([u2.requestId]);
+    // A tab of the old bundle resends U2 (answered from the ledger) and deletes it, no receipt.
+    expect(await legacyRewrite(a.store, await a.store.get(u2.id))).toBe('committed');
+    // U3 must not carry U1's rejected fields over U2's.
+    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
+    expect(u3.outcome).not.toBe('coalesced');
+    await a.api.flush();
+    expect(world.server.records.get(record.id)?.data).toEqual({
+      title: 'seed',
+      body: 'second',
+      tag: 'third',
+    });
+    expect(await world.row(u1.id)).toMatchObject({
+      blockedCode: 'http_422',
+      overtakenBy: expect.any(String),
+    });
+  });
+
   it('G2: a row a legacy tab sent stays unknown after this bundle tried it again and sent nothing', async () => {
     const { record, a, u1 } = await firstEdit({ title: 'first' });
     const b = await world.holder('B', { transport: noCredentials });

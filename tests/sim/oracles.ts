@@ -696,6 +696,19 @@ export class Truth {
       for (const value of plan.put ?? []) {
         const row = asRaw(value)!;
         const before = asRaw(this.rows.get(row.id));
+        if (row.state !== 'sending') {
+          // Not a claim: a blocked row of the record the claimed row goes past, marked so
+          // (§6, §7). The mark is all a claim may change of it.
+          const { overtakenBy: _mark, ...rest } = row;
+          const { overtakenBy: _was, ...was } = before ?? {};
+          if (before?.state !== 'blocked' || !deepEqual(rest, was))
+            this.fail(
+              'G4',
+              'claim-rewrote-another-row',
+              `${by.holder}'s claim rewrote ${String(row.id)} (${String(before?.state)}) beyond marking it overtaken${this.why(String(row.id))}`,
+            );
+          continue;
+        }
         this.exercise('G3');
         // Judged by the clock the claim was planned with (its sentAt): a clock may step between.
         const plannedAt = typeof row.sentAt === 'number' ? row.sentAt : by.now;
@@ -971,7 +984,8 @@ export class Truth {
       }
       const before = asRaw(this.rows.get(row.id));
       const fresh = before === undefined;
-      const claimed = plan.reason === 'claim' && typeof row.sentAt === 'number';
+      const claimed =
+        plan.reason === 'claim' && row.state === 'sending' && typeof row.sentAt === 'number';
       if (!fresh && !claimed) continue;
       for (const other of this.recordRows(by.owner, row.collection, row.targetId, row.id)) {
         const writer = this.writer.get(other.id);
