@@ -120,6 +120,38 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
     return { record, a, u1 };
   }
 
+  /**
+   * U1 on the wire, U2 (`{ body: 'second' }`) made meanwhile as its successor, then U1 rejected
+   * and blocked — a row that holds nothing, so U2 goes next — with `after` the server's faults for
+   * the requests that follow.
+   */
+  async function rejectedBeforeItsSuccessor(
+    payload: Record<string, string>,
+    after: Parameters<World['server']['inject']> = [],
+    options: Parameters<typeof firstEdit>[1] = {},
+  ) {
+    const { record, a, u1 } = await firstEdit(payload, options);
+    const inFlight = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
+    expect(u2.outcome).toBe('successor');
+    world.server.inject('reject', ...after);
+    a.transport.open();
+    await inFlight;
+    return { record, a, u1, u2 };
+  }
+
+  /** U3 comes after U2: it must not carry the rejected U1's fields over U2's (G4). */
+  async function expectThirdOverSecond(a: Holder, recordId: string) {
+    const u3 = await a.api.enqueue(updateNote(recordId, { tag: 'third' }));
+    expect(u3.outcome).not.toBe('coalesced');
+    await a.api.flush();
+    expect(world.server.records.get(recordId)?.data).toEqual({
+      title: 'seed',
+      body: 'second',
+      tag: 'third',
+    });
+  }
+
   /** Handlers whose app code cannot read the first `count` answers, which the server applied. */
   function unreadableAnswers(count: number) {
     let failing = count;
@@ -342,51 +374,29 @@ describe.each(STORE_KINDS)('what the simulation found, on the %s store', (kind) 
   });
 
   it('G4: a rejected edit that a newer edit overtook is not merged into the next one, so its fields never land over the newer edit', async () => {
-    const { record, a, u1 } = await firstEdit({ title: 'first', body: 'first' });
-    const inFlight = (await world.holdInFlight(a, u1.id)).done;
-    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
-    expect(u2.outcome).toBe('successor');
     // U1 is rejected; its successor U2 goes on and is applied.
-    world.server.inject('reject');
-    a.transport.open();
-    await inFlight;
+    const { record, a, u1, u2 } = await rejectedBeforeItsSuccessor({
+      title: 'first',
+      body: 'first',
+    });
     expect((await world.row(u1.id))?.state).toBe('blocked');
     expect(world.server.effects.map((e) => e.key)).toEqual([u2.requestId]);
-    // U3 comes after U2: it must not carry U1's rejected fields over U2's.
-    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
-    expect(u3.outcome).not.toBe('coalesced');
-    await a.api.flush();
-    expect(world.server.records.get(record.id)?.data).toEqual({
-      title: 'seed',
-      body: 'second',
-      tag: 'third',
-    });
+    await expectThirdOverSecond(a, record.id);
     expect((await world.row(u1.id))?.blockedCode).toBe('http_422');
   });
 
   it('G4: a rejected edit is marked overtaken when the edit after it is claimed, so a legacy tab that resends and deletes that edit leaves nothing to merge it into the next one', async () => {
-    const { record, a, u1 } = await firstEdit({ title: 'first', body: 'first' });
-    const inFlight = (await world.holdInFlight(a, u1.id)).done;
-    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'second' }));
-    expect(u2.outcome).toBe('successor');
     // U1 is rejected; U2 goes on and is applied, its answer lost: no ACK marks U1.
-    world.server.inject('reject', 'drop');
-    a.transport.open();
-    await inFlight;
+    const { record, a, u1, u2 } = await rejectedBeforeItsSuccessor(
+      { title: 'first', body: 'first' },
+      ['drop'],
+    );
     await a.api.flush();
     expect((await world.row(u1.id))?.state).toBe('blocked');
     expect(world.server.effects.map((e) => e.key)).toEqual([u2.requestId]);
     // A tab of the old bundle resends U2 (answered from the ledger) and deletes it, no receipt.
     expect(await legacyRewrite(a.store, await a.store.get(u2.id))).toBe('committed');
-    // U3 must not carry U1's rejected fields over U2's.
-    const u3 = await a.api.enqueue(updateNote(record.id, { tag: 'third' }));
-    expect(u3.outcome).not.toBe('coalesced');
-    await a.api.flush();
-    expect(world.server.records.get(record.id)?.data).toEqual({
-      title: 'seed',
-      body: 'second',
-      tag: 'third',
-    });
+    await expectThirdOverSecond(a, record.id);
     expect(await world.row(u1.id)).toMatchObject({
       blockedCode: 'http_422',
       overtakenBy: expect.any(String),
