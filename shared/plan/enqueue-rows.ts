@@ -244,7 +244,8 @@ function planCancel(
 /**
  * An edit of a create whose outcome is unknown: an intent row, merged with earlier intents (§8).
  * With `fold: false` (the create vanished and its record is not known yet) it is linked after the
- * last intent instead, in `seq` order after whatever was made meanwhile.
+ * last intent instead (after the create, when that intent is blocked), in `seq` order after
+ * whatever was made meanwhile.
  */
 export function planIntentRow(
   intent: NewIntent & { targetId: string },
@@ -265,7 +266,9 @@ export function planIntentRow(
   const last = intents[intents.length - 1];
   let successorOf = createId;
   if (last !== undefined && !fold) {
-    successorOf = last.row.id;
+    // A blocked intent holds nothing (§7): the new one is an orphan of its own, resolved on its
+    // own, instead of waiting for the app to retry or discard the blocked one.
+    successorOf = last.row.state === 'blocked' ? createId : last.row.id;
   } else if (last !== undefined) {
     const result = mergeIntents(intentInfoOf(last.row), intentInfoOf(intent), ctx.handler);
     if (result.kind === 'target_deleted')

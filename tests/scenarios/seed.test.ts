@@ -358,6 +358,31 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     expect(await world.rows()).toEqual([]);
   });
 
+  it('10: an edit of a vanished create made after its orphan intent was blocked does not wait on it: it is resolved on its own (§7, G1)', async () => {
+    const rest = restHandler({ baseUrl: '/api/notes' });
+    const broken = { on: true };
+    const a = await world.holder('A', {
+      handlers: world.handlers({
+        readReceipt(body, status) {
+          if (broken.on) throw new Error('cannot read this receipt');
+          return rest.readReceipt!(body, status);
+        },
+      }),
+    });
+    const { c1, u1 } = await orphanIntent(a);
+    await a.api.flush();
+    expect((await world.row(u1.id))?.blockedCode).toBe('handler_failed');
+    broken.on = false;
+    const e = await a.api.enqueue(updateNote(c1.targetId, note('newest')));
+    expect(e.outcome).toBe('intent');
+    await a.api.flush();
+    await a.api.flush();
+    const serverId = world.server.effects[0]!.id;
+    expect(world.server.records.get(serverId)?.data).toMatchObject(note('newest'));
+    // The blocked intent stays for the app to retry or discard.
+    expect((await world.rows()).map((row) => row.id)).toEqual([u1.id]);
+  });
+
   it('11: a holder that dies mid-send is taken over after the lease; exactly one row and one effect', async () => {
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));
