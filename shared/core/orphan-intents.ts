@@ -24,13 +24,16 @@ export async function recoverOrphanIntents(
   predecessor: PredecessorLookup,
 ): Promise<OutboxRow[]> {
   const converted: OutboxRow[] = [];
+  // An intent whose predecessor is gone, or blocked — a blocked intent holds nothing (§7), and
+  // one blocked after this intent was linked to it must not leave it waiting for the app (G1).
+  // An intent of a create still present is left to that create's receipt (below).
   const orphans = rows.filter(
     ({ row }) =>
       !isUnknownVersion(row) &&
       row.request === undefined &&
       row.state === 'queued' &&
       row.successorOf !== undefined &&
-      predecessor(row.successorOf, row.id) === 'absent',
+      predecessor(row.successorOf, row.id) !== 'present',
   );
   for (const orphan of orphans) {
     // A store that fails in a recovery stops the flush as a device-side fault (`storage`, G7):

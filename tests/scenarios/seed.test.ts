@@ -383,6 +383,33 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
     expect((await world.rows()).map((row) => row.id)).toEqual([u1.id]);
   });
 
+  it('10: an edit linked after an orphan intent that is then blocked is looked up on its own, never left an intent (§7, G1)', async () => {
+    const rest = restHandler({ baseUrl: '/api/notes' });
+    const broken = { on: true };
+    const a = await world.holder('A', {
+      handlers: world.handlers({
+        readReceipt(body, status) {
+          if (broken.on) throw new Error('cannot read this receipt');
+          return rest.readReceipt!(body, status);
+        },
+      }),
+    });
+    const { c1, u1 } = await orphanIntent(a);
+    // Made while U1 is still queued: it follows U1.
+    const e = await a.api.enqueue(updateNote(c1.targetId, note('newest')));
+    expect((await world.row(e.id))?.successorOf).toBe(u1.id);
+    await a.api.flush();
+    // Blocked U1 holds nothing: E is looked up on its own, and ends as U1 did, with the reason.
+    expect((await world.row(u1.id))?.blockedCode).toBe('handler_failed');
+    expect((await world.row(e.id))?.blockedCode).toBe('handler_failed');
+    broken.on = false;
+    await a.api.retry(e.id);
+    await a.api.flush();
+    const serverId = world.server.effects[0]!.id;
+    expect(world.server.records.get(serverId)?.data).toMatchObject(note('newest'));
+    expect((await world.rows()).map((row) => row.id)).toEqual([u1.id]);
+  });
+
   it('11: a holder that dies mid-send is taken over after the lease; exactly one row and one effect', async () => {
     const a = await world.holder('A');
     const c1 = await a.api.enqueue(createNote(note('x')));
