@@ -91,12 +91,17 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * them read by index before a pass sends its first batch, instead of the whole queue (SPEC §6.1,
  * §7, §19: the first claim no longer waits on the outbox's size) +258 B, to 42,203 B; a 401
  * whose classifier throws keeping the row held, as a transient answer keeps it queued (§11, G4)
- * +36 B, to 42,239 B; the holding rows decoded by the scan's own decoder −42 B, to 42,197 B — over
- * the budget by 5,333 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * +36 B, to 42,239 B; the holding rows decoded by the scan's own decoder −42 B, to 42,197 B; a
+ * `pending:` target read under its own name alone (a receipt naming a pending server id refused,
+ * §6.1), a prune that counts what is due before it writes, an orphan whose create's answer the
+ * app cannot read blocked instead of stopping the flush (§8, G7), an edit of a vanished create
+ * kept out of the orphan intent's older place (§6.1, G4), a claim marking the blocked rows it
+ * goes past (§6, §7, G4) and an intent behind a blocked one looked up on its own (G1) +354 B, to
+ * 42,551 B — over the budget by 5,687 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 42_197;
+const WORKER_CEILING = 42_551;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {
