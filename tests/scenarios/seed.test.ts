@@ -15,6 +15,21 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
 
   const note = (title: string) => ({ title });
 
+  /** A holder whose `readReceipt` throws while `broken.on`: it cannot read the server's answers. */
+  async function holderUnableToRead() {
+    const rest = restHandler({ baseUrl: '/api/notes' });
+    const broken = { on: true };
+    const a = await world.holder('A', {
+      handlers: world.handlers({
+        readReceipt(body, status) {
+          if (broken.on) throw new Error('cannot read this receipt');
+          return rest.readReceipt!(body, status);
+        },
+      }),
+    });
+    return { a, broken };
+  }
+
   /**
    * A create C1 applied whose answer was lost, an edit of it made meanwhile (an intent U1), and
    * C1 then settled by another writer (a legacy tab) that deleted it without a local receipt.
@@ -359,16 +374,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('10: an edit of a vanished create made after its orphan intent was blocked does not wait on it: it is resolved on its own (§7, G1)', async () => {
-    const rest = restHandler({ baseUrl: '/api/notes' });
-    const broken = { on: true };
-    const a = await world.holder('A', {
-      handlers: world.handlers({
-        readReceipt(body, status) {
-          if (broken.on) throw new Error('cannot read this receipt');
-          return rest.readReceipt!(body, status);
-        },
-      }),
-    });
+    const { a, broken } = await holderUnableToRead();
     const { c1, u1 } = await orphanIntent(a);
     await a.api.flush();
     expect((await world.row(u1.id))?.blockedCode).toBe('handler_failed');
@@ -384,16 +390,7 @@ describe.each(STORE_KINDS)('seed scenarios on the %s store', (kind) => {
   });
 
   it('10: an edit linked after an orphan intent that is then blocked is looked up on its own, never left an intent (§7, G1)', async () => {
-    const rest = restHandler({ baseUrl: '/api/notes' });
-    const broken = { on: true };
-    const a = await world.holder('A', {
-      handlers: world.handlers({
-        readReceipt(body, status) {
-          if (broken.on) throw new Error('cannot read this receipt');
-          return rest.readReceipt!(body, status);
-        },
-      }),
-    });
+    const { a, broken } = await holderUnableToRead();
     const { c1, u1 } = await orphanIntent(a);
     // Made while U1 is still queued: it follows U1.
     const e = await a.api.enqueue(updateNote(c1.targetId, note('newest')));
