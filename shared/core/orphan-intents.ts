@@ -24,17 +24,18 @@ export async function recoverOrphanIntents(
   predecessor: PredecessorLookup,
 ): Promise<OutboxRow[]> {
   const converted: OutboxRow[] = [];
-  // An intent whose predecessor is gone, or blocked — a blocked intent holds nothing (§7), and
-  // one blocked after this intent was linked to it must not leave it waiting for the app (G1).
-  // An intent of a create still present is left to that create's receipt (below).
-  const orphans = rows.filter(
-    ({ row }) =>
-      !isUnknownVersion(row) &&
-      row.request === undefined &&
-      row.state === 'queued' &&
-      row.successorOf !== undefined &&
-      predecessor(row.successorOf, row.id) !== 'present',
-  );
+  // An intent whose predecessor is gone, or is a blocked intent — a blocked intent holds nothing
+  // (§7), and one blocked after this intent was linked to it must not leave it waiting for the
+  // app (G1). An intent of a create still present, blocked or not, waits for that create.
+  const orphans = rows.filter(({ row }) => {
+    if (isUnknownVersion(row) || row.request !== undefined || row.state !== 'queued') return false;
+    if (row.successorOf === undefined) return false;
+    const state = predecessor(row.successorOf, row.id);
+    return (
+      state === 'absent' ||
+      (state === 'blocked' && row.successorOf !== pendingCreateId(row.targetId))
+    );
+  });
   for (const orphan of orphans) {
     // A store that fails in a recovery stops the flush as a device-side fault (`storage`, G7):
     // the intent stays as it was, and the next flush looks again. (A failed receipt lookup leaves
