@@ -164,7 +164,10 @@ function whileLeased<T>(
 async function recordsClear(flush: Flush, rows: readonly OutboxRow[]): Promise<boolean> {
   const { store, owner, deps } = flush;
   try {
-    const records = await store.byTargets(owner, rows);
+    const records = await store.byTargets(
+      owner,
+      rows.map(({ collection, targetId, id }) => ({ collection, targetId, except: id })),
+    );
     const now = deps.clock.now();
     return rows.every((row, i) => {
       const record: OutboxRow[] = [];

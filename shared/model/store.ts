@@ -208,6 +208,14 @@ export interface RecordRef {
   targetId: string;
 }
 
+/**
+ * A record to look at before a row of it leaves (§6.1): `except` is that row, which the look
+ * need not read — a record holding only it costs its keys, not its value.
+ */
+export interface RecordLook extends RecordRef {
+  except?: string;
+}
+
 /** The storage port (SPEC §3): raw reads, one compare-and-swap write, receipts, ledger, meta and change notices. */
 export interface OutboxStore {
   /**
@@ -226,9 +234,10 @@ export interface OutboxStore {
   byTarget(owner: string, collection: string, targetId: string): Promise<unknown[]>;
   /**
    * The rows of several records, each as {@link byTarget} reads it, in one call: the last look a
-   * batch takes at its records before it leaves (§6.1).
+   * batch takes at its records before it leaves (§6.1). A record's `except` row may be left out;
+   * when it is the only row of its record, nothing of the record is returned.
    */
-  byTargets(owner: string, records: readonly RecordRef[]): Promise<unknown[][]>;
+  byTargets(owner: string, records: readonly RecordLook[]): Promise<unknown[][]>;
   /**
    * Raw rows of one owner that may hold other rows wherever the queue puts them (§6.1): those on
    * the wire (`state: "sending"`, whose value may have gone bad) and those that follow another

@@ -5,8 +5,8 @@ import {
   type ConflictLedgerEntry,
   type OutboxStore,
   type Receipt,
+  type RecordLook,
   type RecordName,
-  type RecordRef,
   type ReplacePlan,
   type Tombstone,
   unreadableValue,
@@ -200,21 +200,28 @@ function idbReads(
    * records cost one transaction, not two per record. A row renamed between two of its reads is
    * caught by the `records` check of the plan made from them.
    */
-  async function recordsRows(owner: string, records: readonly RecordRef[]): Promise<unknown[][]> {
+  async function recordsRows(owner: string, records: readonly RecordLook[]): Promise<unknown[][]> {
     if (records.length === 0) return [];
     const tx = (await database()).transaction([STORE.names, STORE.rows], 'readonly');
     const names = tx.objectStore(STORE.names).index(INDEX.namesByServerId);
     const rows = tx.objectStore(STORE.rows).index(INDEX.rowsByOwnerTarget);
-    const read = (collection: string, name: string) =>
-      readAll(rows, IDBKeyRange.only([owner, collection, name]), owner);
+    const read = async (collection: string, name: string, except: string | undefined) => {
+      const range = IDBKeyRange.only([owner, collection, name]);
+      // The row about to leave is the look's own: when it is all there is, its keys say so.
+      if (except !== undefined) {
+        const keys = await request(rows.getAllKeys(range));
+        if (keys.every((key) => key === except)) return [];
+      }
+      return readAll(rows, range, owner);
+    };
     return Promise.all(
-      records.map(async ({ collection, targetId }) => {
+      records.map(async ({ collection, targetId, except }) => {
         // A server id's rows and those of each `pending:<C>` that names it.
         const pending = mayHaveOtherNames(targetId)
           ? await request<RecordName[]>(names.getAll([owner, collection, targetId], 16))
           : [];
         const all = [targetId, ...pending.map((name) => name.pendingId)];
-        return (await Promise.all(all.map((name) => read(collection, name)))).flat();
+        return (await Promise.all(all.map((name) => read(collection, name, except)))).flat();
       }),
     );
   }

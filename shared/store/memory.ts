@@ -6,8 +6,8 @@ import type {
   ConflictLedgerEntry,
   OutboxStore,
   Receipt,
+  RecordLook,
   RecordName,
-  RecordRef,
   ReplacePlan,
   ReplaceResult,
   RowCursor,
@@ -202,12 +202,12 @@ class MemoryConnection implements OutboxStore {
     );
   }
 
-  async byTargets(owner: string, records: readonly RecordRef[]): Promise<unknown[][]> {
-    return records.map(({ collection, targetId }) =>
-      this.#recordKeys(owner, collection, targetId).map((key) =>
-        structuredClone(this.#stores().rows.get(key)),
-      ),
-    );
+  async byTargets(owner: string, records: readonly RecordLook[]): Promise<unknown[][]> {
+    return records.map(({ collection, targetId, except }) => {
+      const keys = this.#recordKeys(owner, collection, targetId);
+      if (except !== undefined && keys.every((key) => key === except)) return [];
+      return keys.map((key) => structuredClone(this.#stores().rows.get(key)));
+    });
   }
 
   /** The primary keys of a record's rows under each of its names (§6.1), in index order. */

@@ -5,8 +5,8 @@ import type {
   ConflictLedgerEntry,
   OutboxStore,
   Receipt,
+  RecordLook,
   RecordName,
-  RecordRef,
   ReplacePlan,
   ReplaceResult,
   RowCursor,
@@ -196,7 +196,7 @@ export class SimStore implements OutboxStore {
     );
   }
 
-  byTargets(owner: string, records: readonly RecordRef[]): Promise<unknown[][]> {
+  byTargets(owner: string, records: readonly RecordLook[]): Promise<unknown[][]> {
     this.#index(owner, `records ${records.map((r) => r.targetId).join(',')}`);
     return this.#read(
       `byTargets ${records.map((r) => r.targetId).join(',')}`,

@@ -210,8 +210,9 @@ async function claim(
 /**
  * The last look before the wire (SPEC §6.1): each row's record under both its names, in one
  * readonly transaction — the `pending:<C>` entries naming it (`names` by server id; only a server
- * id has them, so none for a `pending:` target) and its rows as values (whether another is in
- * flight) — every request issued at once.
+ * id has them, so none for a `pending:` target) and its rows' keys (whether another row is there
+ * to be in flight; each bench record holds only the row about to leave, so no value is read) —
+ * every request issued at once.
  */
 async function lastLook(db: IDBDatabase, batch: PlannedBatch, tally: Tally): Promise<void> {
   const { tx } = begin(db, [STORE.names, STORE.rows], tally, 'readonly');
@@ -220,7 +221,7 @@ async function lastLook(db: IDBDatabase, batch: PlannedBatch, tally: Tally): Pro
   const pending: IDBRequest[] = [];
   for (const key of batch.records) {
     if (mayHaveOtherNames(key[2])) pending.push(names.getAll(key, 16));
-    pending.push(records.getAll(key));
+    pending.push(records.getAllKeys(key));
   }
   tally.requests += pending.length;
   await request(pending[pending.length - 1]!);
