@@ -13,6 +13,7 @@ import { StoreUnavailableError } from '../unavailable.ts';
 import { DROPPED, type KitTarget } from './hooks.ts';
 import type { StoredResponse } from './ledger.ts';
 import { readRequestBody } from './request-body.ts';
+import { targetUrl } from './request-target.ts';
 import { type HeldWrite, isAnswer, type KitInternals, writeRequest } from './write-route.ts';
 
 /** Where the batch endpoint is and what it takes. */
@@ -24,6 +25,8 @@ export interface KitBatch {
 
 /** A path as a request line carries it: visible ASCII, starting with `/`. */
 const REQUEST_TARGET = /^\/[\x21-\x7e]*$/;
+/** Any origin: an item's path is read against it, and only its path and query are kept. */
+const ITEM_BASE = 'http://localhost';
 
 /**
  * The batch endpoint (SPEC §15.1): batch-level answers first (auth, 413, 400 `batch-malformed`,
@@ -126,16 +129,19 @@ async function prepareItem<Tx>(
   entry: BatchItem,
   lookup: LedgerLookup,
 ): Promise<Answer | HeldWrite<Tx>> {
-  if (!carriesAsHttp(entry) || !REQUEST_TARGET.test(entry.path)) {
+  const url = REQUEST_TARGET.test(entry.path) ? targetUrl(entry.path, ITEM_BASE) : undefined;
+  if (!carriesAsHttp(entry) || url === undefined) {
     return problemAnswer(400, PROBLEM.badRequest, NOT_HTTP);
   }
-  const found = kit.find(entry.method, entry.path);
+  // The path as the item's request alone reaches the kit: `/api/./todos` is `/api/todos`.
+  const target = url.pathname + url.search;
+  const found = kit.find(entry.method, target);
   if (!found) return problemAnswer(404, PROBLEM.notFound);
   if (isAnswer(found.params)) return found.params;
   const { method, path } = found.compiled.route;
   const refused = kit.hooks.admitItem?.({ method, route: path, principal, key: '' });
   if (refused) return refused;
-  const checked = writeRequest(principal, entry.method, entry.path, entry.headers);
+  const checked = writeRequest(principal, entry.method, target, entry.headers);
   const early = await checkBeforeBody(kit.ctx, checked, lookup);
   if (early) return early;
   const body = readItemBody(entry, kit.bodyLimit);

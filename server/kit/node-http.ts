@@ -3,6 +3,7 @@ import { PROBLEM } from 'sw-outbox/wire';
 import { type Answer, PROBLEM_CONTENT_TYPE_HEADER, problemBody } from '../problem.ts';
 import type { OutboxKit } from './outbox-kit.ts';
 import { readBodyFromNode } from './request-body.ts';
+import { targetUrl } from './request-target.ts';
 
 /**
  * Node's `http` request and response as the Fetch API's, for the adapters that sit on Node's
@@ -37,19 +38,10 @@ function fetchRequestOf(
   } catch {
     return undefined;
   }
-  let url: URL;
-  // A path that starts with `//` is a path (`/.//x` parses to `//x`), not a network-path
-  // reference naming another host, which would route `//x/api/todos` to `/api/todos`.
-  const path = target.startsWith('//') ? `/.${target}` : target;
-  try {
-    url = new URL(path, `http://${request.headers.host ?? 'localhost'}`);
-  } catch {
-    try {
-      url = new URL(path, 'http://localhost');
-    } catch {
-      return undefined;
-    }
-  }
+  const url =
+    targetUrl(target, `http://${request.headers.host ?? 'localhost'}`) ??
+    targetUrl(target, 'http://localhost');
+  if (url === undefined) return undefined;
   const method = request.method ?? 'GET';
   const hasBody =
     method !== 'GET' &&

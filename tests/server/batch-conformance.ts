@@ -185,6 +185,28 @@ export function defineBatchConformance(
       expect(stats.process.effectsByKey).toEqual({ [aloneFirst]: 1, [batchedFirst]: 1 });
     });
 
+    it('reads an item path as its request alone is read: dot segments resolved, one ledger entry', async () => {
+      const user = newUser();
+      const api = await login(user);
+      const key = newKey();
+      const [dotted] = items(
+        await api.batch([batchItem('POST', '/api/./notes', { body: { title: 'dotted' }, key })]),
+      );
+      expect(dotted!.status, dotted!.body).toBe(201);
+      // The same write alone (a URL resolves `/api/./notes` to `/api/notes`) replays it.
+      const alone = await api.create('dotted', { key });
+      expect([alone.status, alone.text, alone.headers.get('idempotent-replayed')]).toEqual([
+        201,
+        dotted!.body,
+        'true',
+      ]);
+      const [parent] = items(
+        await api.batch([batchItem('POST', '/api/x/../notes', { body: { title: 'dotted' }, key })]),
+      );
+      expect(parent).toMatchObject({ status: 201, body: dotted!.body });
+      expect((await api.stats(user)).process.effectsByKey).toEqual({ [key]: 1 });
+    });
+
     it('answers every malformed item exactly as its request alone: status, headers and bytes', async () => {
       const api = await login();
       const note = (await api.create('target')).json;
