@@ -55,6 +55,24 @@ export const RETENTION_HEADER = HEADER.retention;
 /** Where the kit answers receipt lookups (SPEC §15). */
 export const RECEIPT_PATH = '/idempotency';
 
+/**
+ * The longest principal, in UTF-8 bytes, that every ledger keys (SPEC §15): PostgreSQL's index
+ * takes about 2.7 KB per entry, the principal and the key (at most 80 characters) together.
+ */
+const MAX_PRINCIPAL_BYTES = 1024;
+
+const UNKEYABLE = `it holds a NUL or is over ${MAX_PRINCIPAL_BYTES} bytes`;
+
+/** Whether every ledger can key `principal`: no NUL (no PostgreSQL text holds one), bounded. */
+function isKeyablePrincipal(principal: string): boolean {
+  if (principal.includes('\0')) return false;
+  // At most 3 bytes a UTF-16 unit: most principals need no encoding to pass.
+  return (
+    principal.length * 3 <= MAX_PRINCIPAL_BYTES ||
+    new TextEncoder().encode(principal).length <= MAX_PRINCIPAL_BYTES
+  );
+}
+
 /** Options of {@link createOutboxKit}. */
 export interface OutboxKitOptions<Tx> {
   /** Where the ledger lives: `sqliteLedger(db)` or `await postgresLedger(pool)`. */
@@ -192,6 +210,17 @@ export function createOutboxKit<Tx>(options: OutboxKitOptions<Tx>): OutboxKit<Tx
     if (principal !== null && typeof principal === 'object') return principal;
     if (principal === null || principal === '') {
       return problemAnswer(401, PROBLEM.authRequired, {}, { [HEADER.wwwAuthenticate]: challenge });
+    }
+    if (!isKeyablePrincipal(principal)) {
+      onError(new TypeError(`authenticate returned a principal no ledger can key: ${UNKEYABLE}`));
+      return problemAnswer(
+        401,
+        PROBLEM.authRequired,
+        {
+          detail: `these credentials name a principal this server cannot keep writes for: ${UNKEYABLE}`,
+        },
+        { [HEADER.wwwAuthenticate]: challenge },
+      );
     }
     return principal;
   }

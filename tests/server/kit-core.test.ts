@@ -92,6 +92,38 @@ describe('the kit core', () => {
     },
   );
 
+  it.each([
+    ['holds a NUL', 'al\0ice'],
+    ['is over 1,024 bytes', 'é'.repeat(513)],
+  ])(
+    'answers 401 with WWW-Authenticate for a principal that %s, which no ledger can key, and reads no ledger',
+    async (_case, principal) => {
+      const { ledger, calls } = spyLedger();
+      const errors: unknown[] = [];
+      const kit = createOutboxKit({
+        ledger,
+        onError: (error) => errors.push(error),
+        authenticate: () => principal,
+      });
+      kit.route({ method: 'POST', path: '/w', handle: () => json(201, {}) });
+      for (const request of [post('/w'), batchRequest()]) {
+        const answer = await kit.fetch(request);
+        expect(answer.status).toBe(401);
+        expect(answer.headers.get('www-authenticate')).toBe('Bearer');
+        expect(await answer.json()).toMatchObject({
+          type: PROBLEM.authRequired,
+          detail: expect.stringContaining('over 1024 bytes'),
+        });
+      }
+      expect(calls).toEqual([]);
+      expect(errors).toHaveLength(2);
+      // 1,024 bytes exactly is a principal like any other.
+      const fits = createOutboxKit({ ledger, authenticate: () => 'é'.repeat(512) });
+      fits.route({ method: 'POST', path: '/w', handle: () => json(201, {}) });
+      expect((await fits.fetch(post('/w'))).status).toBe(201);
+    },
+  );
+
   it('answers 503 with Retry-After when the auth hook fails, before the ledger', async () => {
     const { ledger, calls } = spyLedger();
     const kit = createOutboxKit({
