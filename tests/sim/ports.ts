@@ -165,6 +165,7 @@ export class SimStore implements OutboxStore {
 
   scan(owner: string, opts: { after?: RowCursor; limit: number }): Promise<unknown[]> {
     this.#index(owner, 'the rows');
+    if (opts.after !== undefined) this.truth.reach('scan-in-pages');
     return this.#read(
       `scan${opts.after ? ` after ${opts.after.id}` : ''}`,
       () => this.real.scan(owner, opts),

@@ -19,6 +19,7 @@ export function replayOf(result: SimResult): Replay {
     ...(n.holders !== undefined ? { holders: n.holders } : {}),
     ...(n.owners !== undefined ? { owners: n.owners } : {}),
     ...(n.keep ? { keep: n.keep } : {}),
+    ...(n.scanRows !== undefined ? { scanRows: n.scanRows } : {}),
   };
 }
 

@@ -137,14 +137,24 @@ export interface SimConfig {
    * later `retry`, enqueue repeat or `overtakenBy` mark still names.
    */
   maxReceipts: number;
+  /**
+   * Most rows in a batch (§15.1), and so in a page of the scan when `batchSize` is smaller too
+   * (§7): a few, so a pass reads the queue in several pages and sends each before reading the
+   * next, and more batches are on the wire together.
+   */
+  scanRows: number;
 }
 
-/** What a replay narrows: faults and actors switched off, fewer holders or owners, ops kept. */
+/**
+ * What a replay narrows: faults and actors switched off, fewer holders or owners, ops kept; and
+ * `scanRows` pinned, for a replay found before the swarm drew it (such a replay ran with 50).
+ */
 export interface Narrowing {
   without?: string[];
   holders?: number;
   owners?: number;
   keep?: number[];
+  scanRows?: number;
 }
 
 /** The configuration a seed switches on. */
@@ -172,10 +182,13 @@ export function swarmConfig(seed: number, store: StoreKind): SimConfig {
     batches: rng.chance(0.4),
     // Drawn last: the draws before it, and so every replay's configuration, stay as they were.
     maxReceipts: rng.pick([500, 500, 2]),
+    scanRows: 50,
   };
   // The late faults, drawn after every other draw.
   for (const fault of LATE_FAULTS) if (rng.chance(0.25)) faults.push(fault);
   for (const actor of LATE_ACTORS) if (rng.chance(0.3)) actors.push(actor);
+  // After every draw above, so they stay as they were.
+  config.scanRows = rng.pick([50, 50, 3]);
   return config;
 }
 
@@ -188,6 +201,7 @@ export function narrowed(config: SimConfig, narrowing: Narrowing): SimConfig {
     owners: Math.min(config.owners, narrowing.owners ?? config.owners),
     faults: config.faults.filter((f) => !without.has(f)),
     actors: config.actors.filter((a) => !without.has(a)),
+    scanRows: narrowing.scanRows ?? config.scanRows,
   };
 }
 

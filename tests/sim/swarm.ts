@@ -137,6 +137,7 @@ export function coverageRows(): Array<{ group: string; key: string; label: strin
     ['edit-after-receipt-pruned', 'pending:C edited, receipt pruned'],
     ['clock-tie', 'clocks tie across holders'],
     ['batches-on-the-wire-together', 'batches on the wire together'],
+    ['scan-in-pages', 'queue read in several pages'],
   ] as const)
     rows.push({ group: 'reach', key: `reached:${what}`, label });
   for (const event of ['converted', 'storm', 'held', 'blocked', 'quarantined'])

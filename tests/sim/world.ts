@@ -176,6 +176,7 @@ export class Holder {
         leaseMs: world.config.leaseMs,
         concurrency: world.config.concurrency,
         batchSize: world.config.batchSize,
+        batch: { maxRows: world.config.scanRows },
         maxConflictSuccessors: world.config.maxConflictSuccessors,
         receipts: { ...DEFAULT_TUNING.receipts, maxCount: world.config.maxReceipts },
         onEvent: (event) => world.event(this, event),
