@@ -31,24 +31,24 @@ export type ItemBody =
   | { ok: false; answer: Answer };
 
 /**
- * An item's body as the app's JSON parser reads a request's: a `Content-Type` other than
- * `application/json` is 415 (none at all is 415 too, unless there is no body), a body over the
- * limit is 413, one with no UTF-8 form (a lone surrogate) or that is not JSON is 400. The
- * digest is over the body's UTF-8 bytes; an empty body parses to nothing.
+ * An item's body as a request alone's is read (`kit/request-body.ts`), in the same order: a body
+ * over the limit is 413, one with no UTF-8 form (a lone surrogate) 400, a `Content-Type` other
+ * than `application/json` 415 (none at all is 415 too, unless there is no body), one that is not
+ * JSON 400. The digest is over the body's UTF-8 bytes; an empty body parses to nothing.
  */
 export function readItemBody(item: BatchItem, limit: number): ItemBody {
   const contentType = item.headers['content-type'];
   const body = item.body ?? '';
-  if (contentType === undefined ? body !== '' : !JSON_MEDIA_TYPE.test(contentType)) {
-    return { ok: false, answer: problemAnswer(415, PROBLEM.unsupportedMediaType) };
-  }
-  if (item.body === null) return { ok: true, value: undefined, digest: null };
   const bytes = Buffer.from(body, 'utf8');
   if (bytes.length > limit) return { ok: false, answer: problemAnswer(413, PROBLEM.bodyTooLarge) };
   if (LONE_SURROGATE.test(body)) {
     const answer = problemAnswer(400, PROBLEM.malformedBody, { detail: 'the body is not UTF-8' });
     return { ok: false, answer };
   }
+  if (contentType === undefined ? body !== '' : !JSON_MEDIA_TYPE.test(contentType)) {
+    return { ok: false, answer: problemAnswer(415, PROBLEM.unsupportedMediaType) };
+  }
+  if (item.body === null) return { ok: true, value: undefined, digest: null };
   const digest = sha256Digest(bytes);
   if (bytes.length === 0) return { ok: true, value: undefined, digest };
   try {

@@ -1,5 +1,6 @@
 import {
   type BatchItem,
+  fetchMethod,
   HEADER,
   PROBLEM,
   parseIdempotencyKey,
@@ -133,15 +134,22 @@ async function prepareItem<Tx>(
   if (!carriesAsHttp(entry) || url === undefined) {
     return problemAnswer(400, PROBLEM.badRequest, NOT_HTTP);
   }
-  // The path as the item's request alone reaches the kit: `/api/./todos` is `/api/todos`.
+  // The method and path as the item's request alone reaches the kit: `post` is `POST`,
+  // `/api/./todos` is `/api/todos`.
+  const method = fetchMethod(entry.method);
   const target = url.pathname + url.search;
-  const found = kit.find(entry.method, target);
+  const found = kit.find(method, target);
   if (!found) return problemAnswer(404, PROBLEM.notFound);
   if (isAnswer(found.params)) return found.params;
-  const { method, path } = found.compiled.route;
-  const refused = kit.hooks.admitItem?.({ method, route: path, principal, key: '' });
+  const { route } = found.compiled;
+  const refused = kit.hooks.admitItem?.({
+    method: route.method,
+    route: route.path,
+    principal,
+    key: '',
+  });
   if (refused) return refused;
-  const checked = writeRequest(principal, entry.method, target, entry.headers);
+  const checked = writeRequest(principal, method, target, entry.headers);
   const early = await checkBeforeBody(kit.ctx, checked, lookup);
   if (early) return early;
   const body = readItemBody(entry, kit.bodyLimit);

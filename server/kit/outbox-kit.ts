@@ -61,11 +61,17 @@ export const RECEIPT_PATH = '/idempotency';
  */
 const MAX_PRINCIPAL_BYTES = 1024;
 
-const UNKEYABLE = `it holds a NUL or is over ${MAX_PRINCIPAL_BYTES} bytes`;
+const UNKEYABLE = `it holds a NUL or a lone surrogate, or is over ${MAX_PRINCIPAL_BYTES} bytes`;
 
-/** Whether every ledger can key `principal`: no NUL (no PostgreSQL text holds one), bounded. */
+/** A NUL (no PostgreSQL text holds one) or a lone surrogate (stored as U+FFFD there). */
+const UNKEYABLE_TEXT = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Whether every ledger keys `principal` as itself: PostgreSQL would refuse a NUL and store a lone
+ * surrogate as U+FFFD, one principal's entries then answering another's; and it is bounded.
+ */
 function isKeyablePrincipal(principal: string): boolean {
-  if (principal.includes('\0')) return false;
+  if (UNKEYABLE_TEXT.test(principal)) return false;
   // At most 3 bytes a UTF-16 unit: most principals need no encoding to pass.
   return (
     principal.length * 3 <= MAX_PRINCIPAL_BYTES ||

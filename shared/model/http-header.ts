@@ -15,3 +15,16 @@ export function isSendableHeader(name: string, value: string): boolean {
 export function isHeaderName(name: string): boolean {
   return HEADER_NAME.test(name);
 }
+
+/** The methods the Fetch API sends upper-cased whatever their case (Fetch, "normalize a method"). */
+const NORMALIZED_METHODS = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT']);
+
+/**
+ * A method as `fetch` sends it: DELETE, GET, HEAD, OPTIONS, POST and PUT in any case upper-cased,
+ * any other as given (methods are case-sensitive, RFC 9110 §9.1). A batch item carries its
+ * method this way, and the server reads it this way, as its request alone arrives (SPEC §15.1).
+ */
+export function fetchMethod(method: string): string {
+  const upper = method.toUpperCase();
+  return NORMALIZED_METHODS.has(upper) ? upper : method;
+}

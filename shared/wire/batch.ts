@@ -1,4 +1,5 @@
 import { formatIdempotencyKey, HEADER } from '../model/headers.ts';
+import { fetchMethod } from '../model/http-header.ts';
 import type { TransportResult } from '../model/ports.ts';
 import type { RowRequest } from '../model/row.ts';
 
@@ -137,7 +138,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /**
  * The item for one stored request, exactly as the fetch transport would send it alone: its
- * headers plus `idempotency-key` when absent, and the body as the bytes `fetch` would send
+ * method as `fetch` normalizes it, its headers plus `idempotency-key` when absent, and the body as the bytes `fetch` would send
  * (a lone surrogate becomes U+FFFD, as in the stored `content-digest`). Throws a `TypeError`
  * when the URL is not on the endpoint's origin: pick rows with {@link batchPath} first.
  */
@@ -150,7 +151,7 @@ export function toBatchItem(request: RowRequest, endpoint: string, baseUrl = end
   for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
   headers[HEADER.idempotencyKey] ??= formatIdempotencyKey(request.requestId);
   const body = request.body === null ? null : request.body.replace(LONE_SURROGATE, '\ufffd');
-  return { method: request.method, path, headers, body };
+  return { method: fetchMethod(request.method), path, headers, body };
 }
 
 /** Where a batch goes, what relative request URLs resolve against, and its limits. */

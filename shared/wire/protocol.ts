@@ -25,7 +25,7 @@ export {
   HEADER,
   parseRetention,
 } from '../model/headers.ts';
-export { isSendableHeader } from '../model/http-header.ts';
+export { fetchMethod, isSendableHeader } from '../model/http-header.ts';
 export { ID_PATTERN } from '../model/page-api.ts';
 export { PROBLEM, PROBLEM_CONTENT_TYPE, type ProblemType } from '../model/problem-types.ts';
 export {

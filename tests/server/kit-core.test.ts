@@ -124,6 +124,65 @@ describe('the kit core', () => {
     },
   );
 
+  describe('a batch item answered as its request alone (SPEC §15.1)', () => {
+    function notesKit() {
+      const { ledger } = spyLedger();
+      const kit = createOutboxKit({ ledger, onError() {}, authenticate: () => 'alice' });
+      let effects = 0;
+      kit.route({ method: 'POST', path: '/api/notes', handle: () => json(201, { n: ++effects }) });
+      return kit;
+    }
+    type Item = ReturnType<typeof batchItem>;
+    const alone = (item: Item) =>
+      notesKit().fetch(
+        new Request(`http://kit.test${item.path}`, {
+          method: item.method,
+          headers: item.headers,
+          body: item.body,
+        }),
+      );
+    const inBatch = async (item: Item) => {
+      const answer = await notesKit().fetch(
+        new Request('http://kit.test/sync/batch', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ items: [item] }),
+        }),
+      );
+      expect(answer.status).toBe(200);
+      const [first] = (await answer.json()).items as Array<{ status: number; body: string }>;
+      return first!;
+    };
+
+    it('reads a method as fetch sends it alone: `post` is POST, `patch` stays `patch`', async () => {
+      for (const [method, status] of [
+        ['post', 201],
+        ['Post', 201],
+        ['patch', 404],
+      ] as const) {
+        const item = batchItem(method, '/api/notes', { body: { title: 'x' } });
+        expect([method, (await alone(item)).status]).toEqual([method, status]);
+        expect([method, (await inBatch(item)).status]).toEqual([method, status]);
+      }
+    });
+
+    it('reads a body over the limit that is not JSON as alone: 413 before 415', async () => {
+      const item: Item = {
+        method: 'POST',
+        path: '/api/notes',
+        headers: { 'idempotency-key': `"${newKey()}"`, 'content-type': 'text/plain' },
+        body: 'x'.repeat(70 * 1024),
+      };
+      const single = await alone(item);
+      const batched = await inBatch(item);
+      expect(single.status).toBe(413);
+      expect([batched.status, JSON.parse(batched.body).type]).toEqual([
+        413,
+        (await single.json()).type,
+      ]);
+    });
+  });
+
   it('answers 503 with Retry-After when the auth hook fails, before the ledger', async () => {
     const { ledger, calls } = spyLedger();
     const kit = createOutboxKit({

@@ -15,7 +15,8 @@ import { batchItem, dropSchema, newKey, newSchema, PG_SKIP_REASON, PG_URL } from
  * The principal `authenticate` returns keys the ledger (SPEC §15), on both real ledgers alike: up
  * to 1,024 UTF-8 bytes it is kept and replayed; one that holds a NUL (no PostgreSQL text stores
  * one) or is longer (PostgreSQL's index takes about 2.7 KB an entry) is 401, not a 500 from the
- * ledger that a client would retry for ever, and nothing is stored.
+ * ledger that a client would retry for ever, and nothing is stored; so is one with a lone
+ * surrogate, which PostgreSQL would store as U+FFFD, under which two principals share entries.
  */
 const schema = newSchema('kit_principal');
 let pool: pg.Pool | undefined;
@@ -42,7 +43,7 @@ const ledgers: Array<[string, () => Promise<LedgerStore<unknown>>, boolean]> = [
 
 describe.each(ledgers)('a principal on %s', (_name, open, skip) => {
   it.skipIf(skip)(
-    'keeps and replays a principal of 1,024 bytes; one with a NUL or of 1,025 is 401 and stores nothing',
+    'keeps and replays a principal of 1,024 bytes; one with a NUL or a lone surrogate, or of 1,025, is 401 and stores nothing',
     async () => {
       const ledger = await open();
       let effects = 0;
@@ -68,7 +69,7 @@ describe.each(ledgers)('a principal on %s', (_name, open, skip) => {
       const replay = await write(longest, key);
       expect([replay.status, replay.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
       expect(effects).toBe(1);
-      for (const principal of [`${longest}c`, 'al\0ice']) {
+      for (const principal of [`${longest}c`, 'al\0ice', 'u\ud800', 'u\udc00']) {
         const refused = await write(principal, newKey());
         expect(refused.status).toBe(401);
         expect((await refused.json()).type).toBe(PROBLEM.authRequired);

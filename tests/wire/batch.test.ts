@@ -83,6 +83,19 @@ describe('toBatchItem and batchPath', () => {
     });
   });
 
+  it('carries the method as fetch sends it: the six it normalizes upper-cased, any other as given', () => {
+    const item = (method: string) => toBatchItem({ ...row('a'), method }, ENDPOINT).method;
+    expect(['post', 'Put', 'delete', 'get', 'head', 'options'].map(item)).toEqual([
+      'POST',
+      'PUT',
+      'DELETE',
+      'GET',
+      'HEAD',
+      'OPTIONS',
+    ]);
+    expect(['patch', 'PATCH', 'Purge'].map(item)).toEqual(['patch', 'PATCH', 'Purge']);
+  });
+
   it('adds the idempotency key the transport would add, and lower-cases header names', () => {
     const item = toBatchItem(
       {
