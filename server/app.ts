@@ -21,9 +21,10 @@ import {
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from './http-server.ts';
+import { kitRewriteUrl } from './kit/fastify.ts';
 import { sendProblem } from './problem.ts';
-import { logRequests, RequestLog } from './request-log.ts';
 import { referenceKit } from './reference-kit.ts';
+import { logRequests, RequestLog } from './request-log.ts';
 import { adminRoutes } from './routes/admin.ts';
 import {
   collectionNameProblem,
@@ -166,6 +167,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clientErrorHandler: clientErrorHandler(timeouts),
     frameworkErrors: handleError,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Paths as a URL reads them, as the kit reads a batch item's (SPEC §15.1).
+    rewriteUrl: kitRewriteUrl,
   });
   app.addHook('preClose', (done) => {
     closing = true;

@@ -1,6 +1,20 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { handleNodeRequest } from './node-http.ts';
+import { PROBLEM } from 'sw-outbox/wire';
+import { problemAnswer } from '../problem.ts';
+import { handleNodeRequest, sendAnswer } from './node-http.ts';
 import type { OutboxKit } from './outbox-kit.ts';
+import { normalizedTarget } from './request-target.ts';
+
+/**
+ * Fastify's `rewriteUrl` for an app that serves the kit: `Fastify({ rewriteUrl: kitRewriteUrl })`.
+ * Fastify's router matches a path as sent, where a batch item's path is read as a URL reads it
+ * (`/api/./todos` is `/api/todos`, SPEC §15.1); with it, a request alone reaches the route its
+ * item does.
+ */
+export function kitRewriteUrl(request: IncomingMessage): string {
+  return normalizedTarget(request.url ?? '/');
+}
 
 /**
  * The kit as a Fastify 5 plugin (`sw-outbox-server/kit/fastify`):
@@ -19,8 +33,10 @@ export function outboxKitPlugin<Tx>(kit: OutboxKit<Tx>) {
         async onRequest(request, reply) {
           reply.hijack();
           const handled = await handleNodeRequest(kit, request.raw, reply.raw);
-          // A route of the kit's own shape that the kit still leaves (none today): not found.
-          if (!handled) reply.raw.writeHead(404).end();
+          // A route of the kit's shape whose path the kit does not match (Fastify's router
+          // decodes `%74odos` to `todos`; the kit matches a path as sent): not found, as a
+          // problem, as the same item in a batch is answered.
+          if (!handled) sendAnswer(problemAnswer(404, PROBLEM.notFound), reply.raw);
         },
         handler: async () => undefined,
       });

@@ -170,7 +170,7 @@ export async function sendFetchResponse(response: Response, target: ServerRespon
  * answer a hook chose to lose) destroys the connection instead. As a `Response` would, it sends
  * no body for 204, 205 and 304.
  */
-function sendAnswer(answer: Answer | 'drop', target: ServerResponse): void {
+export function sendAnswer(answer: Answer | 'drop', target: ServerResponse): void {
   if (answer === 'drop') {
     target.socket?.destroy();
     target.destroy();

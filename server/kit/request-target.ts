@@ -14,3 +14,13 @@ export function targetUrl(target: string, base: string): URL | undefined {
     return undefined;
   }
 }
+
+/**
+ * The path and query a URL makes of a request line's target (`/api/./todos?x` is `/api/todos?x`),
+ * or the target as sent when none can be made: for a router that matches paths as sent (Fastify),
+ * so a request alone reaches the route its batch item does (SPEC §15.1).
+ */
+export function normalizedTarget(target: string): string {
+  const url = targetUrl(target, 'http://localhost');
+  return url === undefined ? target : url.pathname + url.search;
+}

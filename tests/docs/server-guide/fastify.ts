@@ -1,8 +1,9 @@
 import Fastify from 'fastify';
-import { outboxKitPlugin } from 'sw-outbox-server/kit/fastify';
+import { kitRewriteUrl, outboxKitPlugin } from 'sw-outbox-server/kit/fastify';
 import { kit } from './kit.ts';
 
-const app = Fastify();
+// Paths as a URL reads them (`/api/./todos` is `/api/todos`), as the kit reads a batch item's.
+const app = Fastify({ rewriteUrl: kitRewriteUrl });
 // Each route of the kit becomes a Fastify route whose body Fastify never parses.
 await app.register(outboxKitPlugin(kit));
 app.get('/api/todos', async () => []); // your reads are your own routes
