@@ -1395,18 +1395,26 @@ export class Truth {
     const place = new Map<Edit, number>();
     for (const edit of edits) {
       if (!this.legacyPlaced(edit.id)) {
-        place.set(edit, edit.made);
+        place.set(edit, this.madeAsLanded(edit));
         continue;
       }
       const at = this.landed.get(edit.id) ?? 0;
       const before = ours.filter((e) => (this.landed.get(e.id) ?? Infinity) < at);
-      const after = Math.max(-1, ...before.map((e) => e.made));
+      const after = Math.max(-1, ...before.map((e) => this.madeAsLanded(e)));
       // Merged with edits of this bundle, it takes its place among them by when it was made:
       // the merge is this bundle's, and folds in that order (§6).
       const merged = ours.some((e) => this.landed.get(e.id) === at);
       place.set(edit, merged && edit.made > after ? edit.made : after + 0.5 + at / 1e9);
     }
     return place;
+  }
+
+  /**
+   * When an edit counts as made for the order its record's value folds in: a re-issued edit
+   * (§15) as made at the retry only if its new key landed, else where its old key landed.
+   */
+  private madeAsLanded(edit: Edit): number {
+    return this.reissued.has(edit.id) ? this.madeAtLanding.get(edit.id)! : edit.made;
   }
 
   /** Whether a legacy tab decided where an edit landed: its own edit, or one it sent. */
@@ -1550,8 +1558,9 @@ export class Truth {
       if (found === undefined || found.owner !== edits[0]!.owner) continue;
       this.exercise('G4');
       const place = this.legacyReordered.has(key) ? this.landedPlaces(edits) : undefined;
-      const made = (e: Edit) => (this.reissued.has(e.id) ? this.madeAtLanding.get(e.id)! : e.made);
-      edits.sort((a, b) => (place ? place.get(a)! - place.get(b)! : made(a) - made(b)));
+      edits.sort((a, b) =>
+        place ? place.get(a)! - place.get(b)! : this.madeAsLanded(a) - this.madeAsLanded(b),
+      );
       const expected: Record<string, Json> = {};
       let deleted = false;
       for (const edit of edits) {
