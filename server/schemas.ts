@@ -1,21 +1,10 @@
 import { MAX_REVISION } from 'sw-outbox/wire';
 import { z } from 'zod';
 import { USER_PATTERN } from './auth.ts';
+import { isStorableText } from './storable-text.ts';
 
 /** Limits of the demo collection; bodies beyond the byte limit get 413 before parsing. */
 const NOTE_LIMITS = { title: 200, body: 10_000 } as const;
-
-/**
- * NUL, or a UTF-16 surrogate without its partner. PostgreSQL `text` cannot hold NUL, and a lone
- * surrogate has no UTF-8 form (SQLite and PostgreSQL would each store a different replacement,
- * while the stored replay kept the escape), so neither is stored anywhere.
- */
-const UNSTORABLE_TEXT = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** Whether every adapter stores `text` exactly as given (see {@link UNSTORABLE_TEXT}). */
-function isStorableText(text: string): boolean {
-  return !UNSTORABLE_TEXT.test(text);
-}
 
 /**
  * A stored string field: within `max` UTF-16 units and storable as is. Refused with 422

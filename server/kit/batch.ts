@@ -14,7 +14,7 @@ import { StoreUnavailableError } from '../unavailable.ts';
 import { DROPPED, type KitTarget } from './hooks.ts';
 import type { StoredResponse } from './ledger.ts';
 import { readRequestBody } from './request-body.ts';
-import { targetUrl } from './request-target.ts';
+import { pathAndQuery } from './request-target.ts';
 import { type HeldWrite, isAnswer, type KitInternals, writeRequest } from './write-route.ts';
 
 /** Where the batch endpoint is and what it takes. */
@@ -26,8 +26,6 @@ export interface KitBatch {
 
 /** A path as a request line carries it: visible ASCII, starting with `/`. */
 const REQUEST_TARGET = /^\/[\x21-\x7e]*$/;
-/** Any origin: an item's path is read against it, and only its path and query are kept. */
-const ITEM_BASE = 'http://localhost';
 
 /**
  * The batch endpoint (SPEC §15.1): batch-level answers first (auth, 413, 400 `batch-malformed`,
@@ -130,14 +128,13 @@ async function prepareItem<Tx>(
   entry: BatchItem,
   lookup: LedgerLookup,
 ): Promise<Answer | HeldWrite<Tx>> {
-  const url = REQUEST_TARGET.test(entry.path) ? targetUrl(entry.path, ITEM_BASE) : undefined;
-  if (!carriesAsHttp(entry) || url === undefined) {
-    return problemAnswer(400, PROBLEM.badRequest, NOT_HTTP);
-  }
   // The method and path as the item's request alone reaches the kit: `post` is `POST`,
   // `/api/./todos` is `/api/todos`.
+  const target = REQUEST_TARGET.test(entry.path) ? pathAndQuery(entry.path) : undefined;
+  if (!carriesAsHttp(entry) || target === undefined) {
+    return problemAnswer(400, PROBLEM.badRequest, NOT_HTTP);
+  }
   const method = fetchMethod(entry.method);
-  const target = url.pathname + url.search;
   const found = kit.find(method, target);
   if (!found) return problemAnswer(404, PROBLEM.notFound);
   if (isAnswer(found.params)) return found.params;

@@ -18,6 +18,7 @@ import {
 } from '../idempotency.ts';
 import { InflightKeys } from '../inflight.ts';
 import { type Answer, JSON_CONTENT_TYPE_HEADER, problemAnswer } from '../problem.ts';
+import { isStorableText } from '../storable-text.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
 import { checkAfterValidation, requireRevision } from '../write.ts';
 import { type KitBatch, runKitBatch } from './batch.ts';
@@ -63,15 +64,12 @@ const MAX_PRINCIPAL_BYTES = 1024;
 
 const UNKEYABLE = `it holds a NUL or a lone surrogate, or is over ${MAX_PRINCIPAL_BYTES} bytes`;
 
-/** A NUL (no PostgreSQL text holds one) or a lone surrogate (stored as U+FFFD there). */
-const UNKEYABLE_TEXT = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 /**
  * Whether every ledger keys `principal` as itself: PostgreSQL would refuse a NUL and store a lone
  * surrogate as U+FFFD, one principal's entries then answering another's; and it is bounded.
  */
 function isKeyablePrincipal(principal: string): boolean {
-  if (UNKEYABLE_TEXT.test(principal)) return false;
+  if (!isStorableText(principal)) return false;
   // At most 3 bytes a UTF-16 unit: most principals need no encoding to pass.
   return (
     principal.length * 3 <= MAX_PRINCIPAL_BYTES ||

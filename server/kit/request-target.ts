@@ -21,6 +21,11 @@ export function targetUrl(target: string, base: string): URL | undefined {
  * so a request alone reaches the route its batch item does (SPEC §15.1).
  */
 export function normalizedTarget(target: string): string {
+  return pathAndQuery(target) ?? target;
+}
+
+/** The path and query a URL makes of a request line's target; undefined when none can be made. */
+export function pathAndQuery(target: string): string | undefined {
   const url = targetUrl(target, 'http://localhost');
-  return url === undefined ? target : url.pathname + url.search;
+  return url === undefined ? undefined : url.pathname + url.search;
 }

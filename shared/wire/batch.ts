@@ -138,9 +138,10 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /**
  * The item for one stored request, exactly as the fetch transport would send it alone: its
- * method as `fetch` normalizes it, its headers plus `idempotency-key` when absent, and the body as the bytes `fetch` would send
- * (a lone surrogate becomes U+FFFD, as in the stored `content-digest`). Throws a `TypeError`
- * when the URL is not on the endpoint's origin: pick rows with {@link batchPath} first.
+ * method as `fetch` normalizes it, its headers plus `idempotency-key` when absent, and the body
+ * as the bytes `fetch` would send (a lone surrogate becomes U+FFFD, as in the stored
+ * `content-digest`). Throws a `TypeError` when the URL is not on the endpoint's origin: pick rows
+ * with {@link batchPath} first.
  */
 export function toBatchItem(request: RowRequest, endpoint: string, baseUrl = endpoint): BatchItem {
   const path = batchPath(request.url, endpoint, baseUrl);
