@@ -72,6 +72,8 @@ async function runPass(flush: Flush): Promise<number> {
   const lostBefore = flush.lost.size;
   let converted = 0;
   const active = new Set<Promise<void>>();
+  // Rows sent alone to an origin that had not answered yet (§15.1).
+  const alone = new Set<Promise<void>>();
   let after: RowCursor | undefined;
   // Every row of the pass so far, by record: a record's turn is decided over all of its rows seen
   // (§6.1), whichever batch of the scan each came in.
@@ -124,6 +126,10 @@ async function runPass(flush: Flush): Promise<number> {
       // Twice as many sends in hand as may be on the network: the next rows are claimed (and
       // the last ones settled) while requests are in flight, so a slot never waits on IndexedDB.
       while (active.size >= 2 * deps.concurrency) await Promise.race(active);
+      // Until a row's origin has answered, at most `concurrency` rows go there alone: the first
+      // answer may name a batch endpoint the rest can share (§15.1).
+      while (alone.size >= deps.concurrency && batchRouteUnknown(flush, row))
+        await Promise.race(alone);
       if (flush.stop !== undefined) break;
       const key = targetKey(row);
       // At most one row of a record in flight, and so in a batch (G4).
@@ -135,7 +141,11 @@ async function runPass(flush: Flush): Promise<number> {
       if (route !== undefined)
         for (const group of gather(groups, route, observed)) start(group.rows, group.route);
       // A row that travels alone is a group of one.
-      else start([observed]);
+      else if (batchRouteUnknown(flush, row)) {
+        const task = start([observed]);
+        alone.add(task);
+        void task.finally(() => alone.delete(task));
+      } else start([observed]);
     }
     // Rows gathered but not sent (the flush stopped) go back with their records unclaimed.
     for (const group of groups.values()) {
@@ -148,7 +158,7 @@ async function runPass(flush: Flush): Promise<number> {
   return flush.report.claimed - claimedBefore + converted + flush.lost.size - lostBefore;
 
   /** Sends a group of rows as one task; their records are free again once it has settled. */
-  function start(rows: readonly Observed[], route?: BatchRoute): void {
+  function start(rows: readonly Observed[], route?: BatchRoute): Promise<void> {
     const task = send(flush, rows, route)
       .catch((error: unknown) => {
         flush.stop ??= error instanceof FlushStop ? error.reason : 'storage';
@@ -160,6 +170,7 @@ async function runPass(flush: Flush): Promise<number> {
         active.delete(task);
       });
     active.add(task);
+    return task;
   }
 }
 
@@ -350,14 +361,31 @@ function noteWaiting(flush: Flush, rows: Observed[], now: number): void {
  * leave no batch ({@link planBatchRoute}).
  */
 function batchRouteOf(flush: Flush, row: OutboxRow): BatchRoute | undefined {
-  const { deps } = flush;
-  const option = deps.handlers[row.collection]?.batch;
-  if (deps.batch === false || option === false || deps.transport.batchRoute === undefined)
-    return undefined;
-  const offered = deps.transport.batchRoute(row.request!, {
-    owner: flush.owner,
-    ...(option?.url === undefined ? {} : { url: option.url }),
-  });
+  const batching = batchingOf(flush, row);
+  if (batching === undefined) return undefined;
+  const offered = flush.deps.transport.batchRoute?.(row.request!, batching.ctx);
   if (offered === undefined) return undefined;
-  return planBatchRoute(row.request!, offered, deps.batch, option);
+  return planBatchRoute(row.request!, offered, batching.engine, batching.handler);
+}
+
+/**
+ * Whether a row that goes alone could have gone in a batch but its origin has not answered
+ * yet (§15.1): the first answer of a worker's life may advertise the endpoint the rows after it
+ * can share.
+ */
+function batchRouteUnknown(flush: Flush, row: OutboxRow): boolean {
+  const batching = batchingOf(flush, row);
+  return (
+    batching !== undefined &&
+    flush.deps.transport.batchRouteUnknown?.(row.request!, batching.ctx) === true
+  );
+}
+
+/** A row's batch settings and what the transport is asked its route with; undefined when off. */
+function batchingOf(flush: Flush, row: OutboxRow) {
+  const engine = flush.deps.batch;
+  const handler = flush.deps.handlers[row.collection]?.batch;
+  if (engine === false || handler === false) return undefined;
+  const ctx = { owner: flush.owner, ...(handler?.url === undefined ? {} : { url: handler.url }) };
+  return { engine, handler, ctx };
 }

@@ -104,6 +104,12 @@ export interface Transport {
    */
   batchRoute?(request: RowRequest, ctx: { owner: string; url?: string }): BatchRoute | undefined;
   /**
+   * True while the request could travel in a batch but whether it may is not known yet: no
+   * endpoint is configured and its origin has answered nothing since this transport began, so
+   * the first answer may still advertise one (§15.1).
+   */
+  batchRouteUnknown?(request: RowRequest, ctx: { owner: string; url?: string }): boolean;
+  /**
    * Sends claimed requests through one batch route: one result per request, in order, each what
    * the request alone would have got (a batch-level 401, 429, 503 or lost answer repeated for
    * every request). Requests that the route cannot carry together still go, alone or in smaller

@@ -6,7 +6,7 @@ import { type BatchEndpoint, type BatchLimits, parseBatchLink } from '../wire/ba
  * advertised with a `Link` on an answer it already sent, the origins that answered a batch with
  * "no batches here" (404, 405, 501, or an envelope it refused), and how many rows an endpoint
  * took before it answered 413. It lives as long as its transport: a new worker start learns
- * again from the first answer.
+ * again from the first answer, and until an origin has answered it is `unknown`.
  */
 export interface BatchBook {
   /**
@@ -14,7 +14,15 @@ export interface BatchBook {
    * given, else through what the origin advertised; undefined when the request goes alone.
    */
   route(target: URL, configured: URL | undefined): BatchRoute | undefined;
-  /** Reads the `Link` of an answer from `from`; only an endpoint on that origin counts. */
+  /**
+   * True while nothing tells how a request to `target` may travel: no endpoint is configured
+   * and its origin has answered nothing yet, so an endpoint it may advertise is not known.
+   */
+  unknown(target: URL, configured: URL | undefined): boolean;
+  /**
+   * Reads the `Link` of an answer from `from`; only an endpoint on that origin counts. The
+   * origin has answered from now on, with or without one.
+   */
   noteLink(from: URL, link: string | undefined): void;
   /** The endpoint answered "no batches here": its origin sends one request per row from now on. */
   noteUnsupported(endpoint: string): void;
@@ -22,6 +30,7 @@ export interface BatchBook {
   noteTooLarge(endpoint: string, rows: number): void;
 }
 
+/** An origin the book has heard from: an answer, or a batch it refused. */
 interface OriginEntry {
   advertised?: BatchEndpoint;
   unsupported?: true;
@@ -56,10 +65,13 @@ export function createBatchBook(limits: BatchLimits): BatchBook {
         maxBytes: Math.min(limits.maxBytes, advertised?.maxBytes ?? Infinity),
       };
     },
+    unknown(target, configured) {
+      return configured === undefined && !origins.has(target.origin);
+    },
     noteLink(from, link) {
+      const known = entry(from.origin);
       const endpoint = parseBatchLink(link, from.href);
       if (endpoint === undefined || new URL(endpoint.url).origin !== from.origin) return;
-      const known = entry(from.origin);
       if (!known.unsupported) known.advertised = endpoint;
     },
     noteUnsupported(endpoint) {

@@ -136,6 +136,28 @@ describe('the fetch transport’s batches (SPEC §15.1)', () => {
     );
   });
 
+  it('says a route is unknown until the request’s origin has answered, with or without a Link, unless an endpoint is configured', async () => {
+    const unknown = (t: ReturnType<typeof server>['transport'], request = note(0), url?: string) =>
+      t.batchRouteUnknown!(request, { owner: 'alice', ...(url === undefined ? {} : { url }) });
+    const other = note(1, { url: 'https://api.example/api/notes' });
+    const { transport } = server();
+    expect(unknown(transport)).toBe(true);
+    expect(unknown(transport, note(0), '/sync/batch')).toBe(false);
+    // A row with a key header of its own never travels in a batch: nothing to learn for it.
+    expect(unknown(transport, note(0, { keyHeader: 'x-request-id' }))).toBe(false);
+    // An origin no request may go to has no route to learn either.
+    expect(unknown(transport, note(0, { url: 'https://elsewhere.example/api/notes' }))).toBe(false);
+    await transport.send(note(0), ctx);
+    expect(unknown(transport)).toBe(false);
+    expect(routeOf(transport)).toBeUndefined();
+    // Each origin answers for itself.
+    expect(unknown(transport, other)).toBe(true);
+    const learned = server({ link: LINK });
+    await learned.transport.send(note(0), ctx);
+    expect(unknown(learned.transport)).toBe(false);
+    expect(routeOf(learned.transport)?.url).toBe('https://app.example/sync/batch');
+  });
+
   it('takes the limits the server advertises when they are tighter, and sends what does not fit in the next batch', async () => {
     const link = formatBatchLink('/sync/batch', { maxItems: 2, maxBytes: 1024 * 1024 });
     const { transport, batches } = server({ link });

@@ -104,6 +104,48 @@ describe.each(STORE_KINDS)('batches on the %s store (SPEC §15.1)', (kind) => {
     expect(world.server.effects).toHaveLength(6);
   });
 
+  it('sends no more rows alone than the sending slots before its origin first answers; the rest, once the answer named the endpoint, as one batch', async () => {
+    world = await World.create(kind);
+    world.server.batchPath = '/sync/batch';
+    world.server.advertiseBatches = true;
+    const { holder, net } = await batchHolder(world, 'A');
+    const keys: string[] = [];
+    for (let i = 0; i < 12; i++)
+      keys.push((await holder.api.enqueue(createNote({ title: `n${i}` }))).requestId!);
+    net.hold();
+    const flushing = holder.api.flush();
+    await world.until(() => net.wire.length === 4, 'four rows on the wire (concurrency 4)');
+    // Until the origin answers, the other rows wait unclaimed: they may share the endpoint.
+    await world.settle();
+    expect(net.wire).toHaveLength(4);
+    expect(world.log.filter((entry) => entry.startsWith('claim:'))).toHaveLength(4);
+    net.release();
+    expect(await flushing).toMatchObject({ claimed: 12, succeeded: 12 });
+    expect(net.wire.map((w) => w.url)).toEqual([...Array(4).fill('/api/notes'), '/sync/batch']);
+    expect(world.server.batches).toEqual([keys.slice(4)]);
+    expect(world.server.effects.map((e) => e.key).sort()).toEqual([...keys].sort());
+  });
+
+  it('on an origin that answers without a Link, waits for its first answer only: then every slot sends alone', async () => {
+    world = await World.create(kind);
+    const { holder, net } = await batchHolder(world, 'A');
+    for (let i = 0; i < 8; i++) await holder.api.enqueue(createNote({ title: `n${i}` }));
+    net.hold();
+    const flushing = holder.api.flush();
+    await world.until(() => net.wire.length === 4, 'four rows on the wire');
+    await world.settle();
+    expect(net.wire).toHaveLength(4);
+    net.release();
+    net.hold();
+    // The origin has answered: the other four are on the wire at once.
+    await world.until(() => net.wire.length === 8, 'the other rows on the wire together');
+    net.release();
+    expect(await flushing).toMatchObject({ claimed: 8, succeeded: 8 });
+    expect(net.wire.map((w) => w.url)).toEqual(Array(8).fill('/api/notes'));
+    expect(world.server.effects).toHaveLength(8);
+    expect(await world.rows()).toEqual([]);
+  });
+
   it('resends a batch whose answer was lost after the server committed with the same keys and bytes: one effect each', async () => {
     world = await World.create(kind);
     world.server.batchPath = '/sync/batch';

@@ -157,7 +157,7 @@ export const MUTANTS: Record<string, Mutant> = {
    * flight at once (a legacy tab's send beside a claim) whose senders' clocks are against the
    * order they were made in; the oracle that checks the link (G4
    * `successor-of-an-older-row-in-flight`, SPEC §6) sees it there. The typing user, who goes on
-   * editing one record, makes that situation often enough: seed 328, then 3,330 and 3,666.
+   * editing one record, makes that situation often enough: seed 923 of seeds 1–3,000.
    */
   'predecessor-by-sent-at': {
     title:
