@@ -126,10 +126,13 @@ async function runPass(flush: Flush): Promise<number> {
       // Twice as many sends in hand as may be on the network: the next rows are claimed (and
       // the last ones settled) while requests are in flight, so a slot never waits on IndexedDB.
       while (active.size >= 2 * deps.concurrency) await Promise.race(active);
+      let route = batchRouteOf(flush, row);
       // Until a row's origin has answered, at most `concurrency` rows go there alone: the first
       // answer may name a batch endpoint the rest can share (§15.1).
-      while (alone.size >= deps.concurrency && batchRouteUnknown(flush, row))
+      while (route === 'unknown' && alone.size >= deps.concurrency) {
         await Promise.race(alone);
+        route = batchRouteOf(flush, row);
+      }
       if (flush.stop !== undefined) break;
       const key = targetKey(row);
       // At most one row of a record in flight, and so in a batch (G4).
@@ -137,15 +140,14 @@ async function runPass(flush: Flush): Promise<number> {
       flush.busyTargets.add(key);
       flush.attempted.add(row.id);
       const observed = known.get(key)!.get(row.id)!;
-      const route = batchRouteOf(flush, row);
-      if (route !== undefined)
-        for (const group of gather(groups, route, observed)) start(group.rows, group.route);
-      // A row that travels alone is a group of one.
-      else if (batchRouteUnknown(flush, row)) {
+      if (route === 'unknown') {
         const task = start([observed]);
         alone.add(task);
         void task.finally(() => alone.delete(task));
-      } else start([observed]);
+      } else if (route !== undefined)
+        for (const group of gather(groups, route, observed)) start(group.rows, group.route);
+      // A row that travels alone is a group of one.
+      else start([observed]);
     }
     // Rows gathered but not sent (the flush stopped) go back with their records unclaimed.
     for (const group of groups.values()) {
@@ -358,34 +360,17 @@ function noteWaiting(flush: Flush, rows: Observed[], now: number): void {
 /**
  * The route a row travels by in a batch, or undefined when it goes alone (SPEC §15.1): batches
  * are off, the handler says `batch: false`, the transport knows no endpoint for it, or the limits
- * leave no batch ({@link planBatchRoute}).
+ * leave no batch ({@link planBatchRoute}). `'unknown'` while it goes alone to an origin that has
+ * not answered yet, whose first answer may advertise an endpoint.
  */
-function batchRouteOf(flush: Flush, row: OutboxRow): BatchRoute | undefined {
-  const batching = batchingOf(flush, row);
-  if (batching === undefined) return undefined;
-  const offered = flush.deps.transport.batchRoute?.(row.request!, batching.ctx);
-  if (offered === undefined) return undefined;
-  return planBatchRoute(row.request!, offered, batching.engine, batching.handler);
-}
-
-/**
- * Whether a row that goes alone could have gone in a batch but its origin has not answered
- * yet (§15.1): the first answer of a worker's life may advertise the endpoint the rows after it
- * can share.
- */
-function batchRouteUnknown(flush: Flush, row: OutboxRow): boolean {
-  const batching = batchingOf(flush, row);
-  return (
-    batching !== undefined &&
-    flush.deps.transport.batchRouteUnknown?.(row.request!, batching.ctx) === true
-  );
-}
-
-/** A row's batch settings and what the transport is asked its route with; undefined when off. */
-function batchingOf(flush: Flush, row: OutboxRow) {
-  const engine = flush.deps.batch;
-  const handler = flush.deps.handlers[row.collection]?.batch;
-  if (engine === false || handler === false) return undefined;
-  const ctx = { owner: flush.owner, ...(handler?.url === undefined ? {} : { url: handler.url }) };
-  return { engine, handler, ctx };
+function batchRouteOf(flush: Flush, row: OutboxRow): BatchRoute | 'unknown' | undefined {
+  const { deps } = flush;
+  const option = deps.handlers[row.collection]?.batch;
+  if (deps.batch === false || option === false) return undefined;
+  const offered = deps.transport.batchRoute?.(row.request!, {
+    owner: flush.owner,
+    ...(option?.url === undefined ? {} : { url: option.url }),
+  });
+  if (offered === undefined || offered === 'unknown') return offered;
+  return planBatchRoute(row.request!, offered, deps.batch, option);
 }

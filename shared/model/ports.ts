@@ -99,16 +99,15 @@ export interface Transport {
   /**
    * The batch endpoint a request may travel through (SPEC §15.1) and its limits: `url`, the
    * handler's configured endpoint, when given; else the one the request's origin advertised.
-   * Undefined sends the request alone: no endpoint is known, the origin takes no batches, or
-   * the endpoint is on another origin. A transport without it sends every request alone.
+   * Undefined sends the request alone: the origin takes no batches, advertised none, or the
+   * endpoint is on another origin. `'unknown'` while none is configured and the origin has not
+   * answered since this transport began: the request goes alone, but its answer may advertise
+   * one. A transport without it sends every request alone.
    */
-  batchRoute?(request: RowRequest, ctx: { owner: string; url?: string }): BatchRoute | undefined;
-  /**
-   * True while the request could travel in a batch but whether it may is not known yet: no
-   * endpoint is configured and its origin has answered nothing since this transport began, so
-   * the first answer may still advertise one (§15.1).
-   */
-  batchRouteUnknown?(request: RowRequest, ctx: { owner: string; url?: string }): boolean;
+  batchRoute?(
+    request: RowRequest,
+    ctx: { owner: string; url?: string },
+  ): BatchRoute | 'unknown' | undefined;
   /**
    * Sends claimed requests through one batch route: one result per request, in order, each what
    * the request alone would have got (a batch-level 401, 429, 503 or lost answer repeated for

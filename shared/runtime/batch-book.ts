@@ -11,14 +11,10 @@ import { type BatchEndpoint, type BatchLimits, parseBatchLink } from '../wire/ba
 export interface BatchBook {
   /**
    * The route for a request to `target`: through `configured` (the handler's endpoint) when
-   * given, else through what the origin advertised; undefined when the request goes alone.
+   * given, else through what the origin advertised; undefined when the request goes alone;
+   * `'unknown'` while none is configured and the origin has not answered yet.
    */
-  route(target: URL, configured: URL | undefined): BatchRoute | undefined;
-  /**
-   * True while nothing tells how a request to `target` may travel: no endpoint is configured
-   * and its origin has answered nothing yet, so an endpoint it may advertise is not known.
-   */
-  unknown(target: URL, configured: URL | undefined): boolean;
+  route(target: URL, configured: URL | undefined): BatchRoute | 'unknown' | undefined;
   /**
    * Reads the `Link` of an answer from `from`; only an endpoint on that origin counts. The
    * origin has answered from now on, with or without one.
@@ -50,6 +46,7 @@ export function createBatchBook(limits: BatchLimits): BatchBook {
   return {
     route(target, configured) {
       const known = origins.get(target.origin);
+      if (known === undefined && configured === undefined) return 'unknown';
       if (known?.unsupported) return undefined;
       const url = configured?.href ?? known?.advertised?.url;
       // Items carry only a path: the endpoint must be on the request's own origin.
@@ -64,9 +61,6 @@ export function createBatchBook(limits: BatchLimits): BatchBook {
         ),
         maxBytes: Math.min(limits.maxBytes, advertised?.maxBytes ?? Infinity),
       };
-    },
-    unknown(target, configured) {
-      return configured === undefined && !origins.has(target.origin);
     },
     noteLink(from, link) {
       const known = entry(from.origin);

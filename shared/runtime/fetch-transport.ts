@@ -112,20 +112,12 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
       return { method: request.method, headers, body: request.body };
     });
 
-  const routable = (request: RowRequest, url: string | undefined) =>
-    batchTarget(request, url, options.baseUrl, allowed);
-
   return {
     send,
 
     batchRoute(request, ctx) {
-      const where = routable(request, ctx.url);
+      const where = batchTarget(request, ctx.url, options.baseUrl, allowed);
       return where === undefined ? undefined : book.route(where.target, where.configured);
-    },
-
-    batchRouteUnknown(request, ctx) {
-      const where = routable(request, ctx.url);
-      return where !== undefined && book.unknown(where.target, where.configured);
     },
 
     sendBatch(route, requests, ctx) {

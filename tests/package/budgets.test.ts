@@ -99,12 +99,14 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * goes past (§6, §7, G4) and an intent behind a blocked one looked up on its own (G1) +354 B, to
  * 42,551 B; the last look before the wire reading a record's keys before its values, so a record
  * holding only the row about to leave costs no value read (§6.1, §19) +43 B, to 42,594 B; a batch
- * item's method normalized as `fetch` normalizes a request's alone (§15.1) +34 B, to 42,628 B —
- * over the budget by 5,764 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * item's method normalized as `fetch` normalizes a request's alone (§15.1) +34 B, to 42,628 B;
+ * no more rows sent alone than the sending slots before an origin's first answer, which may name
+ * its batch endpoint (§15.1: a first flush at +200 ms one round trip shorter) +101 B, to 42,729 B
+ * — over the budget by 5,865 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 42_628;
+const WORKER_CEILING = 42_729;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {
