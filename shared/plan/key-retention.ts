@@ -34,9 +34,17 @@ export function keyLifetime(retentionMs: number | undefined): number {
 export function firstAttemptOf(row: OutboxRow): number | undefined {
   const recorded = row.evidence?.firstAttemptAt;
   if (typeof recorded === 'number') return recorded;
-  // A request re-issued under a new key (§15 `retention_exceeded`) counts its attempts anew.
-  if (row.evidence?.attemptCount === 0) return undefined;
+  if (!newKeyAttempted(row)) return undefined;
   return wasAttempted(row) ? row.savedAt : undefined;
+}
+
+/**
+ * A request re-issued under a new key (§15 `retention_exceeded`) counts its attempts anew: its
+ * new key has left only once a writer sent it. The claim counts its attempt; a legacy tab, which
+ * counts none, leaves the `sentAt` of its send — and a settled attempt of the old key left none.
+ */
+function newKeyAttempted(row: OutboxRow): boolean {
+  return row.evidence?.attemptCount !== 0 || row.sentAt !== undefined;
 }
 
 /**
@@ -60,7 +68,7 @@ export function planKeyAge(
  * and the send path reads no retention for them.
  */
 export function mayHaveAppliedKey(row: OutboxRow): boolean {
-  // A re-issued request's new key has not left yet; what its old key may have done keeps the row
+  // Until a re-issued request's new key has left, what its old key may have done keeps the row
   // from being merged (`mayHaveApplied`), not its new key from going.
-  return attemptOutcome(row) === 'unknown' && row.evidence?.attemptCount !== 0;
+  return attemptOutcome(row) === 'unknown' && newKeyAttempted(row);
 }

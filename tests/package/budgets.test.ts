@@ -101,12 +101,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * holding only the row about to leave costs no value read (§6.1, §19) +43 B, to 42,594 B; a batch
  * item's method normalized as `fetch` normalizes a request's alone (§15.1) +34 B, to 42,628 B;
  * no more rows sent alone than the sending slots before an origin's first answer, which may name
- * its batch endpoint (§15.1: a first flush at +200 ms one round trip shorter) +101 B, to 42,729 B
- * — over the budget by 5,865 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * its batch endpoint (§15.1: a first flush at +200 ms one round trip shorter) +101 B, to 42,729 B;
+ * a re-issued key counted as sent once a legacy tab's `sentAt` is on its row (§15, §17, G2)
+ * +25 B, to 42,754 B — over the budget by 5,890 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 42_729;
+const WORKER_CEILING = 42_754;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

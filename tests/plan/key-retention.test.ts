@@ -28,6 +28,14 @@ function aged(row: OutboxRow, daysAgo: number): OutboxRow {
   return { ...row, evidence: { ...row.evidence!, firstAttemptAt: NOW - daysAgo * DAY } };
 }
 
+/** A row retried under a new key after the server forgot its old one (§15): nothing counted. */
+function reissued(): OutboxRow {
+  return {
+    ...createRow(),
+    evidence: { attemptCount: 0, lastErrorCode: 'retention_exceeded', mayHaveApplied: true },
+  };
+}
+
 /** SPEC §15 "A key is only safe while the server remembers it", as a table. */
 describe('planKeyAge: a key is resent only while the server remembers it (SPEC §15)', () => {
   it.each([
@@ -80,6 +88,18 @@ describe('planKeyAge: a key is resent only while the server remembers it (SPEC �
       plan: 'ask',
     },
     {
+      case: 'a row re-issued under a new key (retention_exceeded) that has not left goes at any age',
+      row: { ...reissued(), savedAt: NOW - 30 * DAY },
+      retention: undefined,
+      plan: 'send',
+    },
+    {
+      case: 'a re-issued row a legacy tab sent and put back (its sentAt left, no attempt counted) asks first, dated by its savedAt',
+      row: { ...reissued(), savedAt: NOW - 8 * DAY, sentAt: NOW - 8 * DAY + 60_000 },
+      retention: undefined,
+      plan: 'ask',
+    },
+    {
       case: 'a short retention (one hour) keeps six sevenths of itself',
       row: {
         ...unanswered(createRow()),
@@ -113,6 +133,17 @@ describe('planKeyAge: a key is resent only while the server remembers it (SPEC �
     if (again.kind !== 'claim') throw new Error('expected a claim');
     expect(again.row.evidence?.firstAttemptAt).toBe(NOW - 2 * DAY);
     expect(firstAttemptOf(createRow())).toBeUndefined();
+  });
+
+  it('dates a re-issued key from the row’s savedAt once a legacy tab sent it, and from the claim while none did (G2)', () => {
+    const ctx = { owner: OWNER, holderId: ME, now: NOW, leaseMs: LEASE, bundle: BUNDLE };
+    const savedAt = NOW - 10 * DAY;
+    const sentByLegacy = planClaim({ ...reissued(), savedAt, sentAt: savedAt + 60_000 }, {}, ctx);
+    if (sentByLegacy.kind !== 'claim') throw new Error('expected a claim');
+    expect(sentByLegacy.row.evidence?.firstAttemptAt).toBe(savedAt);
+    const unsent = planClaim({ ...reissued(), savedAt }, {}, ctx);
+    if (unsent.kind !== 'claim') throw new Error('expected a claim');
+    expect(unsent.row.evidence?.firstAttemptAt).toBe(NOW);
   });
 
   it('dates a key anew at the claim after attempts that all applied nothing: an old first attempt answered 503, or stopped before it left, left the server nothing to forget (G4)', () => {
