@@ -114,6 +114,7 @@ async function runPass(flush: Flush): Promise<number> {
     ).filter(
       (row) =>
         !flush.attempted.has(row.id) &&
+        !isUnreadSinceLost(flush, pass, targetKey(row)) &&
         !flush.isHeldByOrphan(row) &&
         !flush.isHeldByCorrupt(row, now),
     );
@@ -213,9 +214,10 @@ async function look(flush: Flush, pass: PassRecords, rows: Observed[]) {
  */
 async function learn(
   flush: Flush,
-  { known, readWhole: readBefore }: PassRecords,
+  pass: PassRecords,
   rows: readonly Observed[],
 ): Promise<Set<string>> {
+  const { known } = pass;
   const touched = new Set<string>();
   for (const observed of rows) {
     const key = targetKey(observed.row);
@@ -225,10 +227,8 @@ async function learn(
   }
   // Whichever batch the lost row came in: a record the scan met in an earlier batch and meets
   // again may have lost its claim to its own rows not read yet, and would lose it again.
-  const readWhole = [...touched].filter(
-    (key) => !readBefore.has(key) && [...known.get(key)!.keys()].some((id) => flush.lost.has(id)),
-  );
-  for (const key of readWhole) readBefore.add(key);
+  const readWhole = [...touched].filter((key) => isUnreadSinceLost(flush, pass, key));
+  for (const key of readWhole) pass.readWhole.add(key);
   for (const key of readWhole) {
     const { row } = [...known.get(key)!.values()][0]!;
     const raws = await flush.store.byTarget(flush.owner, row.collection, row.targetId);
@@ -238,6 +238,19 @@ async function learn(
     }
   }
   return touched;
+}
+
+/**
+ * Whether a row of `key`'s record lost its claim and the pass has not read the record whole
+ * since (§6.1). The pass chooses no row of such a record: the loss may be to a row of it the scan
+ * has not reached yet, and a claim made on what the pass saw would be lost again. That happens
+ * when the loss is learnt after the record's latest batch was added — the claim was still
+ * committing — and a second loss would spend the one more look the flush gives the row
+ * ({@link Flush.noteLost}), so that the next pass, which reads the record whole, passes it by.
+ */
+function isUnreadSinceLost(flush: Flush, pass: PassRecords, key: string): boolean {
+  if (pass.readWhole.has(key)) return false;
+  return [...pass.known.get(key)!.keys()].some((id) => flush.lost.has(id));
 }
 
 /**

@@ -103,11 +103,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * no more rows sent alone than the sending slots before an origin's first answer, which may name
  * its batch endpoint (§15.1: a first flush at +200 ms one round trip shorter) +101 B, to 42,729 B;
  * a re-issued key counted as sent once a legacy tab's `sentAt` is on its row (§15, §17, G2)
- * +25 B, to 42,754 B — over the budget by 5,890 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * +25 B, to 42,754 B; no row chosen from a record whose claim was lost until the pass has read
+ * it whole, so a loss learnt late does not spend the row's one more look (§6.1, §7, G1) +21 B,
+ * to 42,775 B — over the budget by 5,911 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 42_754;
+const WORKER_CEILING = 42_775;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

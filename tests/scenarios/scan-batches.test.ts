@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OutboxStore } from '../../shared/model/store.ts';
+import type { OutboxStore, ReplacePlan, ReplaceResult } from '../../shared/model/store.ts';
 import { OWNER, STORE_KINDS, World } from '../support/harness.ts';
 import { createNote, updateNote } from '../support/intents.ts';
+import { type Gate, passGate } from '../support/store-wrap.ts';
 
 /**
  * SPEC §7, §19: a flush reads the queue batch by batch and sends each before reading the next,
@@ -80,5 +81,75 @@ describe.each(STORE_KINDS)('a flush reads the queue batch by batch on the %s sto
     const order = spread.map((id) => claims.findIndex((line) => line.includes(`:${id}:`)));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
+  }, 60_000);
+
+  it('sends a record whose first claim is lost after the next batch was read but before that batch chose its rows', async () => {
+    world = await World.create(kind);
+    const writer = await world.holder('writer');
+    const ids: string[] = [];
+    for (let i = 1; i <= 120; i++)
+      ids.push((await writer.api.enqueue(updateNote(`n${i}`, { title: `t${i}` }))).id);
+    // Rows 1, 60 and 120 are made edits of one record, each where its own scan batch reads it;
+    // the first follows an edit of the record that was settled and is gone (as the rows a
+    // Workbox route queues for one URL do), so every batch that meets the record looks it up.
+    // The other rows wait out a backoff: only the record's rows go.
+    const store = writer.store;
+    const spread = [ids[0]!, ids[59]!, ids[119]!];
+    for (const id of ids) {
+      const raw = (await store.get(id)) as Record<string, unknown>;
+      const moved = !spread.includes(id)
+        ? { ...raw, nextAttemptAt: world.clock.now() + 3_600_000 }
+        : id === spread[0]
+          ? { ...raw, targetId: 'n0', successorOf: 'settled-edit' }
+          : { ...raw, targetId: 'n0' };
+      const plan = { owner: OWNER, expected: [{ id, row: raw }], put: [moved], reason: 'test' };
+      expect(await store.replace(plan)).toBe('committed');
+    }
+    // The first batch saw one row of the record, so the claim it makes is lost. That claim is
+    // held until the second batch has been read and its rows are being looked at: the loss is
+    // learnt after that batch was added to what the flush knows, before it chose its rows.
+    const firstClaim: Gate = { waiting: [], open: false };
+    let lost: Promise<ReplaceResult[]> | undefined;
+    let scans = 0;
+    const claimsFirst = (plans: readonly ReplacePlan[]) =>
+      plans.some((plan) => plan.reason === 'claim' && plan.expected[0]?.id === spread[0]);
+    const worker = await world.holder('worker', {
+      wrapStore: (own) =>
+        new Proxy(own, {
+          get(target, name) {
+            const value = Reflect.get(target, name);
+            if (typeof value !== 'function') return value;
+            if (name === 'scan')
+              return async (...args: Parameters<OutboxStore['scan']>) => {
+                const rows = await target.scan(...args);
+                scans++;
+                return rows;
+              };
+            if (name === 'replaceEach')
+              return (plans: ReplacePlan[]) => {
+                if (lost !== undefined || !claimsFirst(plans)) return target.replaceEach(plans);
+                lost = passGate(firstClaim).then(() => target.replaceEach(plans));
+                return lost;
+              };
+            if (name === 'get')
+              return async (...args: Parameters<OutboxStore['get']>) => {
+                if (args[0] === 'settled-edit' && scans === 2 && !firstClaim.open) {
+                  firstClaim.open = true;
+                  for (const go of firstClaim.waiting.splice(0)) go();
+                  expect(await lost).toEqual(['stale']);
+                  await world.settle();
+                }
+                return target.get(...args);
+              };
+            return value.bind(target);
+          },
+        }),
+    });
+    const report = await worker.api.flush();
+    expect(firstClaim.open).toBe(true);
+    expect(report.claimed).toBe(3);
+    // Every row of the record went in this flush, one after another in the order made.
+    const sends = world.log.filter((line) => line.startsWith('send:worker:'));
+    expect(sends).toEqual(spread.map((id) => `send:worker:${id}`));
   }, 60_000);
 });
