@@ -251,6 +251,29 @@ export const REVERTS: Record<string, Mutant> = {
       },
     ],
   },
+  'reissued-key-sent-by-legacy-unseen': {
+    title:
+      'a re-issued key a legacy tab sent (its sentAt left, no attempt counted) counts as never sent, and is resent past the retention (W3-50)',
+    file: 'shared/plan/key-retention.ts',
+    edits: [
+      {
+        from: `  return row.evidence?.attemptCount !== 0 || row.sentAt !== undefined;`,
+        to: `  return row.evidence?.attemptCount !== 0;`,
+      },
+    ],
+  },
+  'lost-claim-learnt-late': {
+    title:
+      'a row is chosen again from a record whose claim loss was learnt after the pass decided what to read whole (W3-51)',
+    file: 'shared/core/dispatcher.ts',
+    edits: [
+      {
+        from: `        !isUnreadSinceLost(flush, pass, targetKey(row)) &&
+`,
+        to: '',
+      },
+    ],
+  },
   'retry-ignores-newer-edit': {
     title:
       'retry of a blocked row made without a revision, after its successor was applied, resends it as it is',
