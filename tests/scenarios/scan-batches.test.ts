@@ -10,6 +10,30 @@ import { type Gate, passGate } from '../support/store-wrap.ts';
  * them (§6.1) is read by index first. A record whose rows the scan meets in several batches is
  * read whole once a claim of it was lost, and still goes in the same flush.
  */
+/**
+ * Queues 120 edits, each of its own record, then rewrites every row with `rewrite`: rows 1, 60
+ * and 120 (`inRecord`) are to become edits of one record, each where its own scan batch reads
+ * it. Returns their ids in queue order.
+ */
+async function spreadRecord(
+  world: World,
+  rewrite: (raw: Record<string, unknown>, inRecord: boolean) => Record<string, unknown>,
+): Promise<string[]> {
+  const writer = await world.holder('writer');
+  const ids: string[] = [];
+  for (let i = 1; i <= 120; i++)
+    ids.push((await writer.api.enqueue(updateNote(`n${i}`, { title: `t${i}` }))).id);
+  const spread = [ids[0]!, ids[59]!, ids[119]!];
+  for (const id of ids) {
+    const raw = (await writer.store.get(id)) as Record<string, unknown>;
+    const moved = rewrite(raw, spread.includes(id));
+    if (moved === raw) continue;
+    const plan = { owner: OWNER, expected: [{ id, row: raw }], put: [moved], reason: 'test' };
+    expect(await writer.store.replace(plan)).toBe('committed');
+  }
+  return spread;
+}
+
 describe.each(STORE_KINDS)('a flush reads the queue batch by batch on the %s store', (kind) => {
   let world: World;
   afterEach(() => world?.close());
@@ -55,25 +79,9 @@ describe.each(STORE_KINDS)('a flush reads the queue batch by batch on the %s sto
 
   it('sends in one flush the rows of a record the scan meets in three batches, in their order', async () => {
     world = await World.create(kind);
-    const writer = await world.holder('writer');
-    const ids: string[] = [];
-    for (let i = 1; i <= 120; i++)
-      ids.push((await writer.api.enqueue(updateNote(`n${i}`, { title: `t${i}` }))).id);
-    // Rows 1, 60 and 120 are made edits of one record, each where its own scan batch reads it.
-    const store = writer.store;
-    const spread = [ids[0]!, ids[59]!, ids[119]!];
-    for (const id of spread) {
-      const raw = (await store.get(id)) as Record<string, unknown>;
-      const moved = { ...raw, targetId: 'n0' };
-      expect(
-        await store.replace({
-          owner: OWNER,
-          expected: [{ id, row: raw }],
-          put: [moved],
-          reason: 'test',
-        }),
-      ).toBe('committed');
-    }
+    const spread = await spreadRecord(world, (raw, inRecord) =>
+      inRecord ? { ...raw, targetId: 'n0' } : raw,
+    );
     const worker = await world.holder('worker');
     const report = await worker.api.flush({ force: true });
     expect(report.claimed).toBe(120);
@@ -85,26 +93,18 @@ describe.each(STORE_KINDS)('a flush reads the queue batch by batch on the %s sto
 
   it('sends a record whose first claim is lost after the next batch was read but before that batch chose its rows', async () => {
     world = await World.create(kind);
-    const writer = await world.holder('writer');
-    const ids: string[] = [];
-    for (let i = 1; i <= 120; i++)
-      ids.push((await writer.api.enqueue(updateNote(`n${i}`, { title: `t${i}` }))).id);
-    // Rows 1, 60 and 120 are made edits of one record, each where its own scan batch reads it;
-    // the first follows an edit of the record that was settled and is gone (as the rows a
-    // Workbox route queues for one URL do), so every batch that meets the record looks it up.
-    // The other rows wait out a backoff: only the record's rows go.
-    const store = writer.store;
-    const spread = [ids[0]!, ids[59]!, ids[119]!];
-    for (const id of ids) {
-      const raw = (await store.get(id)) as Record<string, unknown>;
-      const moved = !spread.includes(id)
-        ? { ...raw, nextAttemptAt: world.clock.now() + 3_600_000 }
-        : id === spread[0]
-          ? { ...raw, targetId: 'n0', successorOf: 'settled-edit' }
-          : { ...raw, targetId: 'n0' };
-      const plan = { owner: OWNER, expected: [{ id, row: raw }], put: [moved], reason: 'test' };
-      expect(await store.replace(plan)).toBe('committed');
-    }
+    // The first row of the record follows an edit of it that was settled and is gone (as the
+    // rows a Workbox route queues for one URL do), so every batch that meets the record looks it
+    // up. The other rows wait out a backoff: only the record's rows go.
+    let first = true;
+    const spread = await spreadRecord(world, (raw, inRecord) => {
+      if (!inRecord) return { ...raw, nextAttemptAt: world.clock.now() + 3_600_000 };
+      const moved = first
+        ? { ...raw, targetId: 'n0', successorOf: 'settled-edit' }
+        : { ...raw, targetId: 'n0' };
+      first = false;
+      return moved;
+    });
     // The first batch saw one row of the record, so the claim it makes is lost. That claim is
     // held until the second batch has been read and its rows are being looked at: the loss is
     // learnt after that batch was added to what the flush knows, before it chose its rows.
