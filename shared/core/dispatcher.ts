@@ -127,6 +127,10 @@ async function runPass(flush: Flush): Promise<number> {
       // Twice as many sends in hand as may be on the network: the next rows are claimed (and
       // the last ones settled) while requests are in flight, so a slot never waits on IndexedDB.
       while (active.size >= 2 * deps.concurrency) await Promise.race(active);
+      if (flush.stop !== undefined) break;
+      const key = targetKey(row);
+      // At most one row of a record in flight, and so in a batch (G4).
+      if (flush.busyTargets.has(key)) continue;
       let route = batchRouteOf(flush, row);
       // Until a row's origin has answered, at most `concurrency` rows go there alone: the first
       // answer may name a batch endpoint the rest can share (§15.1).
@@ -135,9 +139,6 @@ async function runPass(flush: Flush): Promise<number> {
         route = batchRouteOf(flush, row);
       }
       if (flush.stop !== undefined) break;
-      const key = targetKey(row);
-      // At most one row of a record in flight, and so in a batch (G4).
-      if (flush.busyTargets.has(key)) continue;
       flush.busyTargets.add(key);
       flush.attempted.add(row.id);
       const observed = known.get(key)!.get(row.id)!;

@@ -112,12 +112,27 @@ export function createFetchTransport(options: FetchTransportOptions): Transport 
       return { method: request.method, headers, body: request.body };
     });
 
+  /** Resolves a URL as request URLs are; undefined when it is none or not an allowed origin. */
+  const resolve = (rawUrl: string): URL | undefined => {
+    try {
+      const url = new URL(rawUrl, options.baseUrl);
+      return allowed.has(url.origin) ? url : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
   return {
     send,
 
     batchRoute(request, ctx) {
-      const where = batchTarget(request, ctx.url, options.baseUrl, allowed);
-      return where === undefined ? undefined : book.route(where.target, where.configured);
+      // The batch protocol carries the key as Idempotency-Key: rows with their own go alone.
+      if (request.keyHeader !== undefined) return undefined;
+      const target = resolve(request.url);
+      const configured = ctx.url === undefined ? undefined : resolve(ctx.url);
+      if (target === undefined || (ctx.url !== undefined && configured === undefined))
+        return undefined;
+      return book.route(target, configured);
     },
 
     sendBatch(route, requests, ctx) {
@@ -327,31 +342,4 @@ function lowerCaseHeaders(headers: Headers): Record<string, string> {
     out[name.toLowerCase()] = value;
   });
   return out;
-}
-
-/**
- * Where a request could go in a batch (§15.1): its URL and the handler's endpoint, both resolved
- * as request URLs are and on an allowed origin; undefined when it goes alone whatever a server
- * offers.
- */
-function batchTarget(
-  request: RowRequest,
-  url: string | undefined,
-  baseUrl: string,
-  allowed: ReadonlySet<string>,
-): { target: URL; configured: URL | undefined } | undefined {
-  const resolve = (rawUrl: string): URL | undefined => {
-    try {
-      const resolved = new URL(rawUrl, baseUrl);
-      return allowed.has(resolved.origin) ? resolved : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  // The batch protocol carries the key as Idempotency-Key: rows with their own go alone.
-  if (request.keyHeader !== undefined) return undefined;
-  const target = resolve(request.url);
-  const configured = url === undefined ? undefined : resolve(url);
-  if (target === undefined || (url !== undefined && configured === undefined)) return undefined;
-  return { target, configured };
 }
