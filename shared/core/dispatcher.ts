@@ -198,6 +198,7 @@ async function look(flush: Flush, pass: PassRecords, rows: Observed[]) {
     flush.owner,
     inScope.map(({ row }) => row),
     blockedPredecessors,
+    flush.supersededHops,
   );
   // Converted rows keep their queue place, which this scan may have passed: their records wait.
   // Released rows are queued again behind this scan: the next pass sends them.
@@ -303,7 +304,13 @@ async function readHolds(flush: Flush): Promise<string[]> {
   const holding = await decodeBatch(flush, raws, { quarantine: false });
   if (holding.length === 0) return [];
   const rows = holding.map(({ row }) => row);
-  const predecessor = await lookupPredecessorsOf(flush.store, flush.owner, rows, new Map());
+  const predecessor = await lookupPredecessorsOf(
+    flush.store,
+    flush.owner,
+    rows,
+    new Map(),
+    flush.supersededHops,
+  );
   return (await recoverOrphanIntents(flush, holding, predecessor)).map(targetKey);
 }
 

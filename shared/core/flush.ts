@@ -49,6 +49,8 @@ export class Flush {
   readonly waiting = new Map<string, number>();
   /** For each row selected, its record as seen: its claim holds only while it still is (§6.1). */
   readonly seen = new Map<string, RecordSeen>();
+  /** `superseded` tombstones read (row id → its conflict successor's), each once per flush (§10). */
+  readonly supersededHops = new Map<string, string>();
   /** Orphan intents (§8) whose create this flush looked up: once per flush. */
   readonly orphansLooked = new Set<string>();
   /**

@@ -24,6 +24,8 @@ export async function lookupPredecessors(
   known: Map<string, PredecessorState>,
   /** Filled with each blocked predecessor read here, by the id asked for, as it was read. */
   blocked?: Map<string, Expectation>,
+  /** `superseded` hops already read (row id → its successor's), kept by the caller. */
+  hops?: Map<string, string>,
 ): Promise<PredecessorLookup> {
   const resolved = new Map<string, Resolved>();
   for (const [id, state] of known) resolved.set(id, { state, chain: [id] });
@@ -31,7 +33,7 @@ export async function lookupPredecessors(
   for (const id of ids) if (id !== undefined && !resolved.has(id)) missing.add(id);
   await Promise.all(
     [...missing].map(async (id) => {
-      const entry = await resolve(store, owner, id);
+      const entry = await resolve(store, owner, id, hops ?? new Map());
       resolved.set(id, entry);
       if (entry.state === 'blocked' && entry.found) blocked?.set(id, entry.found);
     }),
@@ -53,6 +55,8 @@ export function lookupPredecessorsOf(
   rows: readonly OutboxRow[],
   /** Filled with each blocked predecessor read here, by the id asked for, as it was read. */
   blocked?: Map<string, Expectation>,
+  /** `superseded` hops already read (row id → its successor's), kept by the caller. */
+  hops?: Map<string, string>,
 ): Promise<PredecessorLookup> {
   const known = new Map<string, PredecessorState>();
   for (const row of rows) known.set(row.id, holdsNothing(row) ? 'blocked' : 'present');
@@ -62,16 +66,31 @@ export function lookupPredecessorsOf(
     rows.map((row) => row.successorOf),
     known,
     blocked,
+    hops,
   );
 }
 
-/** Only the owner's rows and tombstones are read (G6): another owner's row is absent here. */
-async function resolve(store: OutboxStore, owner: string, id: string): Promise<Resolved> {
+/**
+ * Only the owner's rows and tombstones are read (G6): another owner's row is absent here. A hop
+ * in `hops` is not read again: a superseded row is gone for good (its id is never written again),
+ * so a chain that grows by one conflict at a time costs one hop per look, not its whole length.
+ */
+async function resolve(
+  store: OutboxStore,
+  owner: string,
+  id: string,
+  hops: Map<string, string>,
+): Promise<Resolved> {
   // Every `superseded` hop is followed: each is one revision conflict of the record, and a
   // record that keeps conflicting over many flushes builds a long chain. Only a cycle (a corrupt
   // tombstone) stops the walk.
   const chain = [id];
   let current = id;
+  for (let next = hops.get(current); next !== undefined; next = hops.get(current)) {
+    if (chain.includes(next)) return { state: 'absent', chain };
+    current = next;
+    chain.push(current);
+  }
   for (;;) {
     const raw = await store.get(current, owner);
     if (raw !== undefined) {
@@ -85,6 +104,7 @@ async function resolve(store: OutboxStore, owner: string, id: string): Promise<R
     const tombstone = await store.getTombstone(current, owner);
     if (tombstone?.reason !== 'superseded' || tombstone.into === undefined) break;
     if (chain.includes(tombstone.into)) break;
+    hops.set(current, tombstone.into);
     current = tombstone.into;
     chain.push(current);
   }

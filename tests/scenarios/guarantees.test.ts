@@ -538,6 +538,40 @@ describe.each(STORE_KINDS)('guarantees on the %s store', (kind) => {
     });
   });
 
+  it('G7: a flush reads each tombstone of a long conflict chain once, however often it looks', async () => {
+    const record = world.server.seed(OWNER, { title: 'a' });
+    const read: string[] = [];
+    let counting = false;
+    const a = await world.holder('A', {
+      wrapStore: aroundStore('getTombstone', (own, id, owner) => {
+        if (counting) read.push(id);
+        return own(id, owner);
+      }),
+    });
+    const u1 = await a.api.enqueue(updateNote(record.id, { title: 'mine' }, 1));
+    const flush = (await world.holdInFlight(a, u1.id)).done;
+    const u2 = await a.api.enqueue(updateNote(record.id, { body: 'later' }, 1));
+    expect(u2.outcome).toBe('successor');
+    // Another device edits the note before each of our writes: every resend conflicts, and the
+    // edit made after the first waits on a chain of resends one longer after each conflict.
+    world.server.beforeApply = () => world.server.editElsewhere(record.id);
+    a.transport.open();
+    await flush;
+    const conflicts = () => world.log.filter((l) => l.startsWith('conflict:')).length;
+    while (conflicts() < 9) await a.api.flush({ force: true });
+    const before = conflicts();
+    counting = true;
+    const report = await a.api.flush({ force: true });
+    counting = false;
+    // Three resends and a look at the chain after each: the first look reads the ten hops there,
+    // each later one only the hop just added (at most twice, by the two walks that meet it).
+    expect(report.stopped).toBe('conflict_storm');
+    expect(conflicts() - before).toBe(3);
+    const hops = new Set(read).size;
+    expect(hops).toBeGreaterThanOrEqual(10);
+    expect(read.length).toBeLessThan(hops + 2 * 4);
+  });
+
   it('G7: a cycle of superseded tombstones ends the predecessor walk instead of looping', async () => {
     const { store } = await world.holder('A');
     const tomb = (id: string, into: string) => ({

@@ -274,6 +274,12 @@ export const REVERTS: Record<string, Mutant> = {
       },
     ],
   },
+  'superseded-hops-read-again': {
+    title:
+      'every look at a conflict chain reads it from its first row again, so a chain that grows by one each conflict costs each look more (W3-52)',
+    file: 'shared/core/predecessors.ts',
+    edits: [{ from: `    hops.set(current, tombstone.into);\n`, to: '' }],
+  },
   'retry-ignores-newer-edit': {
     title:
       'retry of a blocked row made without a revision, after its successor was applied, resends it as it is',
