@@ -227,10 +227,12 @@ export class Truth {
   #landings = 0;
   /** Edits the app retried (a blocked row of theirs queued again). */
   readonly retried = new Set<string>();
-  /** Where each retried edit stood among the edits before the app retried it. */
-  readonly madeBeforeRetry = new Map<string, number>();
-  /** How many effects the server had applied when the app last retried each moved edit. */
-  readonly retriedAfter = new Map<string, number>();
+  /**
+   * Each retry of a moved edit: where the edit stood among the edits just before that retry, and
+   * how many effects the server had applied by then. A retry places the edit as made then (SPEC
+   * §6.1), so each retry is judged from where the one before left it.
+   */
+  readonly retries = new Map<string, Array<{ made: number; landings: number }>>();
   /** Each record's newest applied position after each effect that raised it: [landing, position]. */
   readonly positions = new Map<string, Array<[number, number]>>();
   /**
@@ -938,8 +940,9 @@ export class Truth {
           const stays =
             this.appliedBy.has(id) && !reissue && typeof key === 'string' && this.applied.has(key);
           if (edit === undefined || stays || row.kind === 'create') continue;
-          if (!this.madeBeforeRetry.has(id)) this.madeBeforeRetry.set(id, edit.made);
-          this.retriedAfter.set(id, this.#landings);
+          const retries = this.retries.get(id) ?? [];
+          retries.push({ made: edit.made, landings: this.#landings });
+          this.retries.set(id, retries);
           edit.made = ++this.#made;
         }
       }
@@ -1332,19 +1335,16 @@ export class Truth {
     const carried = judged.flatMap((id) => this.edits.get(id) ?? []);
     // Retried edits a newer one overtook, alone or merged into an edit made after that one. SPEC
     // §6.1: the retried row "meets any newer edit already applied through the conflict rule" —
-    // applied before the retry; one made before the retry and applied after it is older than the
-    // retried row, which is "ordered as made then", and goes before it as any older edit does.
+    // newer than where the edit stood at a retry, and applied before that retry; one made before
+    // a retry and applied after it is older than the retried row, which is "ordered as made
+    // then", and goes before it as any older edit does. Once met at a retry, it stays met.
+    const appliedBy = (at: number) =>
+      Math.max(-1, ...(this.positions.get(record) ?? []).flatMap(([l, p]) => (l <= at ? [p] : [])));
     const overtaken = carried.filter((e) => {
       if (!this.retried.has(e.id)) return false;
-      const at = this.retriedAfter.get(e.id);
-      const before =
-        at === undefined
-          ? last
-          : Math.max(
-              -1,
-              ...(this.positions.get(record) ?? []).flatMap(([l, p]) => (l <= at ? [p] : [])),
-            );
-      return (this.madeBeforeRetry.get(e.id) ?? e.made) < before;
+      const retries = this.retries.get(e.id);
+      if (retries === undefined) return e.made < last;
+      return retries.some(({ made, landings }) => made < appliedBy(landings));
     });
     // A retried edit landed after a newer edit the server applied before the retry (§6.1).
     if (overtaken.length > 0) this.reach('retry-after-newer-edit');
