@@ -219,8 +219,8 @@ export const REVERTS: Record<string, Mutant> = {
     file: 'shared/core/dispatcher.ts',
     edits: [
       {
-        from: `  const touched = new Set<string>();\n  const readWhole`,
-        to: `  known.clear();\n  const touched = new Set<string>();\n  const readWhole`,
+        from: `  const { known } = pass;\n  const touched = new Set<string>();\n`,
+        to: `  const { known } = pass;\n  known.clear();\n  const touched = new Set<string>();\n`,
       },
     ],
   },
@@ -286,7 +286,7 @@ export const REVERTS: Record<string, Mutant> = {
     file: 'shared/plan/manual-actions.ts',
     edits: [
       {
-        from: `    row.overtakenBy !== undefined &&\n    row.baseRevision == null &&`,
+        from: `    mayOvertake !== undefined &&\n    row.baseRevision == null &&`,
         to: `    false &&\n    row.baseRevision == null &&`,
       },
     ],
@@ -300,24 +300,34 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Applies a mutant to a copy of the code and returns the copy's file with the edit made. */
 export function mutate(name: string): string {
-  const mutant = MUTANTS[name] ?? REVERTS[name] ?? UNCAUGHT[name];
-  if (!mutant) throw new Error(`no mutant ${name}`);
+  const edited = mutatedFiles(name);
   const dir = join(ROOT, '.tmp', 'mutants', name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   for (const part of ['shared', 'sw', 'tests/sim', 'tests/support'])
     cpSync(join(ROOT, part), join(dir, part), { recursive: true });
+  for (const [path, text] of edited) writeFileSync(join(dir, path), text);
+  return dir;
+}
+
+/**
+ * The files a mutant edits, by path, as it leaves them; throws when the code it edits is no
+ * longer there, so a broken build kept for later cannot quietly stop breaking anything.
+ */
+export function mutatedFiles(name: string): Map<string, string> {
+  const mutant = MUTANTS[name] ?? REVERTS[name] ?? UNCAUGHT[name];
+  if (!mutant) throw new Error(`no mutant ${name}`);
+  const edited = new Map<string, string>();
   for (const { file: path, edits } of [mutant, ...(mutant.also ?? [])]) {
-    const file = join(dir, path);
-    let text = readFileSync(file, 'utf8');
+    let text = edited.get(path) ?? readFileSync(join(ROOT, path), 'utf8');
     for (const { from, to } of edits) {
       if (!text.includes(from))
         throw new Error(`mutant ${name}: ${path} no longer has the code it edits`);
       text = text.replace(from, to);
     }
-    writeFileSync(file, text);
+    edited.set(path, text);
   }
-  return dir;
+  return edited;
 }
 
 /** Loads the simulation: the real one, or the one of a mutated copy. */

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadMutant, MUTANTS } from './mutants.ts';
+import { loadMutant, MUTANTS, mutatedFiles, REVERTS, UNCAUGHT } from './mutants.ts';
 import regressions from './regressions.json' with { type: 'json' };
 import { describeFailure, type Replay, replayOf } from './report.ts';
 import { runSim, type SimResult } from './run.ts';
@@ -105,6 +105,12 @@ describe('the simulation of SPEC §20', () => {
     expect(replayed.trace.join('\n')).toBe(shrunk.trace.join('\n'));
     expect(replayed.violation).toEqual(shrunk.violation);
   }, 120_000);
+
+  it('keeps every broken build, caught, reverted or uncaught, editing code that is still there', () => {
+    // A rule moved or reworded would leave its revert copying the sound build unchanged.
+    for (const name of Object.keys({ ...MUTANTS, ...REVERTS, ...UNCAUGHT }))
+      expect(() => mutatedFiles(name), name).not.toThrow();
+  });
 
   it.each(Object.entries(MUTANTS))(
     `catches the broken build "%s" within ${MUTANT_BOUND} seeds`,
