@@ -86,26 +86,25 @@ async function resolve(
   // tombstone) stops the walk.
   const chain = [id];
   let current = id;
-  for (let next = hops.get(current); next !== undefined; next = hops.get(current)) {
-    if (chain.includes(next)) return { state: 'absent', chain };
-    current = next;
-    chain.push(current);
-  }
   for (;;) {
-    const raw = await store.get(current, owner);
-    if (raw !== undefined) {
-      const observed = observeStored(decodeRow(raw));
-      return {
-        state: observed !== undefined && holdsNothing(observed.row) ? 'blocked' : 'present',
-        chain,
-        found: { id: current, row: raw },
-      };
+    let into = hops.get(current);
+    if (into === undefined) {
+      const raw = await store.get(current, owner);
+      if (raw !== undefined) {
+        const observed = observeStored(decodeRow(raw));
+        return {
+          state: observed !== undefined && holdsNothing(observed.row) ? 'blocked' : 'present',
+          chain,
+          found: { id: current, row: raw },
+        };
+      }
+      const tombstone = await store.getTombstone(current, owner);
+      if (tombstone?.reason !== 'superseded' || tombstone.into === undefined) break;
+      into = tombstone.into;
+      hops.set(current, into);
     }
-    const tombstone = await store.getTombstone(current, owner);
-    if (tombstone?.reason !== 'superseded' || tombstone.into === undefined) break;
-    if (chain.includes(tombstone.into)) break;
-    hops.set(current, tombstone.into);
-    current = tombstone.into;
+    if (chain.includes(into)) break;
+    current = into;
     chain.push(current);
   }
   return { state: 'absent', chain };

@@ -106,11 +106,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * +25 B, to 42,754 B; no row chosen from a record whose claim was lost until the pass has read
  * it whole, so a loss learnt late does not spend the row's one more look (§6.1, §7, G1) +21 B,
  * to 42,775 B; the transport's batch route read where it was read before, the route asked only
- * of a record not in flight −37 B, to 42,738 B — over the budget by 5,874 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * of a record not in flight −37 B, to 42,738 B; a flush reading each superseded hop of a
+ * conflict chain once, so a look at a long chain costs the hops added since the last (§7, §10,
+ * G7) +13 B, to 42,751 B — over the budget by 5,887 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 42_738;
+const WORKER_CEILING = 42_751;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

@@ -191,9 +191,9 @@ export const REVERTS: Record<string, Mutant> = {
     edits: [
       {
         from: `  for (;;) {
-    const raw = await store.get(current, owner);`,
+    let into = hops.get(current);`,
         to: `  for (let hop = 0; hop < 8; hop++) {
-    const raw = await store.get(current, owner);`,
+    let into = hops.get(current);`,
       },
     ],
   },
@@ -278,7 +278,7 @@ export const REVERTS: Record<string, Mutant> = {
     title:
       'every look at a conflict chain reads it from its first row again, so a chain that grows by one each conflict costs each look more (W3-52)',
     file: 'shared/core/predecessors.ts',
-    edits: [{ from: `    hops.set(current, tombstone.into);\n`, to: '' }],
+    edits: [{ from: `      hops.set(current, into);\n`, to: '' }],
   },
   'retry-ignores-newer-edit': {
     title:
