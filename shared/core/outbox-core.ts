@@ -5,7 +5,7 @@ import { runFlush } from './dispatcher.ts';
 import type { OutboxCore, OwnerApi } from './outbox-api.ts';
 import { createOwnerApi } from './owner-api.ts';
 import { createRetentionBook } from './retention-book.ts';
-import { DEFAULT_TUNING } from './tuning.ts';
+import { checkTuning, DEFAULT_TUNING } from './tuning.ts';
 
 /** Library version written to `writer.bundle` unless a config says otherwise. */
 export const BUNDLE_VERSION = 'sw-outbox@0.1.0';
@@ -15,6 +15,7 @@ export const BUNDLE_VERSION = 'sw-outbox@0.1.0';
  * service worker, the page sender and the tests all run this, with different ports (SPEC §1).
  */
 export function createOutboxCore(config: OutboxCoreConfig): OutboxCore {
+  checkTuning(config);
   const { onEvent } = config;
   const store = checkedStore(config.store);
   const deps = {

@@ -1,3 +1,4 @@
+import { outboxError } from '../model/outbox-error.ts';
 import { DEFAULT_BACKOFF } from '../plan/backoff.ts';
 import { DEFAULT_LEASE_MS } from '../plan/lease.ts';
 
@@ -63,3 +64,54 @@ export const DEFAULT_TUNING: OutboxTuning = {
 
 /** How long an enqueue's flush in the worker waits to fill a batch (SPEC §15.1); a page sender does not wait. */
 export const WORKER_LINGER_MS = 5;
+
+/**
+ * What each tunable may hold: a number from the least it may be, whole or not. A value outside
+ * would stall every flush without a word (a concurrency of 0 waits for a send that never starts).
+ */
+const TUNING_LIMITS: Array<[option: string, least: number, whole?: 1]> = [
+  ['leaseMs', 1],
+  ['sendMarginMs', 0],
+  ['concurrency', 1, 1],
+  ['batchSize', 1, 1],
+  ['plansPerCommit', 1, 1],
+  ['backoff.baseMs', 0],
+  ['backoff.maxMs', 0],
+  ['maxRowBytes', 1],
+  ['receipts.maxCount', 0, 1],
+  ['receipts.maxAgeMs', 0],
+  ['conflictLedgerMax', 0, 1],
+  ['maxConflictSuccessors', 0, 1],
+  ['batch.maxRows', 1, 1],
+  ['batch.maxBytes', 1],
+  ['batch.lingerMs', 0],
+];
+
+/**
+ * Refuses tuning a flush could not run with (SPEC §14, G7): an `invalid_argument` error naming
+ * the option, where the engine or the core is made, rather than flushes that never answer.
+ */
+export function checkTuning(tuning: Partial<OutboxTuning>): void {
+  const fail = (option: string, expected: string) => {
+    throw outboxError('invalid_argument', `invalid ${option}: expected ${expected}`, {
+      argument: option,
+    });
+  };
+  for (const [option, least, whole] of TUNING_LIMITS) {
+    const value = option
+      .split('.')
+      .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], tuning);
+    if (
+      value !== undefined &&
+      !(
+        typeof value === 'number' &&
+        value >= least &&
+        value < Infinity &&
+        (!whole || value % 1 === 0)
+      )
+    )
+      fail(option, `a ${whole ? 'whole ' : ''}number from ${least}`);
+  }
+  const lease = tuning.leaseMs ?? DEFAULT_TUNING.leaseMs;
+  if ((tuning.sendMarginMs ?? 0) >= lease) fail('sendMarginMs', `less than leaseMs (${lease})`);
+}

@@ -1,6 +1,11 @@
 import type { OutboxCore } from '../core/outbox-api.ts';
 import { BUNDLE_VERSION, createOutboxCore } from '../core/outbox-core.ts';
-import { DEFAULT_TUNING, type OutboxTuning, WORKER_LINGER_MS } from '../core/tuning.ts';
+import {
+  checkTuning,
+  DEFAULT_TUNING,
+  type OutboxTuning,
+  WORKER_LINGER_MS,
+} from '../core/tuning.ts';
 import type { CollectionHandler, ConflictPolicy } from '../model/handler.ts';
 import type { FlushReport, OutboxEvent } from '../model/page-api.ts';
 import type { Clock, IdSource, Logger } from '../model/ports.ts';
@@ -93,6 +98,8 @@ export interface SenderWiring {
 
 /** Builds a sender; nothing is opened until first use. */
 export function createSender(config: SenderConfig, wiring: SenderWiring): Sender {
+  // Tuning no flush could run with is refused here, where the app makes the engine (§14).
+  checkTuning(tuning(config));
   const clock = config.clock ?? systemClock;
   const ids = config.ids ?? cryptoIds;
   const holderId = newHolderId(wiring.kind, ids);

@@ -108,11 +108,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * to 42,775 B; the transport's batch route read where it was read before, the route asked only
  * of a record not in flight −37 B, to 42,738 B; a flush reading each superseded hop of a
  * conflict chain once, so a look at a long chain costs the hops added since the last (§7, §10,
- * G7) +13 B, to 42,751 B — over the budget by 5,887 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * G7) +13 B, to 42,751 B; tuning no flush could run with (a concurrency of 0, a lease no request
+ * fits in) refused with `invalid_argument` where the engine is made (§14, G7) +201 B, to 42,952 B
+ * — over the budget by 6,088 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 42_751;
+const WORKER_CEILING = 42_952;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {
