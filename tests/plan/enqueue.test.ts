@@ -333,6 +333,46 @@ describe('an intent for a record with earlier rows (SPEC §6)', () => {
     expect(row.id).toBe(NEW_ID);
   });
 
+  it('a row whose link puts it last but whose seq is older than a row left out is not merged: the new edit would go ahead of that row (§6.1, G4)', () => {
+    // Retried after the others were made: ordered as made then (seq 4), still queued.
+    const retried = updateRow({ id: 'notes-000000000000000000000002', payload: { a: 1 }, seq: 4 });
+    // Made before the retry and blocked; its link to the retried row was never taken off.
+    const blocked = {
+      ...updateRow({ id: 'notes-000000000000000000000003', seq: 2, successorOf: retried.id }),
+      state: 'blocked',
+      blockedCode: 'handler_failed',
+    };
+    const newer = {
+      ...updateRow({ id: 'v2row-000000000000000000001' }),
+      v: 2,
+      successorOf: blocked.id,
+    };
+    // Made before the retry too (seq 3), linked after the newer bundle's row: last by links.
+    const queued = updateRow({
+      id: 'notes-000000000000000000000004',
+      payload: { b: 1 },
+      seq: 3,
+      successorOf: newer.id,
+    });
+    const { row, plan } = written(
+      planEnqueue(
+        update(),
+        [
+          observe(retried),
+          observe(blocked as OutboxRow),
+          observe(newer as OutboxRow),
+          observe(queued),
+        ],
+        undefined,
+        ctx,
+      ),
+    );
+    // Merged, it would keep seq 3 and go before the retried row, carrying an edit made after it.
+    expect(plan.delete ?? []).toEqual([]);
+    expect(plan.seq).toEqual([NEW_ID]);
+    expect(row).toMatchObject({ id: NEW_ID, payload: { body: 'later' } });
+  });
+
   it('a merge keeps the conflict evidence of the successor it absorbs, so its ledger entry is still written (§6, G5)', () => {
     const evidence = { version: 1, predecessor: { requestId: 'notes-000000000000000000000009' } };
     const successor = updateRow({

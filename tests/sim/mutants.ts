@@ -280,6 +280,17 @@ export const REVERTS: Record<string, Mutant> = {
     file: 'shared/core/predecessors.ts',
     edits: [{ from: `      hops.set(current, into);\n`, to: '' }],
   },
+  'merge-past-a-later-row': {
+    title:
+      'an edit merges into the row last by links though a row left out was made after it, so the merged row goes first by seq (W3-54)',
+    file: 'shared/plan/enqueue.ts',
+    edits: [
+      {
+        from: `    if (!chain.slice(start).some(({ row }) => (row.seq ?? held) < held)) break;\n`,
+        to: '    break;\n',
+      },
+    ],
+  },
   'retry-ignores-newer-edit': {
     title:
       'retry of a blocked row made without a revision, after its successor was applied, resends it as it is',
