@@ -31,9 +31,11 @@ export async function lookupPredecessors(
   for (const [id, state] of known) resolved.set(id, { state, chain: [id] });
   const missing = new Set<string>();
   for (const id of ids) if (id !== undefined && !resolved.has(id)) missing.add(id);
+  // Shared by the walks of this look, and kept by the caller for later looks when it passes one.
+  const kept = hops ?? new Map<string, string>();
   await Promise.all(
     [...missing].map(async (id) => {
-      const entry = await resolve(store, owner, id, hops ?? new Map());
+      const entry = await resolve(store, owner, id, kept);
       resolved.set(id, entry);
       if (entry.state === 'blocked' && entry.found) blocked?.set(id, entry.found);
     }),

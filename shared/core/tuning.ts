@@ -105,9 +105,9 @@ export function checkTuning(tuning: Partial<OutboxTuning>): void {
       value !== undefined &&
       !(
         typeof value === 'number' &&
+        Number.isFinite(value) &&
         value >= least &&
-        value < Infinity &&
-        (!whole || value % 1 === 0)
+        (!whole || Number.isInteger(value))
       )
     )
       fail(option, `a ${whole ? 'whole ' : ''}number from ${least}`);

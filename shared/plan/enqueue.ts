@@ -214,13 +214,10 @@ function openRows(
   // of the record made after that one. So none left out may hold its place after the first row
   // folded: a link that no longer says the order (an intent's, after the row it followed was
   // retried) would let the new edit go ahead of an edit made before it (G4).
-  for (;;) {
-    const held = chain
-      .slice(0, start)
-      .reduce((most, { row }) => (holdsNothing(row) ? most : Math.max(most, row.seq ?? -1)), -1);
-    if (!chain.slice(start).some(({ row }) => (row.seq ?? held) < held)) break;
-    start++;
-  }
+  const placeOf = ({ row }: Observed) => (holdsNothing(row) ? -1 : (row.seq ?? -1));
+  let held = Math.max(-1, ...chain.slice(0, start).map(placeOf));
+  while (chain.slice(start).some(({ row }) => row.seq !== undefined && row.seq < held))
+    held = Math.max(held, placeOf(chain[start++]!));
   // A row without `seq` this bundle writes (a legacy tab's) left out of the merge was committed
   // after every row given one (§6.1), whatever its writer's clock says: a merged row in an older
   // row's place would go before it, carrying an edit made after it. Nothing merges then; the

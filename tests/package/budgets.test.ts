@@ -111,12 +111,13 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
  * G7) +13 B, to 42,751 B; tuning no flush could run with (a concurrency of 0, a lease no request
  * fits in) refused with `invalid_argument` where the engine is made (§14, G7) +201 B, to 42,952 B;
  * no row left out of a merge that holds its place after the first row folded, so a merged row never
- * goes ahead of an edit made before the new one (§6.1, G4) +54 B, to 43,006 B — over the budget
- * by 6,142 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
+ * goes ahead of an edit made before the new one (§6.1, G4) +54 B, to 43,006 B; the tuning check
+ * reading numbers with `Number.isFinite` and `Number.isInteger` as the page's argument checks do
+ * +4 B, to 43,010 B — over the budget by 6,146 B. Until the budget is restated or the engine cut to it, {@link WORKER_CEILING} keeps
  * the worker from growing unnoticed; lower it with every cut. `npm run size -- --modules`
  * prints what each module, folder and package takes. Say here what any later rise is for.
  */
-const WORKER_CEILING = 43_006;
+const WORKER_CEILING = 43_010;
 
 describe('size budgets', () => {
   it('the page loads at most 8 KB brotli first, the page sender on demand', () => {

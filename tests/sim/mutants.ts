@@ -286,8 +286,8 @@ export const REVERTS: Record<string, Mutant> = {
     file: 'shared/plan/enqueue.ts',
     edits: [
       {
-        from: `    if (!chain.slice(start).some(({ row }) => (row.seq ?? held) < held)) break;\n`,
-        to: '    break;\n',
+        from: `  while (chain.slice(start).some(({ row }) => row.seq !== undefined && row.seq < held))`,
+        to: '  while (false)',
       },
     ],
   },
